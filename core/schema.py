@@ -1,0 +1,340 @@
+"""The tables runrecord reads and writes, as SQLAlchemy Core `Table` objects.
+
+Upstream tables mirror an installation's own (TYPO3 core, nr-llm, the AI chat; see DOMAIN.md): runrecord
+reads them and creates them only for the demo and for tests (`init-db --with-upstream`). Our own tables
+carry the prefix `tx_runrecord_` and are created and upgraded by the Alembic migrations in jobs/migrations,
+which must stay in step with the definitions here (a test compares them).
+
+This is the one module of core/ that imports SQLAlchemy; the rule modules never do.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Date,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects import mysql
+from sqlalchemy.types import TypeEngine
+
+upstream = MetaData()
+ours = MetaData()
+
+OUR_PREFIX = "tx_runrecord_"
+
+
+def _medium_text() -> TypeEngine[str]:
+    """TYPO3's mediumtext: TEXT elsewhere, MEDIUMTEXT on MariaDB/MySQL (TEXT stops at 64 KiB there)."""
+    return Text().with_variant(mysql.MEDIUMTEXT(), "mysql", "mariadb")
+
+
+def _int(name: str, default: int = 0) -> Column[int]:
+    return Column(name, Integer, nullable=False, server_default=str(default))
+
+
+def _str(name: str, length: int, default: str = "") -> Column[str]:
+    return Column(name, String(length), nullable=False, server_default=default)
+
+
+def _uid() -> Column[int]:
+    return Column("uid", Integer, primary_key=True, autoincrement=True)
+
+
+# --- upstream: TYPO3 core -------------------------------------------------------------------------------
+
+sys_history = Table(
+    "sys_history",
+    upstream,
+    _uid(),
+    _int("tstamp"),
+    Column("actiontype", SmallInteger, nullable=False, server_default="0"),
+    _str("usertype", 2, "BE"),
+    Column("userid", Integer, nullable=True),
+    Column("originaluserid", Integer, nullable=True),
+    _int("recuid"),
+    _str("tablename", 255),
+    Column("history_data", _medium_text(), nullable=True),
+    Column("workspace", Integer, nullable=True, server_default="0"),
+    _str("correlation_id", 255),
+    Index("recordident_1", "tablename", "recuid"),
+    Index("recordident_2", "tablename", "tstamp"),
+)
+
+pages = Table(
+    "pages",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("tstamp"),
+    _int("crdate"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    Column("hidden", SmallInteger, nullable=False, server_default="0"),
+    _str("title", 255),
+    _str("seo_title", 255),
+    Column("description", Text, nullable=True),
+    _str("og_title", 255),
+    Column("og_description", Text, nullable=True),
+    _int("og_image"),
+    _str("twitter_title", 255),
+    Column("twitter_description", Text, nullable=True),
+)
+
+tt_content = Table(
+    "tt_content",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("tstamp"),
+    _int("crdate"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    Column("hidden", SmallInteger, nullable=False, server_default="0"),
+    _int("sorting"),
+    _str("CType", 255),
+    _str("header", 255),
+    Column("bodytext", _medium_text(), nullable=True),
+)
+
+# --- upstream: nr-llm -------------------------------------------------------------------------------------
+
+nrllm_configuration = Table(
+    "tx_nrllm_configuration",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _str("identifier", 100),
+    _str("name", 255),
+    Column("description", Text, nullable=True),
+    _int("model_uid"),
+    _str("model_selection_mode", 20, "fixed"),
+    Column("model_selection_criteria", Text, nullable=True),
+    _str("translator", 50),
+    Column("system_prompt", _medium_text(), nullable=True),
+    _str("system_prompt_data_class", 32),
+    Column("temperature", Numeric(3, 2), nullable=False, server_default="0.70"),
+    _int("max_tokens", 1000),
+    Column("top_p", Numeric(3, 2), nullable=False, server_default="1.00"),
+    Column("frequency_penalty", Numeric(3, 2), nullable=False, server_default="0.00"),
+    Column("presence_penalty", Numeric(3, 2), nullable=False, server_default="0.00"),
+    _int("timeout"),
+    Column("options", Text, nullable=True),
+    _int("max_requests_per_day"),
+    _int("max_tokens_per_day"),
+    Column("max_cost_per_day", Numeric(10, 2), nullable=False, server_default="0.00"),
+    Column("fallback_chain", Text, nullable=True),
+    _str("preset_checksum", 64),
+    Column("is_active", SmallInteger, nullable=False, server_default="1"),
+    Column("is_default", SmallInteger, nullable=False, server_default="0"),
+    _int("allowed_groups"),
+    Column("require_second_approver", SmallInteger, nullable=False, server_default="0"),
+    _str("allowed_tool_groups", 255),
+    _str("allowed_guardrails", 255),
+    _str("snippet_tags", 255),
+    _int("skills"),
+    _int("tstamp"),
+    _int("crdate"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    Column("hidden", SmallInteger, nullable=False, server_default="0"),
+    _int("sorting"),
+)
+
+agentrun = Table(
+    "tx_nrllm_agentrun",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _str("uuid", 36),
+    _str("status", 32, "queued"),
+    _int("configuration_uid"),
+    _str("configuration_identifier", 150),
+    # be_user exists upstream and is never selected by runrecord (DESIGN.md, "Privacy").
+    _int("be_user"),
+    _int("iterations"),
+    Column("truncated", SmallInteger, nullable=False, server_default="0"),
+    _int("total_prompt_tokens"),
+    _int("total_completion_tokens"),
+    _int("total_tokens"),
+    Column("estimated_cost", Numeric(10, 6), nullable=False, server_default="0.000000"),
+    _str("error_class", 255),
+    _str("termination_reason", 32),
+    Column("suspended_state", _medium_text(), nullable=True),
+    Column("queued_request", _medium_text(), nullable=True),
+    _str("claimed_by", 64),
+    _int("lease_expires"),
+    _int("requeue_count"),
+    _str("pending_effect", 32),
+    _int("started_at"),
+    _int("finished_at"),
+    _int("tstamp"),
+    _int("crdate"),
+    Index("run_uuid", "uuid"),
+)
+
+agentrun_event = Table(
+    "tx_nrllm_agentrun_event",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("run"),
+    _int("sequence"),
+    _str("kind", 32),
+    _int("round"),
+    Column("duration_ms", Numeric(10, 2), nullable=False, server_default="0.00"),
+    Column("payload", _medium_text(), nullable=True),
+    _int("crdate"),
+    Index("run_sequence", "run", "sequence"),
+)
+
+call_outcome = Table(
+    "tx_nrllm_call_outcome",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _str("correlation_id", 36),
+    _str("outcome", 24),
+    _int("crdate"),
+    _int("tstamp"),
+    Index("correlation", "correlation_id"),
+)
+
+# --- upstream: the AI chat (nr-mcp-agent) -----------------------------------------------------------------
+
+conversation = Table(
+    "tx_nrmcpagent_conversation",
+    upstream,
+    _uid(),
+    _int("pid"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    # be_user exists upstream and is never selected by runrecord (DESIGN.md, "Privacy").
+    _int("be_user"),
+    _str("title", 255),
+    Column("messages", _medium_text(), nullable=True),
+    _int("message_count"),
+    _str("status", 20, "idle"),
+    _str("current_request_id", 64),
+    Column("system_prompt", Text, nullable=True),
+    _str("view_context", 255),
+    _str("skill_identifier", 100),
+    Column("activity", Text, nullable=True),
+    Column("archived", SmallInteger, nullable=False, server_default="0"),
+    Column("pinned", SmallInteger, nullable=False, server_default="0"),
+    Column("error_message", Text, nullable=True),
+    _str("error_code", 32),
+    _str("approval_run_uuid", 64),
+    _str("approval_decision", 8),
+    _str("approval_turn_digest", 64),
+    Column("run_record", _medium_text(), nullable=True),
+    Column("card_outcomes", _medium_text(), nullable=True),
+    _int("tstamp"),
+    _int("crdate"),
+)
+
+message = Table(
+    "tx_nrmcpagent_message",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("conversation"),
+    _int("sorting"),
+    _str("role", 20),
+    Column("payload", _medium_text(), nullable=True),
+    _int("crdate"),
+    UniqueConstraint("conversation", "sorting", name="conversation_sorting"),
+)
+
+# Tables every installation with nr-llm and the AI chat has; init-db refuses a database that lacks one.
+REQUIRED_UPSTREAM = (
+    "sys_history",
+    "tx_nrllm_agentrun",
+    "tx_nrllm_agentrun_event",
+    "tx_nrllm_call_outcome",
+    "tx_nrmcpagent_conversation",
+    "tx_nrmcpagent_message",
+)
+
+# --- ours -------------------------------------------------------------------------------------------------
+
+write_outcome = Table(
+    "tx_runrecord_write_outcome",
+    ours,
+    _uid(),
+    _int("run_uid"),
+    _str("correlation_id", 36),
+    Column("event_uid", Integer, nullable=False),
+    _str("tablename", 64),
+    _int("recuid"),
+    _int("written_at"),
+    _str("outcome", 24),
+    _str("reason", 32),
+    _str("edit_scope", 16),
+    Column("first_change_after_s", Integer, nullable=True),
+    _str("rule_version", 16),
+    _int("derived_at"),
+    UniqueConstraint("event_uid", name="tx_runrecord_write_outcome_event"),
+    Index("tx_runrecord_write_outcome_run", "run_uid"),
+)
+
+run_outcome = Table(
+    "tx_runrecord_run_outcome",
+    ours,
+    _uid(),
+    Column("run_uid", Integer, nullable=False),
+    _str("correlation_id", 36),
+    _str("outcome", 24),
+    _int("writes"),
+    _str("configuration_identifier", 150),
+    _int("window_s"),
+    _str("rule_version", 16),
+    _int("derived_at"),
+    UniqueConstraint("run_uid", name="tx_runrecord_run_outcome_run"),
+)
+
+rate = Table(
+    "tx_runrecord_rate",
+    ours,
+    _uid(),
+    _str("metric", 64),
+    _str("grain", 8),
+    Column("period_start", Date, nullable=False),
+    _str("group_kind", 16),
+    _str("group_value", 150),
+    _int("numerator"),
+    _int("denominator"),
+    _int("excluded"),
+    _int("computed_at"),
+    UniqueConstraint(
+        "metric", "grain", "period_start", "group_kind", "group_value", name="tx_runrecord_rate_period"
+    ),
+)
+
+job_run = Table(
+    "tx_runrecord_job_run",
+    ours,
+    _uid(),
+    _str("job", 64),
+    _int("started"),
+    Column("finished", Integer, nullable=True),
+    _str("status", 16),
+    _int("processed"),
+    _int("failed"),
+    Column("message", Text, nullable=True),
+    Index("tx_runrecord_job_run_job", "job", "started"),
+)
+
+release = Table(
+    "tx_runrecord_release",
+    ours,
+    _uid(),
+    Column("released_on", Date, nullable=False),
+    _str("label", 255),
+    _int("crdate"),
+    UniqueConstraint("released_on", "label", name="tx_runrecord_release_marker"),
+)

@@ -1,0 +1,93 @@
+"""Engines and the errors a database can give, turned into one clear line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+
+class RunrecordError(Exception):
+    """A failure to report as one line to the user, with a non-zero exit."""
+
+
+class DatabaseUnavailable(RunrecordError):
+    """The database cannot be reached, opened or used."""
+
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000  # the dashboard, the scheduler and a job may share one SQLite file
+
+
+def parse_url(url: str) -> URL:
+    """A SQLAlchemy URL, or a RunrecordError naming what is wrong with it."""
+    try:
+        return make_url(url)
+    except ArgumentError as error:
+        raise RunrecordError(f"not a database URL: {url!r}") from error
+
+
+def describe(url: URL | str) -> str:
+    """The URL for messages and logs: never its password."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    return parsed.render_as_string(hide_password=True)
+
+
+def sqlite_path(url: URL) -> Path | None:
+    """The file of a file-backed SQLite URL, else None."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database)
+
+
+def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+def make_engine(url: str | URL) -> Engine:
+    """An engine for the URL; nothing connects until it is used."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    try:
+        engine = create_engine(parsed, pool_pre_ping=True)
+    except (NoSuchModuleError, ArgumentError, ImportError) as error:
+        raise RunrecordError(f"cannot use the database URL {describe(parsed)}: {error}") from error
+    if parsed.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _set_sqlite_pragmas)
+    return engine
+
+
+def one_line(error: BaseException) -> str:
+    """The driver's message of a database error, on one line."""
+    original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+    text = " ".join(str(original).split())
+    return text or type(original).__name__
+
+
+@contextmanager
+def reported(engine: Engine, action: str) -> Iterator[None]:
+    """Turn a database error raised inside the block into a DatabaseUnavailable naming the database."""
+    try:
+        yield
+    except SQLAlchemyError as error:
+        raise DatabaseUnavailable(f"{action} on {describe(engine.url)} failed: {one_line(error)}") from error
+
+
+def check_reachable(engine: Engine) -> None:
+    """Connect once and read the table list, so that a file that is not a database fails here."""
+    path = sqlite_path(engine.url)
+    if path is not None and not path.exists():
+        raise DatabaseUnavailable(f"no database file at {path}")
+    with reported(engine, "connecting"), engine.connect() as connection:
+        inspect(connection).get_table_names()
+
+
+def table_names(engine: Engine) -> set[str]:
+    """The tables the database has, as it lists them."""
+    with reported(engine, "listing tables"), engine.connect() as connection:
+        return set(inspect(connection).get_table_names())
