@@ -1,0 +1,301 @@
+"""The observed outcome of an AI write, derived from sys_history inside a window, and of a run (003_…).
+
+`classify_write` reads the history rows of one written record (T, U) and answers what became of the write;
+`run_outcome` combines a run's writes by precedence. DESIGN.md, "Rules decided where the records leave
+room", rules 1-8, is the authority for every choice the seed leaves open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+
+# DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
+# rule here changes what a write or a run is classified as.
+RULE_VERSION = "2026.11-1"
+
+# DESIGN.md rule 1: the window is configurable but at least a day.
+MIN_WINDOW_S = 86_400
+
+# DESIGN.md rules 3 and 4: the tool_write event is stamped when the step ends and DataHandler stamps its
+# sys_history row in the same or the next second or two, so a row this close to an AI write is that write.
+SAME_SAVE_S = 2
+
+# Columns DataHandler sets itself whenever it saves (the ctrl 'tstamp' field; the translation's copy of its
+# source in l10n_diffsource), not because someone changed them: in newRecord they say nothing about
+# whose text changed, and would make every edit look like one of our fields (DESIGN.md rule 7).
+BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"tstamp", "l10n_diffsource"})
+
+# The field a hide or unhide changes (DESIGN.md rule 7, `released_only`).
+RELEASE_FIELD = "hidden"
+
+
+class CallOutcome(StrEnum):
+    """The observed outcomes of tx_nrllm_call_outcome.outcome."""
+
+    ACCEPTED_UNCHANGED = "accepted_unchanged"
+    EDITED = "edited"
+    DISCARDED = "discarded"
+    UNKNOWN = "unknown"
+
+
+class UnknownReason(StrEnum):
+    HISTORY_TRIMMED = "history_trimmed"
+    NO_HISTORY_ROW = "no_history_row"
+    UNREADABLE_TARGET = "unreadable_target"
+
+
+class EditScope(StrEnum):
+    RELEASED_ONLY = "released_only"
+    SAME_FIELDS = "same_fields"
+    OTHER_FIELDS = "other_fields"
+    FIELDS_UNKNOWN = "fields_unknown"
+
+
+class Action(IntEnum):
+    """sys_history.actiontype."""
+
+    ADD = 1
+    MODIFY = 2
+    MOVE = 3
+    DELETE = 4
+    UNDELETE = 5
+    STAGE = 6
+    PUBLISH = 7
+
+
+class Presence(StrEnum):
+    """Whether the written record is still there when the derivation looks."""
+
+    PRESENT = "present"
+    DELETED = "deleted"  # deleted=1
+    ROW_MISSING = "row_missing"  # hard-deleted
+    TABLE_MISSING = "table_missing"  # the table is no longer in the database
+
+
+class InvalidWindowError(ValueError):
+    """A window shorter than MIN_WINDOW_S."""
+
+
+class RunWithoutWritesError(ValueError):
+    """A run that wrote nothing has no observed outcome."""
+
+
+_ACTIONS = {action.value: action for action in Action}
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One sys_history row of the written record; only the keys of history_data, never its values."""
+
+    uid: int
+    tstamp: int
+    actiontype: int
+    fields: frozenset[str] | None  # newRecord's keys (modify), the record's (add); None when unreadable
+
+    @property
+    def action(self) -> Action | None:
+        """The row's action; None for a code this version does not know, which counts as no modification."""
+        return _ACTIONS.get(self.actiontype)
+
+
+@dataclass(frozen=True)
+class Write:
+    """One tool_write event: W wrote record `uid` of `table` at `written_at` (the event's crdate, t)."""
+
+    event_uid: int
+    table: str
+    uid: int
+    written_at: int
+    fields: frozenset[str] | None = None  # the card's fields when known; W's own history row's keys win
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    event_uid: int
+    outcome: CallOutcome
+    reason: UnknownReason | None  # only for UNKNOWN
+    edit_scope: EditScope | None  # only for EDITED
+    first_change_after_s: int | None  # t to the first human row in the window, of any kind
+    decided_by: tuple[int, ...]  # sys_history uids: the evidence row, then the human rows that decided
+    rule_version: str = RULE_VERSION
+
+    def __post_init__(self) -> None:
+        if (self.reason is None) == (self.outcome == CallOutcome.UNKNOWN):
+            raise ValueError(f"an outcome has a reason exactly when it is unknown: {self}")
+        if (self.edit_scope is None) == (self.outcome == CallOutcome.EDITED):
+            raise ValueError(f"an outcome has an edit scope exactly when it is edited: {self}")
+
+
+# 003_…, "The classification", applied to the human rows of the window: the first action found decides,
+# in this order; none of them → ACCEPTED_UNCHANGED. Move, undelete, stage change, publish and add are not
+# modifications (DESIGN.md rule 4).
+WINDOW_CLASSIFICATION: tuple[tuple[Action, CallOutcome], ...] = (
+    (Action.DELETE, CallOutcome.DISCARDED),
+    (Action.MODIFY, CallOutcome.EDITED),
+)
+
+# 003_…, "One outcome per RUN": the worst write decides, best first here.
+PRECEDENCE: tuple[CallOutcome, ...] = (
+    CallOutcome.ACCEPTED_UNCHANGED,
+    CallOutcome.UNKNOWN,
+    CallOutcome.EDITED,
+    CallOutcome.DISCARDED,
+)
+
+
+def check_window(window_s: int) -> None:
+    """A window is at least one day (DESIGN.md rule 1); anything shorter raises InvalidWindowError."""
+    if window_s < MIN_WINDOW_S:
+        raise InvalidWindowError(f"the window must be at least {MIN_WINDOW_S} s, not {window_s} s")
+
+
+def window_closes_at(written_at: int, window_s: int) -> int:
+    """The window of a write ends `window_s` seconds after it; a row stamped at that second still counts."""
+    check_window(window_s)
+    return written_at + window_s
+
+
+def is_due(last_write_at: int, now: int, window_s: int) -> bool:
+    """A run is derived once the window of its LAST write has closed, i.e. `now` is past its end (rule 1)."""
+    return now > window_closes_at(last_write_at, window_s)
+
+
+def run_outcome(outcomes: Iterable[CallOutcome]) -> CallOutcome:
+    """A run's outcome is its worst write's: DISCARDED > EDITED > UNKNOWN > ACCEPTED_UNCHANGED."""
+    worst = max(outcomes, key=PRECEDENCE.index, default=None)
+    if worst is None:
+        raise RunWithoutWritesError("a run without writes has no observed outcome")
+    return worst
+
+
+def unreadable_target(event_uid: int) -> WriteOutcome:
+    """A write whose target cannot be read is UNKNOWN, reason unreadable_target (DESIGN.md rule 6)."""
+    return _unknown(event_uid, UnknownReason.UNREADABLE_TARGET)
+
+
+def classify_write(
+    write: Write,
+    history: Sequence[HistoryRow],
+    ai_write_times: Sequence[int],
+    presence: Presence,
+    oldest_retained_tstamp: int | None,
+    window_s: int,
+) -> WriteOutcome:
+    """What became of W, from the retained history rows of its record inside its window (rules 2-4, 7)."""
+    t = write.written_at
+    closes = window_closes_at(t, window_s)
+    rows = sorted(history, key=lambda row: (row.tstamp, row.uid))
+    evidence = _evidence_row(rows, t)
+    human = _human_rows(rows, t, closes, (t, *ai_write_times))
+    first_change = human[0].tstamp - t if human else None
+
+    if presence is not Presence.PRESENT and not _deleted_after_the_window(rows, t, closes):
+        # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
+        deletes = tuple(row for row in rows if row.action is Action.DELETE and t < row.tstamp <= closes)
+        return WriteOutcome(
+            event_uid=write.event_uid,
+            outcome=CallOutcome.DISCARDED,
+            reason=None,
+            edit_scope=None,
+            first_change_after_s=first_change,
+            decided_by=_uids(evidence, deletes),
+        )
+
+    if evidence is None:
+        return _unknown(write.event_uid, _missing_evidence_reason(t, oldest_retained_tstamp))
+
+    outcome, deciding = _classify_window(human)
+    scope = _edit_scope(deciding, _written_fields(write, evidence)) if outcome is CallOutcome.EDITED else None
+    return WriteOutcome(
+        event_uid=write.event_uid,
+        outcome=outcome,
+        reason=None,
+        edit_scope=scope,
+        first_change_after_s=first_change,
+        decided_by=_uids(evidence, deciding),
+    )
+
+
+def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
+    return WriteOutcome(
+        event_uid=event_uid,
+        outcome=CallOutcome.UNKNOWN,
+        reason=reason,
+        edit_scope=None,
+        first_change_after_s=None,
+        decided_by=(),
+    )
+
+
+def _evidence_row(rows: Sequence[HistoryRow], t: int) -> HistoryRow | None:
+    """The newest retained row at or just after W (normally W's own row), proving its history survived."""
+    candidates = [row for row in rows if row.tstamp <= t + SAME_SAVE_S]
+    return candidates[-1] if candidates else None
+
+
+def _missing_evidence_reason(t: int, oldest_retained_tstamp: int | None) -> UnknownReason:
+    # 003_…, "The classification": history is trimmed oldest-first, so only the OLDEST row left in all of
+    # sys_history tells whether W's own row could have been trimmed away.
+    if oldest_retained_tstamp is None or oldest_retained_tstamp > t:
+        return UnknownReason.HISTORY_TRIMMED
+    return UnknownReason.NO_HISTORY_ROW
+
+
+def _human_rows(
+    rows: Sequence[HistoryRow], t: int, closes: int, ai_write_times: Sequence[int]
+) -> tuple[HistoryRow, ...]:
+    return tuple(
+        row
+        for row in rows
+        if t < row.tstamp <= closes and all(abs(row.tstamp - at) > SAME_SAVE_S for at in ai_write_times)
+    )
+
+
+def _deleted_after_the_window(rows: Sequence[HistoryRow], t: int, closes: int) -> bool:
+    # DESIGN.md rule 2: a delete after the window is outside what W is judged on; without this the answer
+    # would depend on the night the job happened to run.
+    deletes = [row.tstamp for row in rows if row.action is Action.DELETE]
+    in_window = any(t < tstamp <= closes for tstamp in deletes)
+    return not in_window and any(tstamp > closes for tstamp in deletes)
+
+
+def _classify_window(human: Sequence[HistoryRow]) -> tuple[CallOutcome, tuple[HistoryRow, ...]]:
+    for action, outcome in WINDOW_CLASSIFICATION:
+        deciding = tuple(row for row in human if row.action is action)
+        if deciding:
+            return outcome, deciding
+    return CallOutcome.ACCEPTED_UNCHANGED, ()
+
+
+def _written_fields(write: Write, evidence: HistoryRow) -> frozenset[str] | None:
+    # DESIGN.md rule 7: the fields W wrote are its own history row's keys, else the card's fields. The
+    # evidence row is W's own only when it lies within the same save of t and records an add or a modify.
+    own = (
+        abs(evidence.tstamp - write.written_at) <= SAME_SAVE_S
+        and evidence.action in (Action.ADD, Action.MODIFY)
+        and evidence.fields is not None
+    )
+    return evidence.fields if own else write.fields
+
+
+def _edit_scope(modifications: Sequence[HistoryRow], written: frozenset[str] | None) -> EditScope:
+    """How the human modifications relate to what W wrote (DESIGN.md rule 7)."""
+    changed: set[str] = set()
+    for row in modifications:
+        if row.fields is None:
+            return EditScope.FIELDS_UNKNOWN
+        changed |= row.fields - BOOKKEEPING_FIELDS
+    if changed == {RELEASE_FIELD}:
+        return EditScope.RELEASED_ONLY
+    if written is None:
+        return EditScope.FIELDS_UNKNOWN
+    if (changed - {RELEASE_FIELD}) & written:
+        return EditScope.SAME_FIELDS
+    return EditScope.OTHER_FIELDS
+
+
+def _uids(evidence: HistoryRow | None, deciding: Iterable[HistoryRow]) -> tuple[int, ...]:
+    head = (evidence.uid,) if evidence is not None else ()
+    return head + tuple(row.uid for row in deciding)
