@@ -1,0 +1,177 @@
+"""Rate arithmetic: proportions, Wilson intervals and before/after comparisons (DESIGN.md, "Rates").
+
+A rate is a numerator over a denominator with its Wilson 95% interval and is never shown without its
+denominator. A period without data has no rate (None), never 0%.
+
+Methods:
+
+* Wilson score interval for one proportion (Wilson 1927; Newcombe 1998, method 3).
+* Newcombe's hybrid score interval for the difference of two independent proportions (Newcombe 1998,
+  "Interval estimation for the difference between independent proportions", method 10): built from the two
+  Wilson intervals, no continuity correction.
+* Two-sided two-proportion z-test with the pooled proportion; p = erfc(|z| / √2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+# The normal quantile of a two-sided 95% interval.
+Z_95 = 1.959963984540054
+
+# The significance level the comparison reports against.
+ALPHA = 0.05
+
+# "Too few to tell": the samples cannot tell a difference of 5 percentage points from zero. That is the
+# case when the half-width of the difference's 95% interval, (high − low) / 2, exceeds this value: an
+# observed difference of 5 points would then have an interval that reaches past zero. A change of the
+# EDITED or nothingSaved rate smaller than that is not one the product team acts on.
+MIN_DETECTABLE_DIFFERENCE = 0.05
+
+# DESIGN.md, "Privacy": a group (e.g. a configuration) with fewer than 5 runs in a period is shown as
+# "too few to show"; below that a figure comes close to naming the editor behind it.
+MIN_GROUP_RUNS = 5
+
+
+class InvalidProportionError(ValueError):
+    """A numerator or denominator that no proportion can have."""
+
+
+class Interval(NamedTuple):
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width."""
+        return (self.high - self.low) / 2
+
+
+def _check(numerator: int, denominator: int) -> None:
+    if not 0 <= numerator <= denominator:
+        raise InvalidProportionError(f"need 0 ≤ numerator ≤ denominator, got {numerator}/{denominator}")
+
+
+@dataclass(frozen=True)
+class Proportion:
+    numerator: int
+    denominator: int
+
+    def __post_init__(self) -> None:
+        _check(self.numerator, self.denominator)
+
+    @property
+    def rate(self) -> float | None:
+        """The rate, or None for a period without data (denominator 0): absent, never 0%."""
+        if self.denominator == 0:
+            return None
+        return self.numerator / self.denominator
+
+    @property
+    def interval(self) -> Interval | None:
+        """The Wilson 95% interval, or None for a period without data."""
+        if self.denominator == 0:
+            return None
+        return wilson_interval(self.numerator, self.denominator)
+
+
+def wilson_interval(numerator: int, denominator: int, z: float = Z_95) -> Interval:
+    """The Wilson score interval of numerator/denominator; it needs a denominator of at least 1."""
+    _check(numerator, denominator)
+    if denominator == 0:
+        raise InvalidProportionError("a proportion without data has no interval")
+    n = denominator
+    p = numerator / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    # At 0/n and n/n the bound is exactly 0 or 1; floating point would leave a trace of the other side.
+    low = 0.0 if numerator == 0 else max(0.0, centre - half)
+    high = 1.0 if numerator == denominator else min(1.0, centre + half)
+    return Interval(low, high)
+
+
+def newcombe_interval(before: Proportion, after: Proportion, z: float = Z_95) -> Interval:
+    """The interval of after − before by Newcombe's hybrid score method from the two Wilson intervals."""
+    if before.denominator == 0 or after.denominator == 0:
+        raise InvalidProportionError("a difference needs data on both sides")
+    p1, p2 = after.numerator / after.denominator, before.numerator / before.denominator
+    low1, high1 = wilson_interval(after.numerator, after.denominator, z)
+    low2, high2 = wilson_interval(before.numerator, before.denominator, z)
+    difference = p1 - p2
+    below = math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2)
+    above = math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2)
+    return Interval(difference - below, difference + above)
+
+
+def z_test_p_value(before: Proportion, after: Proportion) -> float:
+    """The two-sided p-value of the pooled two-proportion z-test; 1.0 when both sides are all 0 or all 1."""
+    if before.denominator == 0 or after.denominator == 0:
+        raise InvalidProportionError("a test needs data on both sides")
+    n1, n2 = after.denominator, before.denominator
+    pooled = (after.numerator + before.numerator) / (n1 + n2)
+    variance = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
+    if variance == 0:
+        return 1.0
+    z = (after.numerator / n1 - before.numerator / n2) / math.sqrt(variance)
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    before: Proportion
+    after: Proportion
+    before_interval: Interval | None
+    after_interval: Interval | None
+    difference: float | None  # after − before; None when a side has no data
+    difference_interval: Interval | None
+    p_value: float | None
+    too_few_to_tell: bool
+    significant: bool
+
+    @property
+    def before_rate(self) -> float | None:
+        """The rate before, None without data."""
+        return self.before.rate
+
+    @property
+    def after_rate(self) -> float | None:
+        """The rate after, None without data."""
+        return self.after.rate
+
+
+def compare(before: Proportion, after: Proportion) -> Comparison:
+    """Too few to tell: after − before's 95% half-width > 0.05; significant: p < 0.05 and not too few."""
+    if before.rate is None or after.rate is None:
+        return Comparison(
+            before=before,
+            after=after,
+            before_interval=before.interval,
+            after_interval=after.interval,
+            difference=None,
+            difference_interval=None,
+            p_value=None,
+            too_few_to_tell=True,
+            significant=False,
+        )
+    difference_interval = newcombe_interval(before, after)
+    p_value = z_test_p_value(before, after)
+    too_few = difference_interval.half_width > MIN_DETECTABLE_DIFFERENCE
+    return Comparison(
+        before=before,
+        after=after,
+        before_interval=before.interval,
+        after_interval=after.interval,
+        difference=after.rate - before.rate,
+        difference_interval=difference_interval,
+        p_value=p_value,
+        too_few_to_tell=too_few,
+        significant=p_value < ALPHA and not too_few,
+    )
+
+
+def show_group(runs: int) -> bool:
+    """A group is shown only with at least MIN_GROUP_RUNS runs in the period; fewer are too few to show."""
+    return runs >= MIN_GROUP_RUNS

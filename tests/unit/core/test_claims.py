@@ -1,0 +1,274 @@
+"""Claim words, denials and "go on" phrases (001_…, "Decision" and "Consequences"; 000_…, "Context")."""
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.claims import (
+    CLAIM_WORDS,
+    CLAIM_WORDS_DE,
+    CLAIM_WORDS_EN,
+    DENIAL_WORDS,
+    GO_ON_PHRASES,
+    NEGATIONS,
+    claims_change,
+    denies_change,
+    is_go_on,
+)
+
+CLAIMS = [
+    # German
+    ("Erledigt!", True),
+    ("Erledigt! Ich habe die Seite aktualisiert.", True),
+    ("**Erledigt** – der Titel ist gespeichert.", True),
+    ("Ich habe das Inhaltselement tt_content:512 auf Seite pages:10073 geändert.", True),
+    ("- Seitentitel: angepasst\n- Beschreibung: ergänzt", True),
+    ("Die neue Seite wurde angelegt (uid 10073).", True),
+    ("GESPEICHERT", True),
+    ("Die Straße wurde geändert.", True),
+    ("Ich habe nichts gespeichert.", False),
+    ("Es wurde nicht gespeichert.", False),
+    ("Keine Seite wurde gelöscht.", False),
+    ("Das habe ich nie geändert.", False),
+    ("Es wurde nichts gespeichert, geändert oder gelöscht.", False),
+    ("Weder geändert noch gespeichert.", False),
+    ("Soll der Titel so gesetzt werden?", True),  # generous: talk about a change is a match (001_…)
+    ("Hier ist mein Vorschlag für den Seitentitel.", False),
+    ("Die gespeicherten Daten sehen gut aus.", False),  # inflected forms are not claims
+    # English
+    ("Done!", True),
+    ("Done. I updated the page title.", True),
+    ("I've created the page and added two content elements.", True),
+    ("`pages:10073` saved", True),
+    ("Nothing was saved.", False),
+    ("I have not changed anything.", False),
+    ("The page wasn't updated.", False),
+    ("I didn\u2019t change it.", False),
+    ("No content elements were deleted.", True),  # "no" four words before: outside the window
+    ("Nothing has been checked or changed.", False),
+    ("Shall I set the title to 'Welcome'?", False),  # "set" is not a claim word
+    ("The title stays unchanged.", False),
+    ("Here is a draft for the page title.", False),
+]
+
+NEGATION_WINDOW = [
+    ("nicht gespeichert", False),  # negation one word before
+    ("nicht den Titel gespeichert", False),  # three words before
+    ("nicht den neuen Titel gespeichert", True),  # four words before
+    ("not saved", False),
+    ("not the title saved", False),
+    ("not the new title saved", True),
+]
+
+MIXED = [
+    ("Den Titel habe ich nicht geändert, die Beschreibung aber aktualisiert.", True),
+    ("Nicht gelöscht, sondern aktualisiert.", True),
+    ("I did not change the title, but I updated the description.", True),
+    ("Not deleted but updated.", True),
+    ("Nicht gelöscht und nicht aktualisiert.", False),
+    ("No problem. Saved!", True),  # a sentence end closes the window
+    ("Keine Sorge: gespeichert.", True),
+]
+
+
+@pytest.mark.parametrize(("text", "claims"), CLAIMS)
+def test_a_claim_word_not_negated_within_three_words_claims_a_change(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), NEGATION_WINDOW)
+def test_a_negation_counts_up_to_three_words_before_the_claim_word(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), MIXED)
+def test_one_claim_word_not_negated_is_enough(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nichts gespeichert",
+        "nichts geändert",
+        "nicht gespeichert",
+        "Es wurden keine Änderungen vorgenommen.",
+        "Nothing was changed.",
+        "Nothing was saved.",
+        "No changes were made.",
+        "Die Aktion wurde nicht durchgeführt.",
+        "Die Tour hat nicht stattgefunden.",
+        "The tour had not taken place.",
+        "The tour did not take place.",
+        "Es ist nichts passiert.",
+        "Nothing happened.",
+        "I haven't saved anything.",
+        "Es wurde nichts geprüft oder geändert, die Tour hat nicht stattgefunden.",
+        "Nothing has been checked or changed.",
+    ],
+)
+def test_a_negated_change_or_event_word_denies_a_change(text: str) -> None:
+    result = denies_change(text)
+
+    assert result is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Erledigt! Der Titel ist gespeichert.",
+        "Done. I updated the page title.",
+        "Hier ist mein Vorschlag für den Seitentitel.",
+        "The tour took place yesterday.",
+        "",
+    ],
+)
+def test_an_answer_without_a_negated_change_word_denies_nothing(text: str) -> None:
+    result = denies_change(text)
+
+    assert result is False
+
+
+def test_an_answer_can_deny_one_change_and_claim_another() -> None:
+    text = "Nicht gelöscht, sondern aktualisiert und veröffentlicht."
+
+    claims, denies = claims_change(text), denies_change(text)
+
+    assert (claims, denies) == (True, True)
+
+
+@pytest.mark.parametrize(
+    ("message", "go_on"),
+    [
+        ("weiter", True),
+        ("Weiter!", True),
+        ("  mach weiter ... ", True),
+        ("Mach weiter.", True),
+        ("fortfahren", True),
+        ("ok, weiter", True),
+        ("OK weiter", True),
+        ("alles approved", True),
+        ("Habe alles freigegeben!", True),
+        ("ich habe freigegeben", True),
+        ("freigegeben 👍", True),
+        ("go on", True),
+        ("Continue.", True),
+        ("proceed", True),
+        ("approved", True),
+        ("I approved it!", True),
+        ("I\u2019ve approved it", True),
+        ("Done, go on.", True),
+        ("weiter bitte prüf die Seite", False),
+        ("Mach weiter mit der Seite Kontakt", False),
+        ("Ich habe alles freigegeben, jetzt bitte noch das Bild", False),
+        ("Please continue with the next page.", False),
+        ("weiterleiten", False),
+        ("ja", False),
+        ("ok", False),
+        ("", False),
+        ("...", False),
+    ],
+)
+def test_only_a_whole_message_from_the_list_is_a_go_on(message: str, go_on: bool) -> None:
+    result = is_go_on(message)
+
+    assert result is go_on
+
+
+def test_every_go_on_phrase_is_written_in_the_form_a_message_is_compared_in() -> None:
+    normal = re.compile(r"^[^\W_]+(?:'[^\W_]+)*(?: [^\W_]+(?:'[^\W_]+)*)*$")
+
+    malformed = sorted(
+        phrase for phrase in GO_ON_PHRASES if not normal.match(phrase) or phrase != phrase.lower()
+    )
+
+    assert malformed == []
+
+
+def test_the_word_lists_do_not_overlap() -> None:
+    claims_that_negate = CLAIM_WORDS & NEGATIONS
+    german_and_english = CLAIM_WORDS_DE & CLAIM_WORDS_EN
+
+    assert claims_that_negate == set()
+    assert german_and_english == set()
+    assert CLAIM_WORDS <= DENIAL_WORDS
+    assert "set" not in CLAIM_WORDS
+
+
+# Words that are neither claim, denial, negation, joiner nor contrast words.
+FILLER = st.sampled_from(
+    ["die", "Seite", "Titel", "heute", "the", "page", "title", "was", "has", "been", "uid"]
+)
+FILLERS = st.lists(FILLER, max_size=6)
+CLAIM = st.sampled_from(sorted(CLAIM_WORDS))
+
+
+@given(before=FILLERS, claim=CLAIM, after=FILLERS)
+def test_a_single_claim_word_among_neutral_words_claims_a_change(
+    before: list[str], claim: str, after: list[str]
+) -> None:
+    text = " ".join([*before, claim, *after])
+
+    result = claims_change(text)
+
+    assert result is True
+
+
+@given(before=FILLERS, claim=CLAIM, after=FILLERS, gap=st.integers(min_value=0, max_value=2))
+def test_nicht_up_to_three_words_before_the_only_claim_word_makes_it_no_claim(
+    before: list[str], claim: str, after: list[str], gap: int
+) -> None:
+    text = " ".join([*before, "nicht", *["Seite"] * gap, claim, *after])
+
+    result = claims_change(text)
+
+    assert result is False
+    assert denies_change(text) is True
+
+
+@given(before=FILLERS, claim=CLAIM, gap=st.integers(min_value=3, max_value=6))
+def test_a_negation_four_or_more_words_before_leaves_the_claim(
+    before: list[str], claim: str, gap: int
+) -> None:
+    text = " ".join([*before, "not", *["page"] * gap, claim])
+
+    result = claims_change(text)
+
+    assert result is True
+
+
+@given(
+    phrase=st.sampled_from(sorted(GO_ON_PHRASES)),
+    trailing=st.text(alphabet=" \t\n.!?…,;:", max_size=4),
+    upper=st.booleans(),
+)
+def test_a_listed_phrase_stays_a_go_on_whatever_its_case_and_trailing_punctuation(
+    phrase: str, trailing: str, upper: bool
+) -> None:
+    message = (phrase.upper() if upper else phrase) + trailing
+
+    result = is_go_on(message)
+
+    assert result is True
+
+
+@given(
+    phrase=st.sampled_from(sorted(GO_ON_PHRASES)),
+    suffix=st.sampled_from(
+        [" bitte prüf die Seite", " with the next page", " und dann das Bild", " Seite 5"]
+    ),
+)
+def test_a_longer_sentence_that_contains_a_phrase_is_no_go_on(phrase: str, suffix: str) -> None:
+    message = phrase + suffix
+
+    result = is_go_on(message)
+
+    assert result is False
