@@ -16,7 +16,7 @@ class RunrecordError(Exception):
     """A failure to report as one line to the user, with a non-zero exit."""
 
 
-class DatabaseUnavailable(RunrecordError):
+class DatabaseUnavailableError(RunrecordError):
     """The database cannot be reached, opened or used."""
 
 
@@ -27,7 +27,7 @@ def parse_url(url: str) -> URL:
     """A SQLAlchemy URL, or a RunrecordError naming what is wrong with it."""
     try:
         return make_url(url)
-    except ArgumentError as error:
+    except (ArgumentError, ValueError) as error:
         raise RunrecordError(f"not a database URL: {url!r}") from error
 
 
@@ -71,18 +71,18 @@ def one_line(error: BaseException) -> str:
 
 @contextmanager
 def reported(engine: Engine, action: str) -> Iterator[None]:
-    """Turn a database error raised inside the block into a DatabaseUnavailable naming the database."""
+    """Turn a database error raised inside the block into a DatabaseUnavailableError naming the database."""
     try:
         yield
     except SQLAlchemyError as error:
-        raise DatabaseUnavailable(f"{action} on {describe(engine.url)} failed: {one_line(error)}") from error
+        raise DatabaseUnavailableError(f"{action} on {describe(engine.url)} failed: {one_line(error)}") from error
 
 
 def check_reachable(engine: Engine) -> None:
     """Connect once and read the table list, so that a file that is not a database fails here."""
     path = sqlite_path(engine.url)
     if path is not None and not path.exists():
-        raise DatabaseUnavailable(f"no database file at {path}")
+        raise DatabaseUnavailableError(f"no database file at {path}")
     with reported(engine, "connecting"), engine.connect() as connection:
         inspect(connection).get_table_names()
 

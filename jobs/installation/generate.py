@@ -1,0 +1,298 @@
+"""`runrecord generate`: a realistic installation, written through the upstream tables only.
+
+The target must be empty. A SQLite file is written under a temporary name and moved into place only when
+complete; on a server, a failure drops every table the run created. Either way a failed generate leaves
+nothing behind. Beside the database it writes a manifest of what it planted: the expected observed outcome
+of every run, the answers that claim a change the run never made, the release date.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import Engine, delete, func, select
+from sqlalchemy.engine import URL
+from sqlalchemy.schema import DropTable
+
+from core import schema
+from jobs.database import RunrecordError, describe, make_engine, parse_url, reported, sqlite_path, table_names
+from jobs.installation.builder import Installation
+from jobs.installation.fates import DAY, Expected, expected_write, run_outcome
+from jobs.installation.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
+from jobs.migrations import VERSION_TABLE
+from jobs.schema_setup import init_db
+
+FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's story is complete
+
+
+@dataclass(frozen=True)
+class Progress:
+    conversations: int
+    total: int
+    rows: int
+    seconds: float
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Summary:
+    """Counts of what was planted, for the manifest and the command's last line."""
+
+    conversations: int = 0
+    runs: int = 0
+    writes: int = 0
+    runs_by_outcome: dict[str, int] = field(default_factory=dict)  # runs whose window has closed by now
+    writes_by_outcome: dict[str, int] = field(default_factory=dict)
+    unknown_by_reason: dict[str, int] = field(default_factory=dict)
+    runs_inside_window: int = 0
+    claims_unwritten: int = 0
+    stuck_conversations: int = 0
+
+
+@dataclass(frozen=True)
+class GenerateReport:
+    target: str
+    summary: Summary
+    rows: int
+    seconds: float
+    manifest: Path | None
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+def default_manifest(url: URL) -> Path | None:
+    """The manifest beside a SQLite file (demo.sqlite → demo.manifest.json); none for a server."""
+    path = sqlite_path(url)
+    return None if path is None else path.with_suffix(".manifest.json")
+
+
+def generate(
+    url: str,
+    *,
+    conversations: int,
+    seed: int,
+    now: datetime,
+    window_days: int = 7,
+    manifest: Path | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> GenerateReport:
+    """Write a deterministic installation of `conversations` conversations into an empty database."""
+    if conversations < 2:
+        raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
+    target = parse_url(url)
+    story = Story.around(int(now.timestamp()), window_s=window_days * DAY)
+    started = time.perf_counter()
+    with _empty_target(target) as engine, _manifest_writer(manifest) as runs_out:
+        init_db(engine, with_upstream=True)
+        summary = Summary()
+        with reported(engine, "writing the installation"), engine.begin() as connection:
+
+            def flushed(rows: int) -> None:
+                if progress is not None:
+                    done = summary.conversations
+                    progress(Progress(done, conversations, rows, time.perf_counter() - started))
+
+            site = Installation(connection, seed=seed, on_flush=flushed)
+            rng = random.Random(seed)
+            for index in range(conversations):
+                planted = _conversation(site, story, rng, index, conversations)
+                _record(planted, story, summary, runs_out)
+                if index % FLUSH_EVERY_CONVERSATIONS == FLUSH_EVERY_CONVERSATIONS - 1:
+                    site.flush()
+            site.finish()
+            connection.execute(delete(schema.sys_history).where(schema.sys_history.c.tstamp < story.horizon))
+            oldest = connection.execute(select(func.min(schema.sys_history.c.tstamp))).scalar()
+            rows = site.rows.written
+        seconds = time.perf_counter() - started
+        if progress is not None:
+            progress(Progress(conversations, conversations, rows, seconds))
+        if manifest is not None:
+            _write_summary(manifest, story, seed, summary, oldest, target)
+    return GenerateReport(describe(target), summary, rows, seconds, manifest)
+
+
+def _conversation(site: Installation, story: Story, rng: random.Random, index: int, total: int) -> Planted:
+    if index == 0:
+        return seo_tour_story(Writer(site, story, rng, story.now - 12 * DAY))
+    if index == 1:
+        return bad_rows(Writer(site, story, rng, story.now - 20 * DAY))
+    span = story.now - 4 * 3600 - story.start
+    at = story.start + int(span * index / total) + rng.randint(0, 3600)
+    scenarios, weights = zip(*SCENARIOS, strict=True)
+    scenario = rng.choices(scenarios, weights)[0]
+    return scenario(Writer(site, story, rng, at))
+
+
+def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None) -> None:
+    summary.conversations += 1
+    summary.claims_unwritten += len(planted.claims_unwritten)
+    summary.stuck_conversations += int(planted.stuck)
+    claims = {uuid for _, uuid in planted.claims_unwritten}
+    for run in planted.runs:
+        summary.runs += 1
+        expected: list[tuple[int, str, Expected]] = []
+        for write in run.writes:
+            _, fate = planted.fates[write.record.ref]
+            outcome = expected_write(
+                write, fate, horizon=story.horizon, oldest_retained=story.horizon, window_s=story.window_s
+            )
+            expected.append((write.event_uid, write.record.ref, outcome))
+        summary.writes += len(expected)
+        last_write = max((w.written_at for w in run.writes), default=None)
+        due = last_write is not None and story.now > last_write + story.window_s
+        outcome: str | None = None
+        if expected:
+            outcome = run_outcome([e.outcome for _, _, e in expected])
+            if due:
+                _count(summary.runs_by_outcome, outcome)
+                for _, _, e in expected:
+                    _count(summary.writes_by_outcome, e.outcome)
+                    if e.reason:
+                        _count(summary.unknown_by_reason, e.reason)
+            else:
+                summary.runs_inside_window += 1
+        if out is not None:
+            line = {
+                "run": run.uuid,
+                "conversation": planted.conversation,
+                "configuration": run.chat.configuration,
+                "skill": run.chat.skill,
+                "status": run.status,
+                "last_write_at": last_write,
+                "due": due,
+                "outcome": outcome,
+                "claims_unwritten": run.uuid in claims,
+                "writes": [
+                    {
+                        "event": uid,
+                        "record": ref,
+                        "outcome": e.outcome,
+                        "reason": e.reason,
+                        "edit_scope": e.edit_scope,
+                    }
+                    for uid, ref, e in expected
+                ],
+            }
+            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+
+
+def _count(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _write_summary(
+    manifest: Path, story: Story, seed: int, summary: Summary, oldest: int | None, target: URL
+) -> None:
+    def day(unix: int) -> str:
+        return datetime.fromtimestamp(unix, UTC).date().isoformat()
+
+    document: dict[str, Any] = {
+        "database": describe(target),
+        "seed": seed,
+        "now": datetime.fromtimestamp(story.now, UTC).isoformat(),
+        "window_days": story.window_s // DAY,
+        "release": {
+            "date": day(story.release),
+            "label": "Prompt rule: claim a change only on a write result",
+        },
+        "notice_since": day(story.notice_since),
+        "run_record_since": day(story.run_record_since),
+        "history_horizon": oldest,
+        "conversation_1": {
+            "uid": 1,
+            "story": "000_6007b8db2f9b43d2.txt: six approved cards on one page, then a denial",
+        },
+        "summary": summary.__dict__,
+        "runs_file": _runs_file(manifest).name,
+    }
+    manifest.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _runs_file(manifest: Path) -> Path:
+    return manifest.with_name(manifest.name.removesuffix(".json") + ".runs.jsonl")
+
+
+@contextmanager
+def _manifest_writer(manifest: Path | None) -> Iterator[IO[str] | None]:
+    if manifest is None:
+        yield None
+        return
+    runs_file = _runs_file(manifest)
+    partial = runs_file.with_name(runs_file.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            yield out
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, runs_file)
+
+
+@contextmanager
+def _empty_target(target: URL) -> Iterator[Engine]:
+    """An engine on the empty target; nothing of a failed run is left behind."""
+    path = sqlite_path(target)
+    if path is not None:
+        with _sqlite_file(target, path) as engine:
+            yield engine
+        return
+    engine = make_engine(target)
+    existing = table_names(engine) & (set(schema.upstream.tables) | set(schema.ours.tables))
+    if existing:
+        engine.dispose()
+        raise RunrecordError(
+            f"{describe(target)} is not empty (it has {', '.join(sorted(existing))}); generate writes a new "
+            "installation into an empty database"
+        )
+    try:
+        yield engine
+    except BaseException:
+        _drop_created(engine)
+        raise
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def _sqlite_file(target: URL, path: Path) -> Iterator[Engine]:
+    if path.exists() and path.stat().st_size > 0:
+        raise RunrecordError(
+            f"{path} exists and is not empty; generate writes a new installation (remove it first)"
+        )
+    if not path.parent.is_dir():
+        raise RunrecordError(f"cannot write {path}: {path.parent} is not a directory")
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    partial.unlink(missing_ok=True)
+    engine = make_engine(target.set(database=str(partial)))
+    try:
+        yield engine
+        engine.dispose()
+        os.replace(partial, path)
+    finally:
+        engine.dispose()
+        for leftover in (partial, partial.with_name(partial.name + "-journal")):
+            leftover.unlink(missing_ok=True)
+
+
+def _drop_created(engine: Engine) -> None:
+    names = table_names(engine)
+    with engine.begin() as connection:
+        for table in [*schema.ours.sorted_tables, *schema.upstream.sorted_tables]:
+            if table.name in names:
+                connection.execute(DropTable(table))
+        if VERSION_TABLE in names:
+            connection.exec_driver_sql(f"DROP TABLE {VERSION_TABLE}")

@@ -1,0 +1,56 @@
+"""Alembic migrations of our own tables (`tx_runrecord_*`), run by jobs.schema_setup; no alembic.ini needed.
+
+A migration is frozen: it writes its tables out instead of importing them from core.schema, so that a later
+change to core.schema needs a new revision here (tests/db/test_init_db.py compares the two).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic.migration import MigrationContext
+from alembic.runtime.environment import NameFilterParentNames, NameFilterType
+from sqlalchemy import Column, FetchedValue
+
+from core.schema import OUR_PREFIX
+
+SCRIPT_LOCATION = Path(__file__).parent
+
+# Beside an installation's own tables, with our prefix, the way an extension's tables sit (DESIGN.md).
+VERSION_TABLE = f"{OUR_PREFIX}alembic_version"
+
+
+def is_ours(name: str | None, type_: NameFilterType, parent_names: NameFilterParentNames) -> bool:
+    """Autogenerate compares only our tables: the installation's tables are not ours to migrate."""
+    if type_ == "table":
+        return name is not None and name.startswith(OUR_PREFIX)
+    return True
+
+
+def compare_server_default(
+    context: MigrationContext,
+    inspected_column: Column[Any],
+    metadata_column: Column[Any],
+    inspected_default: str | None,
+    metadata_default: FetchedValue | None,
+    rendered_metadata_default: str | None,
+) -> bool | None:
+    """False (no change) when both defaults are the empty string; otherwise Alembic's own comparison (None).
+
+    Alembic renders `server_default=""` as an empty text instead of `''`, so on SQLite (which reflects it as
+    `('')`) and MariaDB (`''`) every such column would look changed on every comparison.
+    """
+    both_empty = rendered_metadata_default == "" and _unquoted(inspected_default or "") == ""
+    return False if both_empty else None
+
+
+def _unquoted(sql_default: str) -> str | None:
+    """The text of a reflected string default such as `''`, `('')` or `''::character varying`, else None."""
+    text = sql_default.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    text = text.split("::", 1)[0]
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    return None

@@ -1,0 +1,1 @@
+"""The revisions, oldest first; each file holds one, named after its revision id."""

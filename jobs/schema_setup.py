@@ -1,0 +1,179 @@
+"""Creating and upgrading the tables: the upstream mirrors when asked, ours through the Alembic migrations.
+
+One connection and one transaction for the whole change. PostgreSQL and SQLite roll DDL back with it; on
+MariaDB every CREATE commits at once, so after a failure the tables this call created are dropped again:
+either way a failed init-db leaves the database as it found it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, MetaData, Table, inspect
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.schema import DropTable
+
+from core.schema import REQUIRED_UPSTREAM, ours, upstream
+from jobs.database import (
+    DatabaseUnavailableError,
+    RunrecordError,
+    check_reachable,
+    describe,
+    one_line,
+    reported,
+    sqlite_path,
+    table_names,
+)
+from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE
+
+T = TypeVar("T")
+
+# The only tables a failed call may drop again: the ones it can create.
+_CREATABLE = frozenset(upstream.tables) | frozenset(ours.tables) | {VERSION_TABLE}
+
+
+@dataclass(frozen=True)
+class InitReport:
+    """What init_db did: the upstream tables it created, and our tables' revision before and after."""
+
+    created_upstream: tuple[str, ...]
+    revision_before: str | None
+    revision_after: str | None
+
+
+def init_db(engine: Engine, *, with_upstream: bool) -> InitReport:
+    """Create or upgrade our tables; without with_upstream, refuse a database lacking an upstream table."""
+    new_file = _sqlite_file_to_create(engine)
+    if new_file is None:
+        check_reachable(engine)
+    elif not with_upstream:
+        raise _missing_upstream(REQUIRED_UPSTREAM)
+    try:
+        return _schema_change(engine, "creating tables", lambda connection: _init(connection, with_upstream))
+    except BaseException:
+        if new_file is not None:
+            engine.dispose()
+            new_file.unlink(missing_ok=True)
+        raise
+
+
+def upgrade_ours(engine: Engine) -> str | None:
+    """Upgrade our tables to the newest revision; returns that revision."""
+    check_reachable(engine)
+    return _schema_change(engine, "upgrading our tables", _upgrade)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision our tables are at; None before init-db created them."""
+    with reported(engine, "reading the revision of our tables"), engine.connect() as connection:
+        return _revision(connection)
+
+
+def head_revision() -> str:
+    """The newest revision of our tables that the migrations know."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RunrecordError(f"no migration found in {SCRIPT_LOCATION}")
+    return head
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic configuration that migrates on the connection (no alembic.ini involved)."""
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPT_LOCATION))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _init(connection: Connection, with_upstream: bool) -> InitReport:
+    existing = set(inspect(connection).get_table_names())
+    missing = [name for name in REQUIRED_UPSTREAM if name not in existing]
+    if missing and not with_upstream:
+        raise _missing_upstream(missing)
+    created_upstream: tuple[str, ...] = ()
+    if with_upstream:
+        created_upstream = tuple(table.name for table in upstream.sorted_tables if table.name not in existing)
+        upstream.create_all(connection, checkfirst=True)
+    revision_before = _revision(connection)
+    return InitReport(created_upstream, revision_before, _upgrade(connection))
+
+
+def _upgrade(connection: Connection) -> str | None:
+    try:
+        command.upgrade(alembic_config(connection), "head")
+    except CommandError as error:
+        raise RunrecordError(f"migrating our tables: {one_line(error)}") from error
+    return _revision(connection)
+
+
+def _revision(connection: Connection) -> str | None:
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    return context.get_current_revision()
+
+
+def _missing_upstream(missing: Sequence[str]) -> RunrecordError:
+    return RunrecordError(
+        f"the database lacks the upstream tables {', '.join(missing)}; is it the installation's database? "
+        "Use --with-upstream to create them (for a demo or a test database)"
+    )
+
+
+def _sqlite_file_to_create(engine: Engine) -> Path | None:
+    """The SQLite file init-db will create, or None; a location where none can be created fails here."""
+    path = sqlite_path(engine.url)
+    if path is None or path.exists():
+        return None
+    directory = path.parent
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise DatabaseUnavailableError(f"cannot create the database file {path}: {directory} {what}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise DatabaseUnavailableError(f"cannot create the database file {path}: {directory} is not writable")
+    return path
+
+
+def _schema_change(engine: Engine, action: str, change: Callable[[Connection], T]) -> T:
+    """Run change in one transaction; on failure, drop again what a non-transactional dialect kept."""
+    before = table_names(engine)
+    try:
+        with reported(engine, action), _transaction(engine) as connection:
+            return change(connection)
+    except BaseException as error:
+        _drop_created_since(engine, before, error)
+        raise
+
+
+@contextmanager
+def _transaction(engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as connection:
+        dbapi_connection = connection.connection.dbapi_connection
+        if engine.dialect.name == "sqlite" and not getattr(dbapi_connection, "in_transaction", True):
+            # Python's sqlite3 runs DDL outside any transaction unless one was begun explicitly; SQLite
+            # itself rolls DDL back, so begin one and let commit and rollback end it.
+            connection.exec_driver_sql("BEGIN")
+        yield connection
+        connection.commit()
+
+
+def _drop_created_since(engine: Engine, before: set[str], error: BaseException) -> None:
+    try:
+        with engine.begin() as connection:
+            created = (set(inspect(connection).get_table_names()) - before) & _CREATABLE
+            for name in sorted(created):
+                connection.execute(DropTable(Table(name, MetaData())))
+    except SQLAlchemyError as cleanup_error:
+        raise DatabaseUnavailableError(
+            f"{error}; then removing the tables created before the failure from {describe(engine.url)} "
+            f"failed too: {one_line(cleanup_error)}"
+        ) from error

@@ -1,0 +1,34 @@
+"""Fixtures for every kind of test: the repository, the shared upstream schema, the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from jobs.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The upstream tables the way an installation has them (DOMAIN.md); kept beside the repository, not in it.
+INSTALLATION_SQL = REPO_ROOT.parent / "shared" / "upstream-schema" / "installation.sqlite.sql"
+
+
+@pytest.fixture
+def installation_sql() -> Path:
+    """The SQL that creates an installation's own upstream tables in SQLite; skips when it is absent."""
+    if not INSTALLATION_SQL.is_file():
+        pytest.skip(f"no installation schema at {INSTALLATION_SQL}: the shared upstream-schema is absent")
+    return INSTALLATION_SQL
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Result]:
+    """Run `runrecord ARGS...` in-process; stdout and stderr are kept apart."""
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args))
+
+    return run

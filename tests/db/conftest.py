@@ -1,0 +1,178 @@
+"""Database fixtures: every test here runs on SQLite, MariaDB and PostgreSQL.
+
+* `dialect` — "sqlite", "mariadb", "postgresql"; a test that takes it (directly or through a fixture below)
+  runs once per dialect.
+* `empty_db_url` — a brand-new empty database of that dialect for one test, dropped afterwards;
+  `make_empty_db` makes one of any dialect (for a test that compares dialects).
+* `installation_engine` / `installation_url` — a database holding every upstream table and ours (built by
+  init_db --with-upstream once per dialect and session), with every table emptied before each test.
+
+The servers come from RUNRECORD_TEST_MARIADB and RUNRECORD_TEST_POSTGRESQL. A server that cannot be reached
+skips its tests, or fails them when CI is "true" or "1", so that a CI run cannot pass without them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, delete, inspect, table, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.pool import NullPool
+
+from jobs.database import describe, make_engine, one_line
+from jobs.migrations import VERSION_TABLE
+from jobs.schema_setup import init_db
+
+DIALECTS = ("sqlite", "mariadb", "postgresql")
+
+SERVERS = {
+    "mariadb": ("RUNRECORD_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306/test"),
+    "postgresql": ("RUNRECORD_TEST_POSTGRESQL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"),
+}
+
+CONNECT_TIMEOUT_S = 3  # a server that is not there costs one short wait per session, not one per test
+DATABASE_PREFIX = "runrecord_t_"  # test databases are recognisable on a shared server
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.db)
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+
+def _server_engine(url: URL) -> Engine:
+    return create_engine(
+        url,
+        poolclass=NullPool,
+        isolation_level="AUTOCOMMIT",  # CREATE DATABASE cannot run inside a transaction on PostgreSQL
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+    )
+
+
+@functools.cache
+def _server(dialect: str) -> tuple[URL | None, str]:
+    """The server's URL, or None and why it cannot be used; asked once per session."""
+    variable, default = SERVERS[dialect]
+    raw = os.environ.get(variable) or default
+    try:
+        url = make_url(raw)
+    except Exception as error:
+        return None, f"{variable}={raw!r} is not a database URL ({error})"
+    try:
+        engine = _server_engine(url)
+        with engine.connect():
+            pass
+        engine.dispose()
+    except Exception as error:
+        return None, f"no {dialect} server at {describe(url)} ({one_line(error)}); set {variable}"
+    return url, ""
+
+
+def server_url(dialect: str) -> URL:
+    """The URL of the dialect's test server; fails the test in CI, skips it elsewhere, when there is none."""
+    url, problem = _server(dialect)
+    if url is None:
+        if _in_ci():
+            pytest.fail(problem, pytrace=False)
+        pytest.skip(problem)
+    return url
+
+
+@contextmanager
+def fresh_database(dialect: str, directory: Path) -> Iterator[str]:
+    """A new empty database of the dialect, as a URL string; dropped on exit (SQLite: a file in directory)."""
+    name = f"{DATABASE_PREFIX}{secrets.token_hex(6)}"
+    if dialect == "sqlite":
+        path = directory / f"{name}.sqlite"
+        path.touch()  # an empty file is an empty SQLite database
+        try:
+            yield URL.create("sqlite", database=str(path)).render_as_string()
+        finally:
+            path.unlink(missing_ok=True)
+        return
+    server = server_url(dialect)
+    admin = _server_engine(server)
+    quoted = admin.dialect.identifier_preparer.quote(name)
+    charset = " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci" if dialect == "mariadb" else ""
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {quoted}{charset}")
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        _drop_database(admin, dialect, name, quoted)
+        admin.dispose()
+
+
+def _drop_database(admin: Engine, dialect: str, name: str, quoted: str) -> None:
+    """Drop the database after ending every session still on it (a test's engine may still hold one)."""
+    with admin.connect() as connection:
+        if dialect == "postgresql":
+            connection.execute(
+                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :name"),
+                {"name": name},
+            )
+        else:
+            sessions = connection.execute(
+                text(
+                    "SELECT id FROM information_schema.processlist WHERE db = :name AND id <> CONNECTION_ID()"
+                ),
+                {"name": name},
+            ).scalars()
+            for session in list(sessions):
+                connection.exec_driver_sql(f"KILL {int(session)}")
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {quoted}")
+
+
+@pytest.fixture(scope="session", params=DIALECTS)
+def dialect(request: pytest.FixtureRequest) -> str:
+    """The dialect the test runs on."""
+    return str(request.param)
+
+
+@pytest.fixture
+def make_empty_db(tmp_path: Path) -> Iterator[Callable[[str], str]]:
+    """Make a brand-new empty database of a dialect, returned as a URL; each is dropped after the test."""
+    with ExitStack() as stack:
+        yield lambda dialect: stack.enter_context(fresh_database(dialect, tmp_path))
+
+
+@pytest.fixture
+def empty_db_url(dialect: str, make_empty_db: Callable[[str], str]) -> str:
+    """A brand-new empty database of the test's dialect, dropped afterwards."""
+    return make_empty_db(dialect)
+
+
+@pytest.fixture(scope="session")
+def _installation(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    with fresh_database(dialect, tmp_path_factory.mktemp(f"installation-{dialect}")) as url:
+        engine = make_engine(url)
+        init_db(engine, with_upstream=True)
+        yield engine
+        engine.dispose()
+
+
+@pytest.fixture
+def installation_engine(_installation: Engine) -> Engine:
+    """An engine on a database with every upstream table and ours, all of them empty."""
+    with _installation.begin() as connection:
+        for name in inspect(connection).get_table_names():
+            if name != VERSION_TABLE:
+                connection.execute(delete(table(name)))
+    return _installation
+
+
+@pytest.fixture
+def installation_url(installation_engine: Engine) -> str:
+    """The URL of installation_engine's database (for the command line), its tables emptied."""
+    return installation_engine.url.render_as_string(hide_password=False)

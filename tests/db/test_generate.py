@@ -1,0 +1,190 @@
+"""The demo installation: written through the upstream tables, deterministic, and never left half-written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, inspect, select
+
+from core import schema
+from jobs.database import RunrecordError, make_engine, parse_url, sqlite_path
+from jobs.installation.generate import Progress, default_manifest, generate
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+DAY = 86_400
+
+
+def _generate(url: str, conversations: int = 40) -> Engine:
+    generate(url, conversations=conversations, seed=7, now=NOW, manifest=default_manifest(parse_url(url)))
+    return make_engine(url)
+
+
+def _json(text: str | None) -> Any:
+    try:
+        return json.loads(text or "null")
+    except json.JSONDecodeError:
+        return None
+
+
+def test_conversation_1_reads_back_as_six_approved_cards_on_one_page_and_the_question_three_days_later(
+    empty_db_url: str,
+) -> None:
+    engine = _generate(empty_db_url)
+
+    with engine.connect() as connection:
+        chat = connection.execute(
+            select(schema.conversation.c.card_outcomes).where(schema.conversation.c.uid == 1)
+        ).one()
+        cards = json.loads(chat.card_outcomes)
+        run_uid = connection.execute(
+            select(schema.agentrun.c.uid).where(schema.agentrun.c.uuid == cards[0]["runUuid"])
+        ).scalar_one()
+        writes = connection.execute(
+            select(schema.agentrun_event.c.payload, schema.agentrun_event.c.crdate)
+            .where(schema.agentrun_event.c.run == run_uid, schema.agentrun_event.c.kind == "tool_write")
+            .order_by(schema.agentrun_event.c.sequence)
+        ).all()
+        targets = {
+            (json.loads(w.payload)["writeTargetTable"], json.loads(w.payload)["writeTargetUid"])
+            for w in writes
+        }
+        (table, uid) = next(iter(targets))
+        history = connection.execute(
+            select(schema.sys_history.c.tstamp, schema.sys_history.c.history_data)
+            .where(
+                schema.sys_history.c.tablename == table,
+                schema.sys_history.c.recuid == uid,
+                schema.sys_history.c.actiontype == 2,
+            )
+            .order_by(schema.sys_history.c.tstamp)
+        ).all()
+        messages = [
+            json.loads(payload)
+            for payload in connection.execute(
+                select(schema.message.c.payload)
+                .where(schema.message.c.conversation == 1)
+                .order_by(schema.message.c.sorting)
+            ).scalars()
+        ]
+    engine.dispose()
+
+    assert [(c["decision"], c["answer"]) for c in cards] == [("approved", "Behalten")] * 6
+    assert len(writes) == 6 and len(targets) == 1 and table == "pages"
+    assert [c["record"] for c in cards] == [f"pages:{uid}"] * 6
+    assert [h.tstamp for h in history] == [w.crdate for w in writes]
+    written_fields = [next(iter(json.loads(h.history_data)["newRecord"])) for h in history]
+    assert written_fields == [field for card in cards for field in card["fields"]]
+    question = next(i for i, m in enumerate(messages) if m["content"] == "was ist hier passiert?")
+    tour_end = datetime.fromisoformat(messages[question - 1]["createdAt"])
+    asked = datetime.fromisoformat(messages[question]["createdAt"])
+    assert (asked - tour_end).days == 3
+    assert "nicht stattgefunden" in messages[question + 1]["content"]
+
+
+def test_the_same_seed_writes_the_same_installation(tmp_path: Path) -> None:
+    first, second = (f"sqlite:///{tmp_path / name}" for name in ("a.sqlite", "b.sqlite"))
+
+    engines = [_generate(first, 60), _generate(second, 60)]
+
+    dumps = []
+    for engine in engines:
+        with engine.connect() as connection:
+            dumps.append(
+                {
+                    table.name: connection.execute(select(table).order_by(table.c.uid)).all()
+                    for table in schema.upstream.sorted_tables
+                }
+            )
+        engine.dispose()
+    assert dumps[0] == dumps[1]
+    assert (tmp_path / "a.manifest.runs.jsonl").read_text() == (
+        tmp_path / "b.manifest.runs.jsonl"
+    ).read_text()
+
+
+def test_a_failed_generate_leaves_nothing_behind(empty_db_url: str) -> None:
+    def fail(progress: Progress) -> None:
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        generate(empty_db_url, conversations=2_000, seed=1, now=NOW, progress=fail)
+
+    url = parse_url(empty_db_url)
+    path = sqlite_path(url)
+    if path is not None:
+        assert not path.exists() or path.stat().st_size == 0
+        assert [p.name for p in path.parent.iterdir() if "partial" in p.name] == []
+    else:
+        engine = make_engine(url)
+        with engine.connect() as connection:
+            assert inspect(connection).get_table_names() == []
+        engine.dispose()
+
+
+def test_generate_refuses_a_database_that_is_not_empty(empty_db_url: str) -> None:
+    _generate(empty_db_url, 5).dispose()
+
+    with pytest.raises(RunrecordError, match="not empty"):
+        generate(empty_db_url, conversations=5, seed=1, now=NOW)
+
+
+def test_the_manifest_accounts_for_every_run_with_a_write(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    _generate(url, 300).dispose()
+
+    manifest = json.loads((tmp_path / "demo.manifest.json").read_text())
+    runs = [json.loads(line) for line in (tmp_path / manifest["runs_file"]).read_text().splitlines()]
+    summary = manifest["summary"]
+    with_writes = [run for run in runs if run["writes"]]
+    assert sum(summary["runs_by_outcome"].values()) + summary["runs_inside_window"] == len(with_writes)
+    assert len(runs) == summary["runs"]
+    assert {run["outcome"] for run in with_writes} <= {"accepted_unchanged", "edited", "discarded", "unknown"}
+    assert manifest["release"]["date"] < NOW.date().isoformat()
+
+
+def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, run_cli: Callable) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    engine = _generate(url, 600)
+    manifest = json.loads((tmp_path / "demo.manifest.json").read_text())
+    horizon = manifest["history_horizon"]
+
+    with engine.connect() as connection:
+        events = connection.execute(
+            select(schema.agentrun_event.c.kind, schema.agentrun_event.c.payload)
+        ).all()
+        messages = [json.loads(p) for p in connection.execute(select(schema.message.c.payload)).scalars()]
+        chats = connection.execute(
+            select(
+                schema.conversation.c.status,
+                schema.conversation.c.error_code,
+                schema.conversation.c.card_outcomes,
+            )
+        ).all()
+        configurations = connection.execute(
+            select(func.count()).select_from(schema.nrllm_configuration)
+        ).scalar()
+        oldest = connection.execute(select(func.min(schema.sys_history.c.tstamp))).scalar()
+        actions = set(connection.execute(select(schema.sys_history.c.actiontype).distinct()).scalars())
+    engine.dispose()
+
+    payloads = [_json(p) for k, p in events if k in ("tool", "tool_write") and _json(p) is not None]
+    refused = [p for p in payloads if p["kind"] == "tool" and p["durationMs"] == 0.0 and p["toolIsError"]]
+    completeness = {p.get("writeCompleteness", "unconfirmed") for p in payloads if p["kind"] == "tool_write"}
+    answers = {card["answer"] for chat in chats for card in (_json(chat.card_outcomes) or [])}
+    assert refused, "refused calls recorded with exactly 0.0 ms"
+    assert {"complete", "partial", "unconfirmed"} <= completeness
+    assert {"Behalten", "Überspringen", "Andere Variante"} <= answers
+    assert any(p["toolName"] == "ask_choice" for p in payloads)
+    assert {"nothingSaved", "runFinishedOutside"} <= {m.get("notice") for m in messages}
+    assert {"weiter", "alles approved", "habe alles freigegeben"} & {m["content"] for m in messages}
+    assert {"processing", "locked"} & {chat.status for chat in chats}
+    assert "providerNotConfigured" in {chat.error_code for chat in chats}
+    assert configurations == 2
+    assert oldest >= horizon
+    assert {1, 2, 3, 4, 5} <= actions
+    assert default_manifest(parse_url(url)) == tmp_path / "demo.manifest.json"

@@ -1,0 +1,286 @@
+"""init-db: creates or upgrades our tables, creates upstream tables only when asked, fails in one line."""
+
+from __future__ import annotations
+
+import sqlite3
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from click.testing import Result
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, inspect
+
+from core.schema import REQUIRED_UPSTREAM, ours, upstream
+from jobs.database import DatabaseUnavailableError, make_engine
+from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE, compare_server_default, is_ours
+from jobs.schema_setup import current_revision, head_revision, init_db, upgrade_ours
+
+ALL_TABLES = set(upstream.tables) | set(ours.tables) | {VERSION_TABLE}
+OUR_TABLES = set(ours.tables) | {VERSION_TABLE}
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def tables_of(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def shape_of(url: str) -> dict[str, list[str]]:
+    """Every table with its column names in order."""
+    engine = make_engine(url)
+    try:
+        inspector = inspect(engine)
+        return {
+            name: [c["name"] for c in inspector.get_columns(name)] for name in inspector.get_table_names()
+        }
+    finally:
+        engine.dispose()
+
+
+def assert_one_error_line(result: Result) -> None:
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output + result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("runrecord: error:"), result.stderr
+
+
+# --- creating and upgrading -------------------------------------------------------------------------------
+
+
+def test_init_db_with_upstream_on_an_empty_database_creates_every_table(empty_db_url: str) -> None:
+    engine = make_engine(empty_db_url)
+
+    report = init_db(engine, with_upstream=True)
+
+    engine.dispose()
+    assert tables_of(empty_db_url) == ALL_TABLES
+    assert set(report.created_upstream) == set(upstream.tables)
+    assert (report.revision_before, report.revision_after) == (None, head_revision())
+
+
+def test_init_db_a_second_time_changes_nothing(empty_db_url: str, run_cli: Callable[..., Result]) -> None:
+    first = run_cli("init-db", "--db", empty_db_url, "--with-upstream")
+    shape_after_first = shape_of(empty_db_url)
+
+    second = run_cli("init-db", "--db", empty_db_url, "--with-upstream")
+
+    assert first.exit_code == 0, first.stderr
+    assert second.exit_code == 0, second.stderr
+    assert shape_of(empty_db_url) == shape_after_first
+    assert "none, all were there" in second.stdout
+    assert f"up to date at revision {head_revision()}" in second.stdout
+
+
+def test_mariadb_and_postgresql_get_the_same_tables_and_columns_as_sqlite(
+    make_empty_db: Callable[[str], str],
+) -> None:
+    urls = {dialect: make_empty_db(dialect) for dialect in ("sqlite", "mariadb", "postgresql")}
+    for url in urls.values():
+        engine = make_engine(url)
+        init_db(engine, with_upstream=True)
+        engine.dispose()
+
+    shapes = {dialect: shape_of(url) for dialect, url in urls.items()}
+
+    assert set(shapes["sqlite"]) == ALL_TABLES
+    assert shapes["mariadb"] == shapes["sqlite"]
+    assert shapes["postgresql"] == shapes["sqlite"]
+
+
+def test_the_migrations_build_exactly_the_tables_of_core_schema(installation_engine: Engine) -> None:
+    with installation_engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection,
+            opts={
+                "version_table": VERSION_TABLE,
+                "include_name": is_ours,
+                "compare_type": True,
+                # The comparison the migrations' env.py uses: Alembic's own, except that it takes an empty
+                # string default ('' on MariaDB, ('') on SQLite) for a change on every run; that is
+                # rendering noise, not a difference. Types, nullability, indexes and unique constraints are
+                # compared as Alembic does.
+                "compare_server_default": compare_server_default,
+            },
+        )
+
+        differences = compare_metadata(context, ours)
+
+    assert differences == []
+
+
+def test_current_revision_is_none_before_init_db_and_head_after(empty_db_url: str) -> None:
+    engine = make_engine(empty_db_url)
+    before = current_revision(engine)
+
+    init_db(engine, with_upstream=True)
+
+    assert (before, current_revision(engine)) == (None, head_revision())
+    assert upgrade_ours(engine) == head_revision()
+    engine.dispose()
+
+
+def test_a_failed_init_db_leaves_the_database_as_it_was(empty_db_url: str) -> None:
+    # A table of ours made by hand: the migration reaches it after creating the upstream tables and four of
+    # ours, then fails. MariaDB has committed each CREATE by then; init_db must drop them again.
+    engine = make_engine(empty_db_url)
+    squatter = Table("tx_runrecord_release", MetaData(), Column("x", Integer))
+    squatter.create(engine)
+
+    with pytest.raises(DatabaseUnavailableError, match="tx_runrecord_release"):
+        init_db(engine, with_upstream=True)
+
+    engine.dispose()
+    assert tables_of(empty_db_url) == {"tx_runrecord_release"}
+
+
+# --- refusing a database that is not an installation's ---------------------------------------------------
+
+
+def test_init_db_refuses_a_database_without_the_upstream_tables(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    present, missing = REQUIRED_UPSTREAM[:3], REQUIRED_UPSTREAM[3:]
+    engine = make_engine(empty_db_url)
+    upstream.create_all(engine, tables=[upstream.tables[name] for name in present])
+    engine.dispose()
+
+    result = run_cli("init-db", "--db", empty_db_url)
+
+    assert_one_error_line(result)
+    assert all(name in result.stderr for name in missing)
+    assert not any(name in result.stderr for name in present)
+    assert "--with-upstream" in result.stderr
+    assert tables_of(empty_db_url) == set(present)
+
+
+def test_init_db_creates_only_our_tables_on_an_installations_own_tables(
+    tmp_path: Path, installation_sql: Path, run_cli: Callable[..., Result]
+) -> None:
+    path = tmp_path / "installation.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(installation_sql.read_text(encoding="utf-8"))
+    connection.close()
+    url = f"sqlite:///{path}"
+    before = tables_of(url)
+
+    result = run_cli("init-db", "--db", url)
+
+    assert result.exit_code == 0, result.stderr
+    assert set(REQUIRED_UPSTREAM) <= before
+    assert tables_of(url) - before == OUR_TABLES
+
+
+def test_init_db_creates_a_missing_sqlite_file(tmp_path: Path, run_cli: Callable[..., Result]) -> None:
+    path = tmp_path / "new.sqlite"
+
+    result = run_cli("init-db", "--db", f"sqlite:///{path}", "--with-upstream")
+
+    assert result.exit_code == 0, result.stderr
+    assert tables_of(f"sqlite:///{path}") == ALL_TABLES
+
+
+def test_init_db_without_upstream_creates_no_sqlite_file(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    path = tmp_path / "new.sqlite"
+
+    result = run_cli("init-db", "--db", f"sqlite:///{path}")
+
+    assert_one_error_line(result)
+    assert "--with-upstream" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- bad input: one line, no traceback, nothing created ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mysql+pymysql://root@127.0.0.1:1/test",
+        "postgresql+psycopg://postgres@127.0.0.1:1/test",
+    ],
+)
+def test_init_db_on_an_unreachable_server_fails_in_one_line(url: str, run_cli: Callable[..., Result]) -> None:
+    result = run_cli("init-db", "--db", url, "--with-upstream")
+
+    assert_one_error_line(result)
+    assert "127.0.0.1" in result.stderr
+
+
+def test_init_db_on_a_file_that_is_not_a_database_fails_in_one_line(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("not a database\n" * 100, encoding="utf-8")
+
+    result = run_cli("init-db", "--db", f"sqlite:///{text_file}", "--with-upstream")
+
+    assert_one_error_line(result)
+    assert "not a database" in result.stderr
+    assert text_file.read_text(encoding="utf-8") == "not a database\n" * 100
+    assert list(tmp_path.iterdir()) == [text_file]
+
+
+def test_init_db_where_no_file_can_be_created_fails_in_one_line(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    # The parent is a regular file: no one can create a file under it, not even root (for whom a
+    # chmod 0o500 directory would still be writable).
+    blocker = tmp_path / "blocker"
+    blocker.write_text("", encoding="utf-8")
+
+    result = run_cli("init-db", "--db", f"sqlite:///{blocker / 'runrecord.sqlite'}", "--with-upstream")
+
+    assert_one_error_line(result)
+    assert "is not a directory" in result.stderr
+    assert list(tmp_path.iterdir()) == [blocker]
+    assert blocker.read_text(encoding="utf-8") == ""
+
+
+def test_init_db_in_a_missing_directory_fails_in_one_line(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "init-db", "--db", f"sqlite:///{tmp_path / 'absent' / 'runrecord.sqlite'}", "--with-upstream"
+    )
+
+    assert_one_error_line(result)
+    assert "does not exist" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "not a url",
+        "nosuchdialect://127.0.0.1/test",
+        "postgresql+psycopg://postgres@127.0.0.1:notaport/test",
+    ],
+)
+def test_init_db_with_a_malformed_url_fails_in_one_line(url: str, run_cli: Callable[..., Result]) -> None:
+    result = run_cli("init-db", "--db", url, "--with-upstream")
+
+    assert_one_error_line(result)
+
+
+# --- shipping ---------------------------------------------------------------------------------------------
+
+
+def test_the_migrations_ship_with_the_package() -> None:
+    find_packages = pytest.importorskip("setuptools").find_packages
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = pyproject["tool"]["setuptools"]
+
+    packages = find_packages(str(REPO_ROOT), include=setuptools["packages"]["find"]["include"])
+
+    assert {"jobs.migrations", "jobs.migrations.versions"} <= set(packages)
+    assert "migrations/script.py.mako" in setuptools["package-data"]["jobs"]
+    assert (SCRIPT_LOCATION / "script.py.mako").is_file()
