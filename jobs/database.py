@@ -75,7 +75,8 @@ def reported(engine: Engine, action: str) -> Iterator[None]:
     try:
         yield
     except SQLAlchemyError as error:
-        raise DatabaseUnavailableError(f"{action} on {describe(engine.url)} failed: {one_line(error)}") from error
+        message = f"{action} on {describe(engine.url)} failed: {one_line(error)}"
+        raise DatabaseUnavailableError(message) from error
 
 
 def check_reachable(engine: Engine) -> None:

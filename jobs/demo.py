@@ -12,7 +12,8 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 import dashboard
-from jobs.database import RunrecordError, describe, parse_url, sqlite_path
+from core.schema import REQUIRED_UPSTREAM
+from jobs.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
 from jobs.installation.generate import GenerateReport, Progress, default_manifest, generate
 
 DEMO_CONVERSATIONS = 100
@@ -36,6 +37,7 @@ def ensure_demo_database(
             f"the demo builds a SQLite file; {describe(url)} is not one (use --db sqlite:///…)"
         )
     if path.exists():
+        _check_demo_database(url)
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
     return generate(
@@ -46,6 +48,20 @@ def ensure_demo_database(
         manifest=default_manifest(url),
         progress=progress,
     )
+
+
+def _check_demo_database(url: URL) -> None:
+    """An existing demo file must be a database with the installation's tables."""
+    engine = make_engine(url)
+    try:
+        missing = set(REQUIRED_UPSTREAM) - table_names(engine)
+    finally:
+        engine.dispose()
+    if missing:
+        raise RunrecordError(
+            f"{url.database} is not a demo installation (it lacks {', '.join(sorted(missing))}); "
+            "remove it and run the demo again to rebuild it"
+        )
 
 
 def dashboard_command(url: URL, *, port: int) -> list[str]:

@@ -68,3 +68,18 @@ def test_the_dashboard_serves_a_page_on_localhost(demo_db_url: str) -> None:
 
     assert health == "ok"
     assert "<title>" in body
+
+
+def test_the_demo_refuses_a_file_under_data_that_is_not_a_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RUNRECORD_DB", raising=False)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "demo.sqlite").write_text("these are notes, not a database")
+
+    result = run_cli("demo", "--no-dashboard")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error:")
+    assert (tmp_path / "data" / "demo.sqlite").read_text() == "these are notes, not a database"

@@ -188,3 +188,51 @@ def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, r
     assert oldest >= horizon
     assert {1, 2, 3, 4, 5} <= actions
     assert default_manifest(parse_url(url)) == tmp_path / "demo.manifest.json"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("postgresql+psycopg://postgres@127.0.0.1:1/test", "failed"),
+        ("mysql+pymysql://root@127.0.0.1:1/test", "failed"),
+        ("sqlite:///{tmp}/a-file/demo.sqlite", "is not a directory"),
+        ("sqlite:///{tmp}/notes.sqlite", "not empty"),
+    ],
+    ids=[
+        "unreachable-postgresql",
+        "unreachable-mariadb",
+        "read-only-location",
+        "file-that-is-not-a-database",
+    ],
+)
+def test_generate_on_bad_targets_fails_in_one_line_and_leaves_nothing(
+    target: str, expected: str, tmp_path: Path, run_cli: Callable
+) -> None:
+    (tmp_path / "a-file").write_text("a file where a directory should be")
+    (tmp_path / "notes.sqlite").write_text("these are notes, not a database")
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    result = run_cli("generate", "--db", target.format(tmp=tmp_path), "--conversations", "5")
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("runrecord: error:") and result.stderr.count("\n") == 1
+    assert expected in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_generate_refuses_a_database_with_half_the_upstream_tables(
+    empty_db_url: str, run_cli: Callable
+) -> None:
+    engine = make_engine(empty_db_url)
+    with engine.begin() as connection:
+        schema.sys_history.create(connection)
+        schema.agentrun.create(connection)
+    engine.dispose()
+
+    result = run_cli("generate", "--db", empty_db_url, "--conversations", "5")
+
+    assert result.exit_code == 1 and "not empty" in result.stderr
+    engine = make_engine(empty_db_url)
+    with engine.connect() as connection:
+        assert sorted(inspect(connection).get_table_names()) == ["sys_history", "tx_nrllm_agentrun"]
+    engine.dispose()
