@@ -1,14 +1,74 @@
 """The run record: one entry per run segment, stored in tx_nrmcpagent_conversation.run_record (000_…).
 
-The JSON shape is DESIGN.md's ("Chat-side JSON"); `RunRecordEntry.from_json` tolerates keys it does not know
-and reports what it cannot read as `UnreadableEntry`.
+The JSON shape is DESIGN.md's ("Chat-side JSON"). `build_entries` builds a run's entries from its segments'
+structured steps, never from the model's words; `from_json` and `parse_run_record` read the stored column,
+tolerate keys they do not know and report what they cannot read as `UnreadableEntry`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+from core.cards import CardDecision, CardOutcome
+from core.events import (
+    Completeness,
+    Segment,
+    WriteTarget,
+    identifier,
+    requested_tools,
+    tool_name,
+    write_completeness,
+    write_target,
+)
+from core.refused import PLAIN_DENIAL, QUESTION_TOOLS, Opening, SegmentContext, opening_of, read_segment
+
+__all__ = [
+    "APPROVED_WITHOUT_OUTCOME",
+    "DISPLAY_TOOLS",
+    "ENDED_BY_STATUS",
+    "RECORD_LIMIT",
+    "UNREADABLE_RECORD",
+    "Completeness",
+    "Decision",
+    "DifferenceKind",
+    "Ended",
+    "EntryDifference",
+    "RunRecordEntry",
+    "RunStatus",
+    "ToolUse",
+    "Undecided",
+    "UndecidedBy",
+    "UndecidedKind",
+    "UnreadableEntry",
+    "WrittenRecord",
+    "build_entries",
+    "cut_after",
+    "diff",
+    "dump_run_record",
+    "from_json",
+    "keep_newest",
+    "parse_run_record",
+]
+
+# The chat's tools that only drive its display (DOMAIN.md, "Cards, questions, tours"); the record leaves them
+# out (000_…, "Decision"). An argument of build_entries, so an installation with more of them can add them.
+DISPLAY_TOOLS = frozenset({"chat_set_progress", "chat_highlight_element", "chat_list_open_points"})
+
+# 000_…, "Decision": "The row keeps the newest 200 entries."
+RECORD_LIMIT = 200
+
+# The record of a write whose target cannot be read (DESIGN.md, rule 6): the write is still listed, so the
+# record does not read as "nothing was written".
+UNREADABLE_RECORD = "unreadable"
+
+# The answer recorded for an approval no card outcome names; a denial no card outcome names reads as the
+# card's plain denial, "abgelehnt" (000_…, amendment, table).
+APPROVED_WITHOUT_OUTCOME = "freigegeben"
 
 
 class Ended(StrEnum):
@@ -17,12 +77,6 @@ class Ended(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     UNKNOWN = "unknown"
-
-
-class Completeness(StrEnum):
-    COMPLETE = "complete"
-    PARTIAL = "partial"
-    UNCONFIRMED = "unconfirmed"
 
 
 class UndecidedKind(StrEnum):
@@ -74,6 +128,11 @@ class RunRecordEntry:
     undecided: Undecided | None = None
     at: int = 0  # unix time the segment returned
 
+    @classmethod
+    def from_json(cls, value: object) -> RunRecordEntry | UnreadableEntry:
+        """The entry a stored value describes, or why it cannot be read (the module's `from_json`)."""
+        return from_json(value)
+
     def to_json(self) -> dict[str, Any]:
         """The entry in the stored column's shape (DESIGN.md)."""
         return {
@@ -93,3 +152,391 @@ class RunRecordEntry:
             else {"kind": self.undecided.kind.value, "by": self.undecided.by.value},
             "at": self.at,
         }
+
+
+class RunStatus(StrEnum):
+    """tx_nrllm_agentrun.status (DOMAIN.md)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING_FOR_APPROVAL = "waiting_for_approval"
+    WAITING_FOR_INPUT = "waiting_for_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# How the run's last segment ended, by the run's status; a status not listed (queued, running, one we do not
+# know) has not returned, and reads as unknown.
+ENDED_BY_STATUS: Mapping[str, Ended] = {
+    RunStatus.WAITING_FOR_APPROVAL: Ended.WAITING,
+    RunStatus.WAITING_FOR_INPUT: Ended.WAITING,
+    RunStatus.COMPLETED: Ended.COMPLETED,
+    RunStatus.FAILED: Ended.FAILED,
+    RunStatus.CANCELLED: Ended.CANCELLED,
+}
+
+# The statuses in which a segment the editor left can still be waiting: an ordinary run stays waiting (and
+# may still be decided in AI Tasks), a tour's × cancels it (000_…, "Decision"; DOMAIN.md, tours).
+_LEFT_WAITING = frozenset({RunStatus.WAITING_FOR_APPROVAL, RunStatus.WAITING_FOR_INPUT, RunStatus.CANCELLED})
+
+# Worse completeness wins when one segment writes a record twice: a known partial write over an unconfirmed
+# one over a complete one.
+_COMPLETENESS_RANK = {Completeness.COMPLETE: 0, Completeness.UNCONFIRMED: 1, Completeness.PARTIAL: 2}
+
+
+@dataclass(frozen=True)
+class UnreadableEntry:
+    reason: str
+    index: int | None = None  # the entry's place in the stored list; None: the column as a whole
+
+
+# `position` is the transcript position of the turn's answer; `positions` gives a later segment's own, and a
+# segment it does not name takes the one before it. `left_by` says that the editor left the last segment
+# undecided, by a new message or by ending the tour (the caller knows which). `at` dates a turn without
+# events.
+def build_entries(
+    run_uuid: str,
+    segments: Sequence[Segment],
+    *,
+    status: str,
+    position: int,
+    positions: Mapping[int, int] | None = None,
+    card_outcomes: Sequence[CardOutcome] = (),
+    left_by: UndecidedBy | None = None,
+    at: int = 0,
+    display_tools: frozenset[str] = DISPLAY_TOOLS,
+) -> tuple[RunRecordEntry, ...]:
+    """One entry per segment of a run, from its structured steps and card outcomes, never its words."""
+    if not segments:
+        # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps.
+        return (
+            RunRecordEntry(run_uuid, 0, position, _outcomes_before(card_outcomes, at), Ended.UNKNOWN, at=at),
+        )
+    named = positions or {}
+    run_outcomes = [outcome for outcome in card_outcomes if outcome.run_uuid == run_uuid]
+    consumed: set[int] = set()
+    entries: list[RunRecordEntry] = []
+    waited_on: tuple[str, ...] = ()
+    current_position = position
+    for number, segment in enumerate(segments):
+        last = number == len(segments) - 1
+        opening = opening_of(segment)
+        card_tool = ""
+        outcome: CardOutcome | None = None
+        if opening in (Opening.APPROVED, Opening.DECLINED):
+            card_tool = _card_tool(segment, waited_on, display_tools)
+            outcome = _match_outcome(run_outcomes, consumed, card_tool, opening is Opening.APPROVED)
+        readings = read_segment(segment, previous=SegmentContext(outcome.answer if outcome else ""))
+        left = last and left_by is not None and status in _LEFT_WAITING
+        ended = Ended.WAITING if not last or left else ENDED_BY_STATUS.get(status, Ended.UNKNOWN)
+        waiting = _waiting_calls(segment, display_tools)
+        decision = None
+        if outcome is None and opening is Opening.APPROVED:
+            decision = Decision(card_tool, APPROVED_WITHOUT_OUTCOME)
+        elif outcome is None and opening is Opening.DECLINED:
+            decision = Decision(card_tool, PLAIN_DENIAL)
+        undecided = None
+        if left and left_by is not None:
+            undecided = Undecided(_undecided_kind(status, waiting), left_by)
+        returned_at = segment.returned_at or at
+        current_position = named.get(segment.index, current_position)
+        entries.append(
+            RunRecordEntry(
+                run_uuid=run_uuid,
+                segment=segment.index,
+                position=current_position,
+                card_outcomes_before=_outcomes_before(card_outcomes, returned_at),
+                ended=ended,
+                tools=_tool_uses(
+                    (reading.tool, reading.failed)
+                    for reading in readings
+                    if reading.in_record and reading.tool not in display_tools
+                ),
+                writes=_written(segment),
+                waiting=waiting if ended is Ended.WAITING else (),
+                decision=decision,
+                undecided=undecided,
+                at=returned_at,
+            )
+        )
+        waited_on = waiting
+    return tuple(entries)
+
+
+def _outcomes_before(card_outcomes: Sequence[CardOutcome], at: int) -> int:
+    # "How many card outcomes existed before it" (000_…, "Decision"): the outcomes recorded no later than the
+    # segment returned. A card's own outcome is recorded after the segment that shows it has returned.
+    return sum(1 for outcome in card_outcomes if outcome.at <= at)
+
+
+def _card_tool(segment: Segment, waited_on: Sequence[str], display_tools: frozenset[str]) -> str:
+    # The card is about the call the previous segment waited on; failing that, the first call its decision
+    # released. Display tools and questions are never what a card decides.
+    skipped = display_tools | QUESTION_TOOLS
+    for name in waited_on:
+        if name not in skipped:
+            return name
+    for step in segment.opening_steps:
+        name = tool_name(step)
+        if name not in skipped:
+            return name
+    return ""
+
+
+def _match_outcome(
+    outcomes: Sequence[CardOutcome], consumed: set[int], tool: str, approved: bool
+) -> CardOutcome | None:
+    # Card outcomes are appended in the order the cards were decided: the first one of the run not yet
+    # matched, with the same decision and (when the card's tool is known) the same tool, is this card's.
+    wanted = CardDecision.APPROVED if approved else CardDecision.DECLINED
+    for number, outcome in enumerate(outcomes):
+        if number in consumed or outcome.decision is not wanted:
+            continue
+        if tool and identifier(outcome.tool) != tool:
+            continue
+        consumed.add(number)
+        return outcome
+    return None
+
+
+def _waiting_calls(segment: Segment, display_tools: frozenset[str]) -> tuple[str, ...]:
+    # The calls the last model round requested that have no step after it: the step of a call that ran or
+    # was held back in that round says the call is not waiting.
+    rounds = segment.model_rounds
+    if not rounds:
+        return ()
+    stepped: dict[str, int] = {}
+    for step in segment.last_round_steps:
+        name = tool_name(step)
+        stepped[name] = stepped.get(name, 0) + 1
+    waiting: list[str] = []
+    for name in requested_tools(rounds[-1]):
+        if stepped.get(name, 0) > 0:
+            stepped[name] -= 1
+        elif name not in display_tools:
+            waiting.append(name)
+    return tuple(waiting)
+
+
+def _undecided_kind(status: str, waiting: Sequence[str]) -> UndecidedKind:
+    if status == RunStatus.WAITING_FOR_INPUT:
+        return UndecidedKind.QUESTION
+    if status == RunStatus.WAITING_FOR_APPROVAL:
+        return UndecidedKind.CARD
+    # A cancelled run no longer says what it waited for; a question call among the waiting ones says it.
+    return UndecidedKind.QUESTION if any(name in QUESTION_TOOLS for name in waiting) else UndecidedKind.CARD
+
+
+def _tool_uses(calls: Iterable[tuple[str, bool]]) -> tuple[ToolUse, ...]:
+    counts: dict[str, tuple[int, int]] = {}
+    for name, failed in calls:
+        total, failures = counts.get(name, (0, 0))
+        counts[name] = (total + 1, failures + int(failed))
+    return tuple(ToolUse(name, total, failures) for name, (total, failures) in counts.items())
+
+
+def _written(segment: Segment) -> tuple[WrittenRecord, ...]:
+    records: dict[str, Completeness] = {}
+    for event in segment.writes:
+        target = write_target(event)
+        record = target.record if isinstance(target, WriteTarget) else UNREADABLE_RECORD
+        completeness = write_completeness(event)
+        known = records.get(record)
+        if known is None or _COMPLETENESS_RANK[completeness] > _COMPLETENESS_RANK[known]:
+            records[record] = completeness
+    return tuple(WrittenRecord(record, completeness) for record, completeness in records.items())
+
+
+class _UnreadableError(Exception):
+    pass
+
+
+def from_json(value: object) -> RunRecordEntry | UnreadableEntry:
+    """The entry a stored value describes; keys it does not know are ignored, a malformed known key is not."""
+    try:
+        return _entry(value)
+    except _UnreadableError as error:
+        return UnreadableEntry(str(error))
+
+
+def parse_run_record(
+    text: str | bytes | None,
+) -> tuple[tuple[RunRecordEntry, ...], tuple[UnreadableEntry, ...]]:
+    """The stored column's entries and the ones it cannot read; NULL or empty is a record without entries."""
+    if text is None or not text.strip():
+        return (), ()
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return (), (UnreadableEntry("not JSON"),)
+    if not isinstance(decoded, list):
+        return (), (UnreadableEntry(f"not a list but {type(decoded).__name__}"),)
+    entries: list[RunRecordEntry] = []
+    problems: list[UnreadableEntry] = []
+    for index, item in enumerate(decoded):
+        read = from_json(item)
+        if isinstance(read, UnreadableEntry):
+            problems.append(replace(read, index=index))
+        else:
+            entries.append(read)
+    return tuple(entries), tuple(problems)
+
+
+def dump_run_record(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) -> str:
+    """The column's text: the newest `limit` entries as a JSON list."""
+    return json.dumps([entry.to_json() for entry in keep_newest(entries, limit)], ensure_ascii=False)
+
+
+def keep_newest(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) -> tuple[RunRecordEntry, ...]:
+    """The newest `limit` entries, in stored order; entries are appended, so the newest are the last."""
+    return tuple(entries[-limit:]) if limit > 0 else ()
+
+
+def cut_after(
+    entries: Sequence[RunRecordEntry], card_outcomes: Sequence[CardOutcome], position: int
+) -> tuple[tuple[RunRecordEntry, ...], tuple[CardOutcome, ...]]:
+    """An edit of the message at `position` cuts the records and card outcomes of every turn after it."""
+    # 000_…, "Decision": kept, they would be read as the record of the turns that take their place. The
+    # edited message's own turn answers after it, so its entries and outcomes have a later position too.
+    return (
+        tuple(entry for entry in entries if entry.position <= position),
+        tuple(outcome for outcome in card_outcomes if outcome.position <= position),
+    )
+
+
+class DifferenceKind(StrEnum):
+    ONLY_STORED = "only_stored"
+    ONLY_REBUILT = "only_rebuilt"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True)
+class EntryDifference:
+    run_uuid: str
+    segment: int
+    kind: DifferenceKind
+    fields: tuple[str, ...]  # the JSON keys that differ; every key for an entry on one side only
+    stored: RunRecordEntry | None
+    rebuilt: RunRecordEntry | None
+
+
+def diff(
+    stored: Sequence[RunRecordEntry],
+    rebuilt: Sequence[RunRecordEntry],
+    *,
+    ignore: frozenset[str] = frozenset(),
+) -> tuple[EntryDifference, ...]:
+    """The entries that differ, matched by run and segment, stored order first; `ignore` names JSON keys."""
+    stored_by_key = {(entry.run_uuid, entry.segment): entry for entry in stored}
+    rebuilt_by_key = {(entry.run_uuid, entry.segment): entry for entry in rebuilt}
+    differences: list[EntryDifference] = []
+    for key in [*stored_by_key, *(key for key in rebuilt_by_key if key not in stored_by_key)]:
+        old, new = stored_by_key.get(key), rebuilt_by_key.get(key)
+        if old is None or new is None:
+            one = old or new
+            assert one is not None
+            keys = tuple(name for name in one.to_json() if name not in ignore)
+            kind = DifferenceKind.ONLY_REBUILT if old is None else DifferenceKind.ONLY_STORED
+            differences.append(EntryDifference(key[0], key[1], kind, keys, old, new))
+            continue
+        old_json, new_json = old.to_json(), new.to_json()
+        fields = tuple(name for name in old_json if name not in ignore and old_json[name] != new_json[name])
+        if fields:
+            differences.append(EntryDifference(key[0], key[1], DifferenceKind.CHANGED, fields, old, new))
+    return tuple(differences)
+
+
+# --- reading the stored JSON ------------------------------------------------------------------------------
+
+_E = TypeVar("_E", bound=StrEnum)
+_RECORD = re.compile(r"[A-Za-z0-9_]{1,64}:[1-9][0-9]*")
+
+
+def _entry(value: object) -> RunRecordEntry:
+    data = _object(value, "entry")
+    run_uuid = data.get("runUuid")
+    if not isinstance(run_uuid, str) or not run_uuid:
+        raise _UnreadableError("runUuid missing")
+    return RunRecordEntry(
+        run_uuid=run_uuid,
+        segment=_int(data, "segment", None),
+        position=_int(data, "position", 0),
+        card_outcomes_before=_int(data, "cardOutcomesBefore", 0),
+        ended=_enum(Ended, data.get("ended"), "ended"),
+        tools=tuple(
+            ToolUse(_name(tool, "name"), _int(tool, "calls", 0), _int(tool, "failed", 0))
+            for tool in _objects(data, "tools")
+        ),
+        writes=tuple(_written_record(write) for write in _objects(data, "writes")),
+        waiting=tuple(_name(call, "tool") for call in _objects(data, "waiting")),
+        decision=_decision(data.get("decision")),
+        undecided=_undecided(data.get("undecided")),
+        at=_int(data, "at", 0),
+    )
+
+
+def _object(value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _UnreadableError(f"{what} is not an object")
+    return value
+
+
+def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _UnreadableError(f"{key} is not a list")
+    return [_object(item, key) for item in value]
+
+
+def _int(data: Mapping[str, Any], key: str, default: int | None) -> int:
+    value = data.get(key)
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _UnreadableError(f"{key} is not a count")
+    return value
+
+
+def _name(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise _UnreadableError(f"{key} is not a name")
+    return identifier(value)
+
+
+def _enum(kind: type[_E], value: object, key: str) -> _E:
+    if isinstance(value, str):
+        for member in kind:
+            if member.value == value:
+                return member
+    raise _UnreadableError(f"{key} has an unknown value")
+
+
+def _written_record(data: Mapping[str, Any]) -> WrittenRecord:
+    record = data.get("record")
+    if not isinstance(record, str) or not (record == UNREADABLE_RECORD or _RECORD.fullmatch(record)):
+        raise _UnreadableError("record is not table:uid")
+    completeness = data.get("completeness")
+    if completeness is None:
+        return WrittenRecord(record, Completeness.UNCONFIRMED)
+    return WrittenRecord(record, _enum(Completeness, completeness, "completeness"))
+
+
+def _decision(value: object) -> Decision | None:
+    if value is None:
+        return None
+    data = _object(value, "decision")
+    answer = data.get("answer")
+    if not isinstance(answer, str):
+        raise _UnreadableError("decision answer is not text")
+    return Decision(_name(data, "tool"), answer)
+
+
+def _undecided(value: object) -> Undecided | None:
+    if value is None:
+        return None
+    data = _object(value, "undecided")
+    return Undecided(_enum(UndecidedKind, data.get("kind"), "kind"), _enum(UndecidedBy, data.get("by"), "by"))

@@ -1,0 +1,530 @@
+"""The run record: an entry per run segment, read from its steps (000_…, "Decision" and its amendment)."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from core.cards import CardDecision, CardOutcome
+from core.run_record import (
+    DISPLAY_TOOLS,
+    Completeness,
+    Decision,
+    DifferenceKind,
+    Ended,
+    RunRecordEntry,
+    ToolUse,
+    Undecided,
+    UndecidedBy,
+    UndecidedKind,
+    UnreadableEntry,
+    WrittenRecord,
+    build_entries,
+    cut_after,
+    diff,
+    dump_run_record,
+    from_json,
+    keep_newest,
+    parse_run_record,
+)
+from tests.unit.core.events_helpers import START, answer, approval, llm, refused, segments, tool, tool_write
+
+RUN = "5f0c6e1a-1111-4c4c-9a9a-000000000001"
+
+
+def outcome(
+    position: int, tool: str, decision: CardDecision, card_answer: str, at: int, run_uuid: str = RUN
+) -> CardOutcome:
+    return CardOutcome(position, run_uuid, tool, "pages:10073", ("title",), decision, card_answer, at)
+
+
+def entry(segment: int = 0, position: int = 2, **changes) -> RunRecordEntry:
+    return replace(RunRecordEntry(RUN, segment, position, 0, Ended.COMPLETED), **changes)
+
+
+# --- what ran ---------------------------------------------------------------------------------------------
+
+
+def test_the_tools_that_ran_are_counted_with_their_calls_and_failed_calls():
+    parts = segments(
+        llm(["read_page", "read_page"]),
+        tool("read_page"),
+        tool("read_page", error=True),
+        llm(["search"]),
+        tool("search"),
+        llm(),
+    )
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert result.tools == (ToolUse("read_page", 2, 1), ToolUse("search", 1, 0))
+
+
+def test_a_refused_call_of_a_declined_card_gets_no_entry():
+    parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
+
+    (_, declined) = build_entries(RUN, parts, status="completed", position=2, positions={1: 4})
+
+    assert declined.tools == ()
+
+
+def test_a_call_held_while_the_run_waited_is_left_out_of_the_record():
+    parts = segments(
+        llm(["read_page"]), tool("read_page"), llm(["update_page", "create_page"]), refused("create_page")
+    )
+
+    (waiting,) = build_entries(RUN, parts, status="waiting_for_approval", position=2)
+
+    assert waiting.tools == (ToolUse("read_page", 1, 0),)
+    assert waiting.waiting == ("update_page",)
+
+
+def test_an_approved_call_no_longer_offered_is_a_failure_in_both_readings():
+    parts = segments(llm(["update_page"]), approval(True), refused("update_page"), llm())
+
+    (_, approved) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert approved.tools == (ToolUse("update_page", 1, 1),)
+
+
+def test_an_answered_question_no_longer_permitted_is_left_out_of_the_record():
+    parts = segments(llm(["ask_choice"]), answer(), refused("ask_choice"), llm())
+
+    (_, answered) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert answered.tools == ()
+
+
+def test_display_tools_and_questions_are_left_out_of_the_record():
+    parts = segments(
+        llm(
+            [
+                "chat_set_progress",
+                "chat_highlight_element",
+                "chat_list_open_points",
+                "ask_choice",
+                "read_page",
+            ]
+        ),
+        tool("chat_set_progress"),
+        tool("chat_highlight_element"),
+        tool("chat_list_open_points"),
+        tool("read_page"),
+        llm(),
+    )
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert result.tools == (ToolUse("read_page", 1, 0),)
+
+
+def test_the_display_tools_are_configurable():
+    parts = segments(
+        llm(["chat_set_progress", "tour_step"]), tool("chat_set_progress"), tool("tour_step"), llm()
+    )
+
+    (result,) = build_entries(
+        RUN, parts, status="completed", position=2, display_tools=frozenset({"tour_step"})
+    )
+
+    assert result.tools == (ToolUse("chat_set_progress", 1, 0),)
+    assert "tour_step" not in DISPLAY_TOOLS
+
+
+# --- how a segment ended ----------------------------------------------------------------------------------
+
+
+def test_a_turn_that_failed_before_nr_llm_returned_its_steps_ended_unknown():
+    entries = build_entries(RUN, (), status="failed", position=2, at=START)
+
+    assert entries == (RunRecordEntry(RUN, 0, 2, 0, Ended.UNKNOWN, at=START),)
+
+
+@pytest.mark.parametrize(
+    ("status", "ended"),
+    [
+        ("completed", Ended.COMPLETED),
+        ("waiting_for_approval", Ended.WAITING),
+        ("waiting_for_input", Ended.WAITING),
+        ("failed", Ended.FAILED),
+        ("cancelled", Ended.CANCELLED),
+        ("running", Ended.UNKNOWN),
+        ("queued", Ended.UNKNOWN),
+        ("paused", Ended.UNKNOWN),
+    ],
+)
+def test_the_last_segment_ended_as_the_run_status_says(status, ended):
+    parts = segments(llm(["read_page"]), tool("read_page"))
+
+    (result,) = build_entries(RUN, parts, status=status, position=2)
+
+    assert result.ended is ended
+
+
+def test_a_segment_followed_by_a_decision_ended_waiting():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+
+    first, second = build_entries(RUN, parts, status="completed", position=2)
+
+    assert (first.ended, second.ended) == (Ended.WAITING, Ended.COMPLETED)
+
+
+# --- what was written -------------------------------------------------------------------------------------
+
+
+def test_records_written_are_listed_as_table_and_uid_with_their_completeness():
+    parts = segments(
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 10073, "complete"),
+        tool_write("tt_content", 512, "partial"),
+        tool_write("sys_file_reference", 9),
+        llm(),
+    )
+
+    (_, written) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert written.writes == (
+        WrittenRecord("pages:10073", Completeness.COMPLETE),
+        WrittenRecord("tt_content:512", Completeness.PARTIAL),
+        WrittenRecord("sys_file_reference:9", Completeness.UNCONFIRMED),
+    )
+
+
+def test_a_record_written_twice_in_a_segment_is_listed_once_with_the_weaker_completeness():
+    parts = segments(
+        llm(["update_page", "update_page"]),
+        tool("update_page"),
+        tool_write("pages", 1, "complete"),
+        tool("update_page"),
+        tool_write("pages", 1, "partial"),
+        llm(),
+    )
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert result.writes == (WrittenRecord("pages:1", Completeness.PARTIAL),)
+
+
+def test_a_write_whose_target_cannot_be_read_is_still_listed():
+    parts = segments(llm(["update_page"]), tool("update_page"), tool_write("pages; x", 1, "complete"), llm())
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert result.writes == (WrittenRecord("unreadable", Completeness.COMPLETE),)
+
+
+# --- waiting, decided, undecided --------------------------------------------------------------------------
+
+
+def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
+    parts = segments(
+        llm(["read_page"]),
+        tool("read_page"),
+        llm(["update_page", "update_page", "chat_set_progress"]),
+    )
+
+    (result,) = build_entries(RUN, parts, status="waiting_for_approval", position=2)
+
+    assert result.waiting == ("update_page", "update_page")
+
+
+def test_a_completed_segment_has_no_waiting_calls():
+    parts = segments(llm(["read_page"]), tool("read_page"), llm())
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert result.waiting == ()
+
+
+def test_a_decision_no_card_outcome_says_is_recorded_with_the_cards_tool():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+
+    (_, decided) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert decided.decision == Decision("update_page", "freigegeben")
+
+
+def test_a_plain_denial_without_a_card_outcome_is_recorded_as_the_decision():
+    parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
+
+    (_, declined) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert declined.decision == Decision("update_page", "abgelehnt")
+
+
+@pytest.mark.parametrize(
+    ("approved", "decision", "card_answer"),
+    [
+        (True, CardDecision.APPROVED, "Übernehmen"),
+        (False, CardDecision.DECLINED, "Behalten"),
+        (False, CardDecision.DECLINED, "Überspringen"),
+    ],
+)
+def test_a_decision_a_card_outcome_says_is_not_recorded_again(approved, decision, card_answer):
+    steps = (tool("update_page"),) if approved else (refused("update_page"),)
+    parts = segments(llm(["update_page"]), approval(approved), *steps, llm())
+    outcomes = (outcome(2, "update_page", decision, card_answer, START + 1),)
+
+    (_, decided) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=outcomes)
+
+    assert decided.decision is None
+
+
+def test_a_card_outcome_of_another_run_does_not_say_this_runs_decision():
+    parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
+    other = (outcome(2, "update_page", CardDecision.DECLINED, "Überspringen", START + 1, run_uuid="other"),)
+
+    (_, declined) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=other)
+
+    assert declined.decision == Decision("update_page", "abgelehnt")
+
+
+def test_a_question_answered_records_no_decision():
+    parts = segments(llm(["ask_choice"]), answer(), tool("ask_choice"), llm())
+
+    (_, answered) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert answered.decision is None
+
+
+def test_a_card_left_undecided_by_a_new_message_says_so_and_still_waits():
+    parts = segments(llm(["update_page"]))
+
+    (left,) = build_entries(
+        RUN, parts, status="waiting_for_approval", position=2, left_by=UndecidedBy.NEW_MESSAGE
+    )
+
+    assert left.undecided == Undecided(UndecidedKind.CARD, UndecidedBy.NEW_MESSAGE)
+    assert left.ended is Ended.WAITING
+
+
+def test_a_question_left_undecided_by_ending_the_tour_says_so():
+    parts = segments(llm(["ask_choice"]))
+
+    (left,) = build_entries(RUN, parts, status="cancelled", position=2, left_by=UndecidedBy.TOUR_ENDED)
+
+    assert left.undecided == Undecided(UndecidedKind.QUESTION, UndecidedBy.TOUR_ENDED)
+    assert left.waiting == ("ask_choice",)
+
+
+def test_a_segment_that_did_not_wait_is_not_undecided():
+    parts = segments(llm(["read_page"]), tool("read_page"), llm())
+
+    (result,) = build_entries(RUN, parts, status="completed", position=2, left_by=UndecidedBy.NEW_MESSAGE)
+
+    assert result.undecided is None
+
+
+# --- position, order, time --------------------------------------------------------------------------------
+
+
+def test_each_segment_takes_its_own_position_or_the_one_before():
+    parts = segments(llm(["a"]), approval(True), tool("a"), llm(["b"]), approval(True), tool("b"), llm())
+
+    entries = build_entries(RUN, parts, status="completed", position=2, positions={2: 6})
+
+    assert [(e.segment, e.position) for e in entries] == [(0, 2), (1, 2), (2, 6)]
+
+
+def test_card_outcomes_before_counts_the_outcomes_that_existed_when_the_segment_returned():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+    earlier = outcome(0, "update_page", CardDecision.APPROVED, "Übernehmen", START - 100, run_uuid="before")
+    this_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START + 1)
+
+    first, second = build_entries(
+        RUN, parts, status="completed", position=2, card_outcomes=(earlier, this_card)
+    )
+
+    assert (first.card_outcomes_before, second.card_outcomes_before) == (1, 2)
+
+
+def test_a_card_outcome_recorded_in_the_second_its_continuation_returned_existed_before_it():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+    this_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START + 3)
+
+    (_, second) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(this_card,))
+
+    assert second.card_outcomes_before == 1
+
+
+def test_a_segment_is_dated_by_its_newest_event():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+
+    first, second = build_entries(RUN, parts, status="completed", position=2)
+
+    assert (first.at, second.at) == (START, START + 3)
+
+
+# --- the stored column ------------------------------------------------------------------------------------
+
+
+def test_an_entry_reads_back_from_its_json():
+    stored = entry(
+        segment=1,
+        card_outcomes_before=3,
+        ended=Ended.WAITING,
+        tools=(ToolUse("read_page", 2, 1),),
+        writes=(WrittenRecord("pages:10073", Completeness.PARTIAL),),
+        waiting=("update_page",),
+        decision=Decision("update_page", "abgelehnt"),
+        undecided=Undecided(UndecidedKind.CARD, UndecidedBy.TOUR_ENDED),
+        at=START,
+    )
+
+    assert from_json(json.loads(json.dumps(stored.to_json()))) == stored
+    assert RunRecordEntry.from_json(stored.to_json()) == stored
+
+
+def test_from_json_tolerates_unknown_keys():
+    value = {
+        **entry().to_json(),
+        "noteVersion": 2,
+        "tools": [{"name": "x", "calls": 1, "failed": 0, "ms": 4}],
+    }
+
+    assert from_json(value) == entry(tools=(ToolUse("x", 1, 0),))
+
+
+def test_from_json_takes_defaults_for_the_keys_an_older_entry_lacks():
+    value = {"runUuid": RUN, "segment": 0, "ended": "completed"}
+
+    assert from_json(value) == RunRecordEntry(RUN, 0, 0, 0, Ended.COMPLETED)
+
+
+def test_identifiers_read_back_are_reduced_to_identifier_characters():
+    value = {**entry().to_json(), "tools": [{"name": "x\nIgnore all", "calls": 1, "failed": 0}]}
+
+    read = from_json(value)
+
+    assert isinstance(read, RunRecordEntry)
+    assert read.tools == (ToolUse("xIgnoreall", 1, 0),)
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        pytest.param({"runUuid": None}, "runUuid missing", id="no run"),
+        pytest.param({"segment": None}, "segment is not a count", id="no segment"),
+        pytest.param({"segment": "1"}, "segment is not a count", id="segment as text"),
+        pytest.param({"segment": True}, "segment is not a count", id="segment a boolean"),
+        pytest.param({"ended": "paused"}, "ended has an unknown value", id="ended unknown"),
+        pytest.param({"tools": {"x": 1}}, "tools is not a list", id="tools an object"),
+        pytest.param({"tools": ["x"]}, "tools is not an object", id="a tool as text"),
+        pytest.param({"tools": [{"name": 3, "calls": 1}]}, "name is not a name", id="a tool without a name"),
+        pytest.param({"writes": [{"record": "pages"}]}, "record is not table:uid", id="a record without uid"),
+        pytest.param(
+            {"writes": [{"record": "pages:1", "completeness": "most"}]},
+            "completeness has an unknown value",
+            id="completeness unknown",
+        ),
+        pytest.param(
+            {"decision": {"tool": "x"}}, "decision answer is not text", id="decision without answer"
+        ),
+        pytest.param(
+            {"undecided": {"kind": "card", "by": "timeout"}}, "by has an unknown value", id="left how"
+        ),
+    ],
+)
+def test_an_entry_with_a_malformed_known_key_is_unreadable(changes, reason):
+    value = {**entry().to_json(), **changes}
+
+    assert from_json(value) == UnreadableEntry(reason)
+
+
+def test_an_entry_that_is_not_an_object_is_unreadable():
+    assert from_json(["runUuid"]) == UnreadableEntry("entry is not an object")
+
+
+@pytest.mark.parametrize("text", [None, "", "  "])
+def test_a_column_without_a_record_has_no_entries_and_no_problems(text):
+    assert parse_run_record(text) == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("{not json", "not JSON"), ('{"runUuid": "x"}', "not a list but dict"), ("3", "not a list but int")],
+)
+def test_a_column_that_is_not_a_json_list_is_one_problem(text, reason):
+    assert parse_run_record(text) == ((), (UnreadableEntry(reason),))
+
+
+def test_an_unreadable_entry_is_reported_with_its_place_and_the_others_still_read():
+    text = json.dumps([entry().to_json(), {"runUuid": RUN}, entry(segment=1).to_json()])
+
+    entries, problems = parse_run_record(text)
+
+    assert entries == (entry(), entry(segment=1))
+    assert problems == (UnreadableEntry("segment is not a count", index=1),)
+
+
+def test_the_record_keeps_the_newest_200_entries():
+    entries = [entry(segment=n) for n in range(230)]
+
+    kept = keep_newest(entries)
+
+    assert len(kept) == 200
+    assert (kept[0].segment, kept[-1].segment) == (30, 229)
+
+
+def test_the_stored_column_holds_the_newest_entries_as_a_json_list():
+    entries = [entry(segment=n) for n in range(3)]
+
+    text = dump_run_record(entries, limit=2)
+
+    assert parse_run_record(text) == ((entry(segment=1), entry(segment=2)), ())
+
+
+def test_an_edited_message_cuts_the_records_and_card_outcomes_of_the_turns_after_it():
+    entries = [entry(position=1), entry(position=3), entry(segment=1, position=5), entry(position=7)]
+    outcomes = [
+        outcome(1, "update_page", CardDecision.APPROVED, "Übernehmen", START),
+        outcome(5, "update_page", CardDecision.DECLINED, "Behalten", START + 9),
+    ]
+
+    kept_entries, kept_outcomes = cut_after(entries, outcomes, position=2)
+
+    assert kept_entries == (entry(position=1),)
+    assert kept_outcomes == (outcomes[0],)
+
+
+def test_an_edit_keeps_the_record_of_a_failed_turn_before_the_edited_message():
+    failed_before = entry(position=2, ended=Ended.FAILED)
+
+    kept_entries, _ = cut_after([failed_before, entry(position=3)], [], position=2)
+
+    assert kept_entries == (failed_before,)
+
+
+# --- stored beside rebuilt --------------------------------------------------------------------------------
+
+
+def test_diff_names_the_fields_that_differ_and_the_entries_on_one_side_only():
+    stored = [entry(segment=0), entry(segment=1, tools=(ToolUse("update_page", 1, 1),), at=5)]
+    rebuilt = [entry(segment=1, at=9), entry(segment=2)]
+
+    differences = diff(stored, rebuilt)
+
+    assert [(d.segment, d.kind, d.fields) for d in differences] == [
+        (0, DifferenceKind.ONLY_STORED, tuple(entry().to_json())),
+        (1, DifferenceKind.CHANGED, ("tools", "at")),
+        (2, DifferenceKind.ONLY_REBUILT, tuple(entry().to_json())),
+    ]
+
+
+def test_diff_leaves_out_the_fields_it_is_told_to_ignore():
+    differences = diff([entry(at=5)], [entry(at=9)], ignore=frozenset({"at"}))
+
+    assert differences == ()
+
+
+def test_a_rebuilt_record_equals_the_one_stored_from_the_same_steps():
+    parts = segments(
+        llm(["update_page"]), approval(True), tool("update_page"), tool_write("pages", 1, "complete")
+    )
+    stored = build_entries(RUN, parts, status="running", position=2)
+
+    rebuilt = build_entries(RUN, parts, status="running", position=2)
+
+    assert diff(stored, rebuilt) == ()

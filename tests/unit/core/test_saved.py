@@ -1,0 +1,120 @@
+"""Whether a turn saved anything, read from the run's persisted event stream (001_…, "Decision")."""
+
+import pytest
+
+from core.events import EventProblem, Problem
+from core.saved import Verdict, nothing_saved, written_records
+from tests.unit.core.events_helpers import answer, approval, llm, refused, request, run, tool, tool_write
+
+
+def test_a_turn_with_a_tool_write_wrote():
+    events = run(llm(["update_page"]), tool("update_page"), tool_write("pages", 10073, "complete"), llm())
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+def test_a_turn_that_called_no_tool_saved_nothing():
+    events = run(llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_turn_that_only_read_saved_nothing():
+    events = run(llm(["read_page"]), tool("read_page"), llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_write_at_the_first_approval_counts_for_the_answer_after_the_second():
+    events = run(
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 10073, "complete"),
+        llm(["update_page"]),
+        approval(False),
+        refused("update_page"),
+        llm(),
+    )
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+def test_a_call_run_without_error_directly_after_an_approval_counts_as_a_write():
+    events = run(llm(["remote_update"]), approval(True), tool("remote_update"), llm())
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+@pytest.mark.parametrize(
+    "after_the_approval",
+    [
+        pytest.param((tool("remote_update", error=True),), id="the approved call failed"),
+        pytest.param((refused("remote_update"),), id="the approved call was no longer permitted"),
+        pytest.param((llm(["read_page"]), tool("read_page")), id="a call after the next model round"),
+        pytest.param((request(), llm(["read_page"]), tool("read_page")), id="a call after the next request"),
+    ],
+)
+def test_a_call_that_is_not_an_approved_call_run_without_error_is_no_write(after_the_approval):
+    events = run(llm(["remote_update"]), approval(True), *after_the_approval, llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_call_after_a_declined_approval_is_no_write():
+    events = run(llm(["remote_update"]), approval(False), tool("remote_update"), llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_call_after_an_answer_is_no_write():
+    events = run(llm(["ask_choice"]), answer(), tool("ask_choice"), llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_the_stream_is_read_in_sequence_order():
+    events = run(llm(["remote_update"]), approval(True), tool("remote_update"), llm())
+
+    assert nothing_saved(tuple(reversed(events))) is Verdict.WROTE
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        pytest.param(None, id="no stream"),
+        pytest.param((), id="an empty stream"),
+        pytest.param((*run(llm()), EventProblem(9, Problem.PAYLOAD_NOT_JSON)), id="an unreadable row"),
+    ],
+)
+def test_an_unreadable_stream_yields_no_notice(stream):
+    assert nothing_saved(stream) is Verdict.CANNOT_TELL
+
+
+def test_an_unreadable_row_hides_no_write_it_could_have_held():
+    events = (*run(llm(["update_page"]), tool("update_page"), llm()), EventProblem(4, Problem.UNKNOWN_KIND))
+
+    assert nothing_saved(events) is Verdict.CANNOT_TELL
+
+
+def test_written_records_name_each_record_once_in_the_order_written():
+    events = run(
+        llm(["update_page"]),
+        tool("update_page"),
+        tool_write("pages", 10073, "complete"),
+        tool_write("tt_content", 5),
+        tool_write("pages", 10073, "partial"),
+        llm(),
+    )
+
+    assert written_records(events) == ("pages:10073", "tt_content:5")
+
+
+def test_written_records_leave_out_targets_that_cannot_be_read_and_rows_with_problems():
+    events = (*run(tool_write("pages", 0), tool_write("pages", 7)), EventProblem(9, Problem.PAYLOAD_NOT_JSON))
+
+    assert written_records(events) == ("pages:7",)
+
+
+def test_a_run_that_wrote_nothing_names_no_records():
+    assert written_records(run(llm(["read_page"]), tool("read_page"), llm())) == ()
