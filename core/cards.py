@@ -12,9 +12,11 @@ class CardDecision(StrEnum):
     DECLINED = "declined"
 
 
-# The answers a card offers (DOMAIN.md, "Cards, questions, tours"); a plain denial reads "abgelehnt".
-APPROVE_ANSWER = "Behalten"
-DECLINE_ANSWERS = ("Überspringen", "Andere Variante", "abgelehnt")
+# The answers a card offers. Approving is shown as "Übernehmen"; "Behalten" keeps the current value and so
+# declines the proposal: 000_…'s refused-call table lists it among a declined card's answers ("the answer
+# (Behalten, Überspringen, Andere Variante, or 'abgelehnt')"). A plain denial reads "abgelehnt".
+APPROVE_ANSWER = "Übernehmen"
+DECLINE_ANSWERS = ("Behalten", "Überspringen", "Andere Variante", "abgelehnt")
 
 
 @dataclass(frozen=True)

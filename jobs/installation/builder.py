@@ -8,7 +8,7 @@ Tests, the demo generator and the benchmarks all build their data with it, so no
     chat.user("Prüfe die SEO-Felder", at=t0)
     run = chat.run()
     run.propose("update_page_seo", page, fields=("seo_title",))
-    run.approve()                    # "Behalten": the tool runs, writes, and leaves its sys_history row
+    run.approve()                    # "Übernehmen": the tool runs, writes, and leaves its sys_history row
     run.answer("Seitentitel gespeichert.")
     run.finish()
     chat.close()
@@ -719,7 +719,7 @@ class Run:
         raw_target: Mapping[str, Any] | str | None = None,
         permitted: bool = True,
     ) -> Write | None:
-        """The editor answers "Behalten": the call runs (and writes), or nr-llm no longer permits it."""
+        """The editor answers "Übernehmen": the call runs (and writes), or nr-llm no longer permits it."""
         waiting_segment = self.segment
         tool, record, fields = self._decide(at)
         self._event("approval", {"approved": True, "decidedBy": self.chat.editor}, round_=0)
@@ -747,7 +747,7 @@ class Run:
         return written
 
     def decline(self, answer: str = "Überspringen", *, at: int | None = None) -> None:
-        """The editor declines the card ("Überspringen", "Andere Variante", or a plain "abgelehnt")."""
+        """The editor declines: "Behalten", "Überspringen", "Andere Variante" or a plain "abgelehnt"."""
         waiting_segment = self.segment
         tool, record, fields = self._decide(at)
         self._event("approval", {"approved": False, "decidedBy": self.chat.editor}, round_=0)

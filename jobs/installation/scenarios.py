@@ -225,7 +225,9 @@ def seo_tour(w: Writer) -> Planted:
         roll = w.rng.random()
         if roll < 0.76:
             run.approve(at=run.now + w.rng.randint(10, 300), completeness=_completeness(w.rng))
-        elif roll < 0.88:
+        elif roll < 0.83:
+            run.decline("Behalten", at=run.now + 20)
+        elif roll < 0.9:
             run.decline("Überspringen", at=run.now + 20)
         elif roll < 0.97:
             run.decline("Andere Variante", at=run.now + 20)

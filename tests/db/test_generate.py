@@ -73,7 +73,7 @@ def test_conversation_1_reads_back_as_six_approved_cards_on_one_page_and_the_que
         ]
     engine.dispose()
 
-    assert [(c["decision"], c["answer"]) for c in cards] == [("approved", "Behalten")] * 6
+    assert [(c["decision"], c["answer"]) for c in cards] == [("approved", "Übernehmen")] * 6
     assert len(writes) == 6 and len(targets) == 1 and table == "pages"
     assert [c["record"] for c in cards] == [f"pages:{uid}"] * 6
     assert [h.tstamp for h in history] == [w.crdate for w in writes]
@@ -178,7 +178,7 @@ def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, r
     answers = {card["answer"] for chat in chats for card in (_json(chat.card_outcomes) or [])}
     assert refused, "refused calls recorded with exactly 0.0 ms"
     assert {"complete", "partial", "unconfirmed"} <= completeness
-    assert {"Behalten", "Überspringen", "Andere Variante"} <= answers
+    assert {"Übernehmen", "Behalten", "Überspringen", "Andere Variante"} <= answers
     assert any(p["toolName"] == "ask_choice" for p in payloads)
     assert {"nothingSaved", "runFinishedOutside"} <= {m.get("notice") for m in messages}
     assert {"weiter", "alles approved", "habe alles freigegeben"} & {m["content"] for m in messages}
