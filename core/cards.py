@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -42,3 +43,51 @@ class CardOutcome:
             "answer": self.answer,
             "at": self.at,
         }
+
+
+@dataclass(frozen=True)
+class UnreadableCardOutcome:
+    reason: str
+    index: int | None = None  # its place in the stored list; None: the column as a whole
+
+
+def parse_card_outcomes(
+    text: str | None,
+) -> tuple[tuple[CardOutcome, ...], tuple[UnreadableCardOutcome, ...]]:
+    """The stored card_outcomes column; what cannot be read is reported, the rest still read."""
+    if text is None or not text.strip():
+        return (), ()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return (), (UnreadableCardOutcome(f"not JSON ({error.msg} at character {error.pos})"),)
+    if not isinstance(value, list):
+        return (), (UnreadableCardOutcome("not a list"),)
+    outcomes: list[CardOutcome] = []
+    problems: list[UnreadableCardOutcome] = []
+    for index, item in enumerate(value):
+        outcome = _card_outcome(item)
+        if isinstance(outcome, str):
+            problems.append(UnreadableCardOutcome(outcome, index))
+        else:
+            outcomes.append(outcome)
+    return tuple(outcomes), tuple(problems)
+
+
+def _card_outcome(item: object) -> CardOutcome | str:
+    if not isinstance(item, dict):
+        return "not an object"
+    decision = item.get("decision")
+    if decision not in {member.value for member in CardDecision}:
+        return "decision is not approved or declined"
+    position, at = item.get("position"), item.get("at", 0)
+    if not isinstance(position, int) or isinstance(position, bool) or not isinstance(at, int):
+        return "position or at is not a number"
+    fields = item.get("fields", [])
+    if not isinstance(fields, list) or not all(isinstance(name, str) for name in fields):
+        return "fields is not a list of names"
+    texts = [item.get(key, "") for key in ("runUuid", "tool", "record", "answer")]
+    if not all(isinstance(value, str) for value in texts):
+        return "runUuid, tool, record or answer is not text"
+    run_uuid, tool, record, answer = (str(value) for value in texts)
+    return CardOutcome(position, run_uuid, tool, record, tuple(fields), CardDecision(decision), answer, at)

@@ -226,11 +226,14 @@ def build_entries(
         outcome: CardOutcome | None = None
         if opening in (Opening.APPROVED, Opening.DECLINED):
             card_tool = _card_tool(segment, waited_on, display_tools)
-            outcome = _match_outcome(run_outcomes, consumed, card_tool, opening is Opening.APPROVED)
+            outcome = _match_outcome(
+                run_outcomes, consumed, card_tool, opening is Opening.APPROVED, current_position
+            )
         readings = read_segment(segment, previous=SegmentContext(outcome.answer if outcome else ""))
         left = last and left_by is not None and status in _LEFT_WAITING
         ended = Ended.WAITING if not last or left else ENDED_BY_STATUS.get(status, Ended.UNKNOWN)
-        waiting = _waiting_calls(segment, display_tools)
+        waits_for = opening_of(segments[number + 1]) if not last else _WAITS_FOR_BY_STATUS.get(status)
+        waiting = _waiting_calls(segment, display_tools, waits_for)
         decision = None
         if outcome is None and opening is Opening.APPROVED:
             decision = Decision(card_tool, APPROVED_WITHOUT_OUTCOME)
@@ -285,13 +288,14 @@ def _card_tool(segment: Segment, waited_on: Sequence[str], display_tools: frozen
 
 
 def _match_outcome(
-    outcomes: Sequence[CardOutcome], consumed: set[int], tool: str, approved: bool
+    outcomes: Sequence[CardOutcome], consumed: set[int], tool: str, approved: bool, position: int
 ) -> CardOutcome | None:
-    # Card outcomes are appended in the order the cards were decided: the first one of the run not yet
-    # matched, with the same decision and (when the card's tool is known) the same tool, is this card's.
+    # A card outcome stands at the position of the segment that showed the card, so the first one of the
+    # run at that position, not yet matched, with the same decision and tool, is this card's. None there
+    # means none was stored: a card declined with a plain denial has no outcome (000_…, "Decision").
     wanted = CardDecision.APPROVED if approved else CardDecision.DECLINED
     for number, outcome in enumerate(outcomes):
-        if number in consumed or outcome.decision is not wanted:
+        if number in consumed or outcome.decision is not wanted or outcome.position != position:
             continue
         if tool and identifier(outcome.tool) != tool:
             continue
@@ -300,9 +304,20 @@ def _match_outcome(
     return None
 
 
-def _waiting_calls(segment: Segment, display_tools: frozenset[str]) -> tuple[str, ...]:
+# What a run waits for, by its status (DOMAIN.md): a card (an approval) or an answer (an input).
+_WAITS_FOR_BY_STATUS: Mapping[str, Opening] = {
+    RunStatus.WAITING_FOR_APPROVAL: Opening.APPROVED,
+    RunStatus.WAITING_FOR_INPUT: Opening.INPUT,
+}
+
+
+def _waiting_calls(
+    segment: Segment, display_tools: frozenset[str], waits_for: Opening | None
+) -> tuple[str, ...]:
     # The calls the last model round requested that have no step after it: the step of a call that ran or
-    # was held back in that round says the call is not waiting.
+    # was held back in that round says the call is not waiting. A question asked beside a card does not
+    # wait for the card's decision, nor a call beside a question for its answer: nr-llm holds them back
+    # (000_…, amendment, table), so only the calls the decision is about are waiting.
     rounds = segment.model_rounds
     if not rounds:
         return ()
@@ -316,6 +331,10 @@ def _waiting_calls(segment: Segment, display_tools: frozenset[str]) -> tuple[str
             stepped[name] -= 1
         elif name not in display_tools:
             waiting.append(name)
+    if waits_for is Opening.INPUT:
+        return tuple(name for name in waiting if name in QUESTION_TOOLS)
+    if waits_for in (Opening.APPROVED, Opening.DECLINED):
+        return tuple(name for name in waiting if name not in QUESTION_TOOLS)
     return tuple(waiting)
 
 

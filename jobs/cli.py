@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -193,3 +194,25 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command("record")
+@click.argument("conversation", type=int)
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the stored and rebuilt record as JSON.")
+def record_command(conversation: int, db_url: str, as_json: bool) -> None:
+    """The run record of CONVERSATION rebuilt from events, beside the stored one, differences marked."""
+    from jobs.conversation_record import load_conversation, rebuild_record
+    from jobs.database import make_engine
+    from jobs.record_view import record_json, record_text
+
+    engine = make_engine(db_url)
+    try:
+        report = rebuild_record(load_conversation(engine, conversation))
+    finally:
+        engine.dispose()
+    click.echo(
+        json.dumps(record_json(report), indent=2, ensure_ascii=False) if as_json else record_text(report)
+    )
+    for problem in report.conversation.problems:
+        click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)

@@ -427,9 +427,13 @@ class Conversation:
         return run
 
     def end_tour(self, *, at: int) -> None:
-        """The tour ends (× or completed): a card or question still open is left undecided."""
+        """The editor's × ends the tour: a waiting run is cancelled, its card or question left undecided."""
         for run in self.runs:
-            run.left_undecided("tour_ended")
+            if run.waiting_for is not None:
+                run.clock = max(run.clock, float(at))
+                run.left_undecided("tour_ended")
+                run.status = "cancelled"
+                run.termination = "cancelled"
         self.skill = ""
         self.tstamp = max(self.tstamp, at)
 
@@ -448,7 +452,7 @@ class Conversation:
     def run_record(self) -> list[dict[str, Any]]:
         """The run record the chat stored: the newest 200 entries of every run segment."""
         entries = [entry for run in self.runs for entry in run.planted_entries()]
-        entries.sort(key=lambda e: (e["position"], e["cardOutcomesBefore"], e["at"]))
+        entries.sort(key=lambda e: e["at"])  # the chat appends an entry when its segment returns
         return entries[-200:]
 
     def close(self) -> None:
@@ -493,6 +497,8 @@ class Conversation:
         )
         for message in self.messages:
             rows.add(schema.message, message)
+        for run in self.runs:
+            run.store()
 
 
 class Run:
@@ -826,7 +832,7 @@ class Run:
         self.status = status
         self.termination = termination or status
         self._end_segment({"completed": "completed", "failed": "failed", "cancelled": "cancelled"}[status])
-        self._store()
+        self.chat.tstamp = max(self.chat.tstamp, self.now)
 
     def fail_before_steps(self) -> None:
         """The turn failed before nr-llm returned its steps: no events, the segment's end unknown."""
@@ -835,13 +841,9 @@ class Run:
         self.segment.at = self.now
         self.segment.position = self.chat.position
         self.segment.card_outcomes_before = len(self.chat.card_outcomes)
-        self._store()
 
-    def suspend(self) -> None:
-        """The run stays waiting (for a card or a question) when the data ends."""
-        self._store()
-
-    def _store(self) -> None:
+    def store(self) -> None:
+        """Write the agent-run row as the run stands now (the conversation does, when it is closed)."""
         self.site.rows.add(
             schema.agentrun,
             {
@@ -864,7 +866,6 @@ class Run:
                 "crdate": self.started_at,
             },
         )
-        self.chat.tstamp = max(self.chat.tstamp, self.now)
 
     def planted_entries(self) -> list[dict[str, Any]]:
         """The run-record entries the chat stored for this run's segments."""

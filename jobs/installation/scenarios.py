@@ -216,7 +216,6 @@ def seo_tour(w: Writer) -> Planted:
         beside = ("ask_choice",) if w.rng.random() < 0.08 else ()
         run.propose("update_page_seo", page, fields=(field_name,), beside=beside)
         if index == cards - 1 and w.rng.random() < 0.07:
-            run.suspend()
             chat.end_tour(at=run.now + 600)  # the editor's ×: the card is left undecided
             w.settle(page, fate)
             chat.close()
@@ -305,7 +304,6 @@ def question(w: Writer) -> Planted:
     run.say("Welche Tonalität soll die Beschreibung haben?")
     run.ask()
     if w.rng.random() < 0.25:
-        run.suspend()
         chat.user("Egal, lass es so.", at=run.now + 300)  # the question is left undecided
         second = w.track(chat.run())
         second.answer("In Ordnung, ich lasse die Beschreibung unverändert.")
@@ -331,7 +329,6 @@ def go_on(w: Writer) -> Planted:
     run.say("Ich schlage eine neue Seite „Sommerfest“ vor.")
     run.propose("create_page_draft", page, fields=("title",))
     if w.at < w.story.release:
-        run.suspend()
         chat.user(w.rng.choice(("weiter", "alles approved", "habe alles freigegeben")), at=run.now + 400)
         again = w.track(chat.run())
         again.say("Ich schlage eine neue Seite „Sommerfest“ vor.")

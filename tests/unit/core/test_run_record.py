@@ -230,6 +230,22 @@ def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
     assert result.waiting == ("update_page", "update_page")
 
 
+def test_a_question_asked_beside_a_card_does_not_wait_for_the_cards_decision():
+    parts = segments(llm(["update_page", "ask_choice"]))
+
+    (result,) = build_entries(RUN, parts, status="waiting_for_approval", position=2)
+
+    assert result.waiting == ("update_page",)
+
+
+def test_a_call_beside_a_question_does_not_wait_for_its_answer():
+    parts = segments(llm(["ask_choice", "update_page"]), answer(), tool("ask_choice"), llm())
+
+    (asked, _) = build_entries(RUN, parts, status="completed", position=2)
+
+    assert asked.waiting == ("ask_choice",)
+
+
 def test_a_completed_segment_has_no_waiting_calls():
     parts = segments(llm(["read_page"]), tool("read_page"), llm())
 
@@ -279,6 +295,26 @@ def test_a_card_outcome_of_another_run_does_not_say_this_runs_decision():
     (_, declined) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=other)
 
     assert declined.decision == Decision("update_page", "abgelehnt")
+
+
+def test_a_plain_denial_does_not_take_the_card_outcome_of_a_later_card_with_the_same_tool():
+    parts = segments(
+        llm(["update_page"]),
+        approval(False),
+        refused("update_page"),
+        llm(["update_page"]),
+        approval(False),
+        refused("update_page"),
+        llm(),
+    )
+    later_card = (outcome(3, "update_page", CardDecision.DECLINED, "Überspringen", START + 5),)
+
+    (_, plain, skipped) = build_entries(
+        RUN, parts, status="completed", position=2, positions={1: 3, 2: 4}, card_outcomes=later_card
+    )
+
+    assert plain.decision == Decision("update_page", "abgelehnt")
+    assert skipped.decision is None
 
 
 def test_a_question_answered_records_no_decision():

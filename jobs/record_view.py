@@ -1,0 +1,92 @@
+"""How `runrecord record` and `runrecord notes` print what they found: plain text for a terminal, or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.run_record import DifferenceKind, RunRecordEntry
+from jobs.conversation_record import RecordReport
+
+MARKS = {DifferenceKind.ONLY_STORED: "-", DifferenceKind.ONLY_REBUILT: "+", DifferenceKind.CHANGED: "≠"}
+
+
+def record_json(report: RecordReport) -> dict[str, Any]:
+    """Both records in the stored column's JSON shape (DESIGN.md), with the differences and problems."""
+    conversation = report.conversation
+    return {
+        "conversation": conversation.uid,
+        "status": conversation.status,
+        "runs": [run.uuid for run in conversation.runs],
+        "stored": [entry.to_json() for entry in conversation.stored_entries]
+        if conversation.stored_record_readable
+        else None,
+        "rebuilt": [entry.to_json() for entry in report.rebuilt],
+        "differences": [
+            {
+                "runUuid": difference.run_uuid,
+                "segment": difference.segment,
+                "kind": difference.kind.value,
+                "fields": list(difference.fields),
+            }
+            for difference in report.differences
+        ],
+        "problems": list(conversation.problems),
+    }
+
+
+def record_text(report: RecordReport) -> str:
+    """The rebuilt entries one a line, each marked where the stored record differs."""
+    conversation = report.conversation
+    lines = [
+        f"conversation {conversation.uid}: {conversation.status}, {len(conversation.runs)} runs, "
+        f"{len(conversation.card_outcomes)} card outcomes",
+    ]
+    if not conversation.stored_record_readable:
+        lines.append(
+            f"stored run record: none readable; {len(report.rebuilt)} entries rebuilt from the runs' events"
+        )
+    else:
+        lines.append(
+            f"stored run record: {len(conversation.stored_entries)} entries; rebuilt from events: "
+            f"{len(report.rebuilt)}; differences: {len(report.differences) or 'none'}"
+        )
+    marks = {(d.run_uuid, d.segment): MARKS[d.kind] for d in report.differences}
+    lines.append(f"  {'':1} {'pos':>4} {'run':8} {'seg':>3}  {'ended':9} what")
+    for entry in report.rebuilt:
+        mark = marks.get((entry.run_uuid, entry.segment), " ")
+        lines.append(
+            f"  {mark} {entry.position:>4} {entry.run_uuid[:8]:8} {entry.segment:>3}  "
+            f"{entry.ended.value:9} {describe(entry)}"
+        )
+    for difference in report.differences:
+        label = {"only_stored": "only in the stored record", "only_rebuilt": "only rebuilt from events"}
+        what = label.get(difference.kind.value, "differs in " + ", ".join(difference.fields))
+        line = (
+            f"  {MARKS[difference.kind]} run {difference.run_uuid[:8]} segment {difference.segment}: {what}"
+        )
+        if difference.stored is not None and difference.rebuilt is not None:
+            stored, rebuilt = difference.stored.to_json(), difference.rebuilt.to_json()
+            line += "".join(f"; {f}: stored {stored[f]} rebuilt {rebuilt[f]}" for f in difference.fields)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def describe(entry: RunRecordEntry) -> str:
+    """One entry in a few words: tools, records written, waiting calls, the decision, what was left."""
+    parts = []
+    if entry.tools:
+        parts.append(
+            "tools "
+            + ", ".join(
+                f"{t.name}×{t.calls}" + (f" ({t.failed} failed)" if t.failed else "") for t in entry.tools
+            )
+        )
+    if entry.writes:
+        parts.append("wrote " + ", ".join(f"{w.record} ({w.completeness.value})" for w in entry.writes))
+    if entry.waiting:
+        parts.append("waiting: " + ", ".join(entry.waiting))
+    if entry.decision is not None:
+        parts.append(f"decision: {entry.decision.tool} {entry.decision.answer}")
+    if entry.undecided is not None:
+        parts.append(f"left undecided ({entry.undecided.kind.value}, {entry.undecided.by.value})")
+    return "; ".join(parts) or "nothing ran, was written or decided"

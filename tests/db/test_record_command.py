@@ -1,0 +1,104 @@
+"""`runrecord record`: the run record rebuilt from events beside the stored one, on every dialect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from click.testing import Result
+from sqlalchemy import Engine, update
+
+from core import schema
+from jobs.conversation_record import load_conversation, rebuild_record
+from jobs.database import make_engine
+from jobs.installation.builder import Installation
+from jobs.installation.generate import generate
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+T0 = 1_790_000_000
+
+
+def test_the_record_rebuilt_from_events_equals_the_stored_one_for_every_generated_conversation(
+    empty_db_url: str,
+) -> None:
+    generate(empty_db_url, conversations=150, seed=11, now=NOW)
+    engine = make_engine(empty_db_url)
+
+    reports = [rebuild_record(load_conversation(engine, uid)) for uid in range(1, 151)]
+    engine.dispose()
+
+    compared = [r for r in reports if r.conversation.stored_record_readable]
+    assert len(compared) > 20
+    assert [(r.conversation.uid, r.differences) for r in compared if r.differences] == []
+
+
+def test_record_marks_a_stored_entry_that_differs_from_the_events(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.user("Setze den Titel.", at=T0)
+        run = chat.run()
+        run.propose("update_page_seo", page, fields=("seo_title",))
+        run.approve()
+        run.answer("Gespeichert.")
+        run.finish()
+        stored = chat.run_record()
+        stored[-1]["writes"] = []  # the chat stored a record that lost the write
+        chat.run_record_override = json.dumps(stored)
+        chat.close()
+        site.finish()
+
+    result = run_cli("record", str(chat.uid), "--db", installation_url, "--json")
+
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["differences"] == [
+        {"runUuid": run.uuid, "segment": 1, "kind": "changed", "fields": ["writes"]}
+    ]
+    assert report["rebuilt"][-1]["writes"] == [{"record": f"pages:{page.uid}", "completeness": "complete"}]
+
+
+def test_record_names_each_unreadable_row_and_shows_the_rest(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.user("Setze den Titel.", at=T0)
+        run = chat.run()
+        run.propose("update_page_seo", page, fields=("seo_title",))
+        run.approve(raw_target="{not json")
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.run_record_override = "[{oops"
+        chat.card_outcomes_override = "not json either"
+        chat.close()
+        site.finish()
+        e = schema.agentrun_event.c
+        connection.execute(update(schema.agentrun_event).where(e.kind == "context").values(kind="thinking"))
+
+    result = run_cli("record", str(chat.uid), "--db", installation_url)
+
+    assert result.exit_code == 0
+    warnings = result.stderr.splitlines()
+    assert any("run_record" in line and "not JSON" in line for line in warnings)
+    assert any("card_outcomes" in line and "not JSON" in line for line in warnings)
+    assert any("payload_not_json" in line for line in warnings)
+    assert any("unknown_kind" in line for line in warnings)
+    assert all(line.startswith(f"runrecord: warning: conversation {chat.uid}: ") for line in warnings)
+    assert "stored run record: none readable" in result.stdout
+    assert "update_page_seo" in result.stdout
+
+
+def test_record_of_a_conversation_that_does_not_exist_fails_in_one_line(
+    installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli("record", "4242", "--db", installation_url)
+
+    assert result.exit_code == 1
+    assert result.stderr == "runrecord: error: conversation 4242 does not exist\n"
