@@ -1,0 +1,76 @@
+"""The transcript as the chat stores it: one message per tx_nrmcpagent_message row (DOMAIN.md, DESIGN.md).
+
+A typed view of the rows a turn sends: position (the row's sorting), role, text, the notice beside an
+assistant message, and the run segment that produced it (DESIGN.md, "Chat-side JSON": `runUuid`, `segment`).
+`read_message` reads one stored payload and tolerates keys it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from core.error_codes import Notice
+
+__all__ = ["Notice", "Role", "TranscriptMessage", "UnreadableMessage", "read_message"]
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    position: int  # the row's sorting
+    role: Role
+    content: str
+    notice: Notice | None = None
+    notice_args: str = ""  # e.g. "pages:10073" beside runFinishedOutside
+    run_uuid: str = ""  # the run whose segment produced the message; "" for user messages and older rows
+    segment: int | None = None
+
+
+@dataclass(frozen=True)
+class UnreadableMessage:
+    position: int
+    reason: str
+
+
+def read_message(sorting: int, payload: object) -> TranscriptMessage | UnreadableMessage:
+    """A stored payload as a message; a multimodal content keeps its text parts, an unknown notice is none."""
+    if not isinstance(payload, Mapping):
+        return UnreadableMessage(sorting, "payload is not an object")
+    stored_role = payload.get("role")
+    if stored_role not in {member.value for member in Role}:
+        return UnreadableMessage(sorting, "role is not user, assistant or tool")
+    role = Role(stored_role)
+    notice: Notice | None = None
+    stored_notice = payload.get("notice")
+    if isinstance(stored_notice, str) and stored_notice in {member.value for member in Notice}:
+        notice = Notice(stored_notice)
+    run_uuid = payload.get("runUuid")
+    segment = payload.get("segment")
+    notice_args = payload.get("noticeArgs")
+    return TranscriptMessage(
+        position=sorting,
+        role=role,
+        content=_text(payload.get("content")),
+        notice=notice,
+        notice_args=notice_args if isinstance(notice_args, str) else "",
+        run_uuid=run_uuid if isinstance(run_uuid, str) else "",
+        segment=segment if isinstance(segment, int) and not isinstance(segment, bool) else None,
+    )
+
+
+def _text(content: Any) -> str:
+    # DOMAIN.md: content is a string or a multimodal list; only its text parts are text.
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, Mapping)]
+        return "\n".join(text for text in texts if isinstance(text, str))
+    return ""
