@@ -216,3 +216,25 @@ def record_command(conversation: int, db_url: str, as_json: bool) -> None:
     )
     for problem in report.conversation.problems:
         click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)
+
+
+@main.command("notes")
+@click.argument("conversation", type=int)
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the notes as JSON.")
+def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
+    """The notes the next turn of CONVERSATION gets, placed in its transcript, within the budget."""
+    from jobs.conversation_record import load_conversation, next_turn_notes
+    from jobs.database import make_engine
+    from jobs.record_view import notes_json, notes_text
+
+    engine = make_engine(db_url)
+    try:
+        report = next_turn_notes(engine, load_conversation(engine, conversation))
+    finally:
+        engine.dispose()
+    click.echo(
+        json.dumps(notes_json(report), indent=2, ensure_ascii=False) if as_json else notes_text(report)
+    )
+    for problem in report.conversation.problems:
+        click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)

@@ -18,6 +18,7 @@ from sqlalchemy import Engine, select
 from core import schema
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem, parse_event, split_segments
+from core.notes import NotesResult, notes_for_turn, page_prompt_line
 from core.run_record import (
     EntryDifference,
     RunRecordEntry,
@@ -257,3 +258,32 @@ def _view_context(text: str, problems: list[str]) -> Mapping[str, Any]:
 
 def _at(index: int | None) -> str:
     return "" if index is None else f" entry {index}"
+
+
+@dataclass(frozen=True)
+class NotesReport:
+    conversation: Conversation
+    notes: NotesResult
+    page_line: str
+
+
+def next_turn_notes(engine: Engine, conversation: Conversation) -> NotesReport:
+    """The notes the next turn gets: built from the stored run record and card outcomes, as the chat does."""
+    notes = notes_for_turn(conversation.messages, conversation.stored_entries, conversation.card_outcomes)
+    page_id = _int(conversation.view_context.get("pageId"))
+    last_page_id = _int(conversation.view_context.get("lastPageId"))
+    visible = last_page_id > 0 and _page_visible(engine, last_page_id)
+    return NotesReport(conversation, notes, page_prompt_line(page_id, last_page_id or None, visible))
+
+
+def _page_visible(engine: Engine, uid: int) -> bool:
+    # Whether this editor may see the page is the backend's to say, and runrecord reads no editor; a page
+    # that is gone or deleted no reader can see, so only then is it not named.
+    p = schema.pages.c
+    with reported(engine, "reading the last page"), engine.connect() as connection:
+        deleted = connection.execute(select(p.deleted).where(p.uid == uid)).scalar_one_or_none()
+    return deleted == 0
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.notes import Note, Placement
 from core.run_record import DifferenceKind, RunRecordEntry
-from jobs.conversation_record import RecordReport
+from jobs.conversation_record import NotesReport, RecordReport
 
 MARKS = {DifferenceKind.ONLY_STORED: "-", DifferenceKind.ONLY_REBUILT: "+", DifferenceKind.CHANGED: "≠"}
 
@@ -90,3 +91,51 @@ def describe(entry: RunRecordEntry) -> str:
     if entry.undecided is not None:
         parts.append(f"left undecided ({entry.undecided.kind.value}, {entry.undecided.by.value})")
     return "; ".join(parts) or "nothing ran, was written or decided"
+
+
+def notes_json(report: NotesReport) -> dict[str, Any]:
+    """The notes exactly as the next turn gets them, and what the budget dropped."""
+    return {
+        "conversation": report.conversation.uid,
+        "notes": [
+            {"placement": note.placement.value, "position": note.position, "text": note.text}
+            for note in report.notes.notes
+        ],
+        "dropped": {"count": report.notes.dropped_count, "chars": report.notes.dropped_chars},
+        "pagePrompt": report.page_line,
+        "problems": list(report.conversation.problems),
+    }
+
+
+def notes_text(report: NotesReport) -> str:
+    """The transcript as the next turn reads it: each message, with the notes placed in and between them."""
+    notes = report.notes
+    by_position: dict[int, list[Note]] = {}
+    for note in notes.notes:
+        by_position.setdefault(note.position, []).append(note)
+    lines = [
+        f"conversation {report.conversation.uid}: {len(notes.notes)} notes, "
+        f"{sum(len(n.text) for n in notes.notes):,} characters; dropped by the budget: "
+        f"{notes.dropped_count} notes, {notes.dropped_chars:,} characters",
+        f"page: {report.page_line}",
+    ]
+    placed: set[int] = set()
+    for message in report.conversation.messages:
+        here = by_position.get(message.position, [])
+        for note in here:
+            if note.placement is Placement.SYNTHETIC_ASSISTANT:
+                lines.append(f"  [assistant, added] {note.text}")
+        lines.append(f"{message.position:>4} {message.role.value}: {_short(message.content)}")
+        lines += [
+            f"       + {note.text}" for note in here if note.placement is not Placement.SYNTHETIC_ASSISTANT
+        ]
+        placed.add(message.position)
+    for position, rest in sorted(by_position.items()):
+        if position not in placed:
+            lines += [f"  [assistant, added] {note.text}" for note in rest]
+    return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,90 @@
+"""`runrecord notes`: the notes the next turn gets, exactly as it gets them, on every dialect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from click.testing import Result
+from sqlalchemy import Engine
+
+from core.notes import NOTE_LABEL
+from jobs.conversation_record import load_conversation, next_turn_notes, rebuild_record
+from jobs.database import make_engine
+from jobs.installation.builder import Installation
+from jobs.installation.generate import generate
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+T0 = 1_790_000_000
+LABEL = NOTE_LABEL.removesuffix("…]")
+
+
+def test_conversation_1_gives_notes_of_six_records_written_on_one_page_and_six_cards_approved(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    generate(empty_db_url, conversations=20, seed=3, now=NOW)
+
+    result = run_cli("notes", "1", "--db", empty_db_url, "--json")
+
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    written = [n for n in notes if "Records written: pages:" in n["text"]]
+    approved = [n for n in notes if "(approved)" in n["text"]]
+    assert len(written) == 6 and len({n["text"].split("Records written: ")[1] for n in written}) == 1
+    assert len(approved) == 6
+    assert all(n["text"].startswith(LABEL) for n in notes)
+    assert {n["placement"] for n in notes} == {"assistant"}
+    question = json.loads(run_cli("record", "1", "--db", empty_db_url, "--json").stdout)
+    assert question["differences"] == []
+
+
+def test_a_conversation_without_a_run_record_still_gets_notes_of_its_card_outcomes(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.stores_run_record = False  # a tour finished before the chat stored run records
+        chat.user("Setze den Titel.", at=T0)
+        run = chat.run()
+        run.say("Ich schlage einen Titel vor.")
+        run.propose("update_page_seo", page, fields=("seo_title",))
+        run.approve()
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.user("was ist hier passiert?", at=T0 + 3 * 86_400)
+        chat.close()
+        site.finish()
+
+    result = run_cli("notes", str(chat.uid), "--db", installation_url, "--json")
+
+    notes = json.loads(result.stdout)["notes"]
+    assert [n["text"] for n in notes if "seo_title" in n["text"] and "approved" in n["text"]]
+    assert json.loads(result.stdout)["dropped"] == {"count": 0, "chars": 0}
+
+
+def test_notes_of_a_conversation_that_does_not_exist_fail_in_one_line(
+    installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli("notes", "4242", "--db", installation_url)
+
+    assert result.exit_code == 1
+    assert result.stderr == "runrecord: error: conversation 4242 does not exist\n"
+
+
+def test_notes_and_record_work_on_every_conversation_the_generator_writes(empty_db_url: str) -> None:
+    generate(empty_db_url, conversations=200, seed=21, now=NOW)
+    engine = make_engine(empty_db_url)
+
+    reports = []
+    for uid in range(1, 201):
+        conversation = load_conversation(engine, uid)
+        rebuild_record(conversation)
+        reports.append(next_turn_notes(engine, conversation))
+    engine.dispose()
+
+    assert all(len(r.notes.notes) <= 40 for r in reports)
+    assert all(sum(len(n.text) for n in r.notes.notes) <= 6000 for r in reports)
+    assert sum(len(r.notes.notes) for r in reports) > 200
