@@ -11,16 +11,20 @@ This is the one module of core/ that imports SQLAlchemy; the rule modules never 
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Date,
+    Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Numeric,
     SmallInteger,
     String,
     Table,
     Text,
+    Unicode,
     UniqueConstraint,
 )
 from sqlalchemy.dialects import mysql
@@ -294,6 +298,7 @@ run_outcome = Table(
     _int("window_s"),
     _str("rule_version", 16),
     _int("derived_at"),
+    _int("last_write_at"),  # the run's last tool_write: its window decided when the run was derived
     UniqueConstraint("run_uid", name="tx_runrecord_run_outcome_run"),
 )
 
@@ -326,6 +331,7 @@ job_run = Table(
     _int("processed"),
     _int("failed"),
     Column("message", Text, nullable=True),
+    Column("duration_ms", Integer, nullable=True),  # null while the job runs
     Index("tx_runrecord_job_run_job", "job", "started"),
 )
 
@@ -337,4 +343,48 @@ release = Table(
     _str("label", 255),
     _int("crdate"),
     UniqueConstraint("released_on", "label", name="tx_runrecord_release_marker"),
+)
+
+# Only one scheduler per database runs jobs: it holds the row named "scheduler" until expires_at_ms (epoch
+# milliseconds: a lease lasts seconds), renewing it; another takes it over once it has expired.
+lease = Table(
+    "tx_runrecord_lease",
+    ours,
+    _uid(),
+    _str("name", 64),
+    _str("holder", 128),
+    _int("acquired_at"),
+    Column("expires_at_ms", BigInteger, nullable=False, server_default="0"),
+    UniqueConstraint("name", name="tx_runrecord_lease_name"),
+)
+
+# One row per watch-conversations reading; stuck conversations are counted (their uids are in the message),
+# never an editor.
+health = Table(
+    "tx_runrecord_health",
+    ours,
+    _uid(),
+    _int("checked_at"),
+    _str("status", 16),
+    _int("stuck_conversations"),
+    Column("stuck_since", Integer, nullable=True),
+    Column("oldest_history", Integer, nullable=True),
+    _str("horizon", 16),
+    Column("horizon_warning", SmallInteger, nullable=False, server_default="0"),
+    _int("window_s"),
+    _int("pending_writes"),
+    _int("overdue_writes"),
+    Column("message", Text, nullable=True),
+    Index("tx_runrecord_health_checked", "checked_at"),
+)
+
+# APScheduler's job store, created by our migrations exactly as SQLAlchemyJobStore defines it (it skips
+# creating a table that exists), so that our tables stay the migrations' alone.
+apscheduler_jobs = Table(
+    "tx_runrecord_apscheduler_jobs",
+    ours,
+    Column("id", Unicode(191), primary_key=True),
+    # Float(25): an 8-byte float; MariaDB names it DOUBLE, and reflects it so.
+    Column("next_run_time", Float(25).with_variant(mysql.DOUBLE(), "mysql", "mariadb"), index=True),
+    Column("job_state", LargeBinary, nullable=False),
 )

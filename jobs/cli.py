@@ -192,9 +192,6 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
     sys.exit(serve_dashboard(db_url, port=port))
 
 
-if __name__ == "__main__":
-    main()
-
 
 @main.command("record")
 @click.argument("conversation", type=int)
@@ -238,3 +235,140 @@ def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
     )
     for problem in report.conversation.problems:
         click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)
+
+
+@main.command("derive-outcomes")
+@db_option
+@click.option("--now", "now_text", default=None, help="ISO 8601 time to derive as of [default: now].")
+@click.option(
+    "--window-days",
+    type=click.IntRange(min=1),
+    default=lambda: int(settings.get("window_days")),
+    show_default="$RUNRECORD_WINDOW_DAYS, else 7",
+    help="Days after a write during which human changes count (003_…, 'A window').",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1, max=5_000),
+    default=1_000,
+    show_default=True,
+    help="Runs per batch; each batch is one transaction.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def derive_outcomes_command(
+    db_url: str, now_text: str | None, window_days: int, batch_size: int, as_json: bool
+) -> None:
+    """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
+    from jobs.database import make_engine
+    from jobs.derive import derive_outcomes, summary_lines
+
+    engine = make_engine(db_url)
+    bar = _DeriveProgressBar()
+    try:
+        summary = derive_outcomes(
+            engine,
+            now=int(parse_now(now_text).timestamp()),
+            window_s=window_days * 86_400,
+            batch_size=batch_size,
+            progress=bar.update if sys.stderr.isatty() else None,
+        )
+    finally:
+        bar.close()
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), indent=2))
+    else:
+        click.echo("\n".join(summary_lines(summary)))
+
+
+class _DeriveProgressBar:
+    """click's progress bar on stderr, shown only on a terminal (the caller passes update only then)."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._shown = 0
+
+    def update(self, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = click.progressbar(length=max(total, 1), label="deriving runs", file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(done - self._shown)
+        self._shown = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+@main.command("watch-conversations")
+@db_option
+@click.option("--now", "now_text", default=None, help="ISO 8601 time to check at [default: now].")
+@click.option("--json", "as_json", is_flag=True, help="Print the reading as JSON.")
+def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool) -> None:
+    """Stuck conversations, the sys_history horizon and pending derivations; stores one health row."""
+    from core.health import lines
+    from jobs import watch
+    from jobs.database import describe, make_engine
+    from jobs.job_log import JobResult, Status, execute
+
+    now = parse_now(now_text)
+    window_s = watch.window_from_settings()
+    engine = make_engine(db_url)
+    readings = []
+
+    def check() -> JobResult:
+        readings.append(watch.watch(engine, now=now, window_s=window_s))
+        return watch.result_of(readings[-1])
+
+    try:
+        execution = execute(engine, watch.JOB, check)
+    finally:
+        engine.dispose()
+    if execution.status is not Status.OK:
+        raise RunrecordError(f"{watch.JOB} on {describe(engine.url)} failed: {execution.result.message}")
+    reading = readings[-1]
+    if as_json:
+        click.echo(json.dumps(watch.as_json(reading), indent=2))
+        return
+    checked_at = watch.as_json(reading)["checked_at"]
+    click.echo(f"health of {describe(engine.url)} at {checked_at}: {reading.status}")
+    for line in lines(reading):
+        click.echo(f"  {line}")
+
+
+@main.command("scheduler")
+@db_option
+@click.option("--dry-run", is_flag=True, help="List the jobs and their next run times, then exit.")
+def scheduler_command(db_url: str, dry_run: bool) -> None:
+    """Run the jobs on schedule in the foreground until SIGTERM or Ctrl-C; one scheduler per database."""
+    import logging
+
+    from jobs import scheduler
+    from jobs.database import describe
+
+    where = describe(parse_url(db_url))
+    config = scheduler.SchedulerConfig.from_settings()
+    if dry_run:
+        click.echo(
+            f"scheduler for {where}: time zone {config.timezone.key}, misfire grace "
+            f"{config.misfire_grace_s} s, lease {config.lease_s:g} s"
+        )
+        for planned in scheduler.plan(config, datetime.now(config.timezone)):
+            when = "never" if planned.next_run is None else f"{planned.next_run:%Y-%m-%d %H:%M %Z}"
+            if planned.spec.after is not None:
+                when = f"after {when}"
+            problem = "" if planned.problem is None else f"  ({planned.problem})"
+            click.echo(
+                f"  {planned.spec.name:<20} {planned.spec.schedule:<22} next {when:<28} "
+                f"{planned.spec.target}{problem}"
+            )
+        return
+    # Our own lines say what ran; the libraries speak up only when something is wrong.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("jobs").setLevel(logging.INFO)
+    scheduler.run_in_foreground(db_url, config)
+
+
+if __name__ == "__main__":
+    main()

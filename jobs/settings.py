@@ -41,6 +41,46 @@ SETTINGS: tuple[Setting, ...] = (
         "8501",
         "Port of the dashboard on localhost.",
     ),
+    Setting(
+        "derive_cron",
+        "RUNRECORD_DERIVE_CRON",
+        "30 2 * * *",
+        "When the scheduler runs derive-outcomes: a crontab expression (minute hour day month weekday; "
+        "weekday 0 or 7 is Sunday) in the scheduler's time zone.",
+    ),
+    Setting(
+        "measure_cron",
+        "RUNRECORD_MEASURE_CRON",
+        "after derive-outcomes",
+        "When the scheduler runs measure-rates: right after derive-outcomes has finished without an "
+        "error, or a crontab expression of its own.",
+    ),
+    Setting(
+        "watch_cron",
+        "RUNRECORD_WATCH_CRON",
+        "*/5 * * * *",
+        "When the scheduler runs watch-conversations: a crontab expression.",
+    ),
+    Setting(
+        "scheduler_timezone",
+        "RUNRECORD_SCHEDULER_TIMEZONE",
+        "UTC",
+        "IANA time zone of the crontab expressions (e.g. Europe/Berlin).",
+    ),
+    Setting(
+        "misfire_grace_s",
+        "RUNRECORD_MISFIRE_GRACE_SECONDS",
+        "3600",
+        "A run the scheduler missed (it was stopped or waiting for the lease) still starts up to this many "
+        "seconds late; later than that it is skipped. Missed runs of a job are coalesced into one.",
+    ),
+    Setting(
+        "lease_s",
+        "RUNRECORD_SCHEDULER_LEASE_SECONDS",
+        "60",
+        "Only one scheduler per database runs jobs: it renews its lease every third of this; another "
+        "scheduler waits and takes over once the lease has expired. At least 3.",
+    ),
 )
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}

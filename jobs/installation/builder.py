@@ -420,9 +420,12 @@ class Conversation:
             extra["segment"] = run.segment.index
         return self._message("assistant", text, at, **extra)
 
-    def run(self, *, at: int | None = None, privacy: Privacy = Privacy.METADATA) -> Run:
-        """A new nr-llm agent run for the editor's last message."""
-        run = Run(self, at=self.tstamp + 2 if at is None else at, privacy=privacy)
+    def run(
+        self, *, at: int | None = None, privacy: Privacy = Privacy.METADATA, uuid: str | None = None
+    ) -> Run:
+        """A new nr-llm agent run for the editor's last message; `uuid` replaces the one it would get ('' for
+        a run row without one)."""
+        run = Run(self, at=self.tstamp + 2 if at is None else at, privacy=privacy, uuid=uuid)
         self.runs.append(run)
         return run
 
@@ -504,11 +507,11 @@ class Conversation:
 class Run:
     """An nr-llm agent run: its events, segments, writes and the run-record entries it plants."""
 
-    def __init__(self, chat: Conversation, *, at: int, privacy: Privacy) -> None:
+    def __init__(self, chat: Conversation, *, at: int, privacy: Privacy, uuid: str | None = None) -> None:
         self.chat = chat
         self.site = chat.site
         self.uid = self.site.rows.uid(schema.agentrun)
-        self.uuid = self.site.new_uuid()
+        self.uuid = self.site.new_uuid() if uuid is None else uuid
         self.privacy = privacy
         self.started_at = at
         self.clock = float(at)
@@ -866,6 +869,13 @@ class Run:
                 "crdate": self.started_at,
             },
         )
+
+    def call_outcome(self, outcome: str, *, at: int) -> None:
+        """A tx_nrllm_call_outcome row under the run's correlation id: the editor's explicit rating
+        (helpful, not_helpful), or an observed outcome that nr-llm's own deriver wrote."""
+        table = schema.call_outcome
+        row = {"uid": self.site.rows.uid(table), "correlation_id": self.uuid, "outcome": outcome}
+        self.site.rows.add(table, row | {"crdate": at, "tstamp": at})
 
     def planted_entries(self) -> list[dict[str, Any]]:
         """The run-record entries the chat stored for this run's segments."""

@@ -1,0 +1,424 @@
+"""`runrecord derive-outcomes`: the observed outcome of every AI write and run, once its window has closed.
+
+A unit of work per batch of runs: load the batch (jobs.outcome_queries), classify in core (core.outcomes:
+the rules live there, not here), save our rows and the observed row of tx_nrllm_call_outcome, commit.
+
+Final and safe to repeat (003_…, "derived once … and the answer is final"):
+
+* a run already answered is excluded by the due query itself, so a crash between batches loses nothing and
+  the next run continues where this one stopped;
+* every row is inserted or ignored on its unique key, never updated. Our run row goes first: its unique key
+  serialises two processes deriving the same run, and only the transaction that really inserted it writes
+  the run's write rows and its tx_nrllm_call_outcome row (which has no unique key upstream), so each row
+  exists exactly once however many processes run;
+* a batch a concurrent transaction was in the way of (deadlock, lock timeout, busy SQLite file) is run
+  again from the same keyset position.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, insert
+from sqlalchemy.exc import DBAPIError
+
+from core import schema
+from core.outcomes import (
+    PRECEDENCE,
+    RULE_VERSION,
+    SAME_SAVE_S,
+    CallOutcome,
+    EditScope,
+    HistoryRow,
+    Presence,
+    UnknownReason,
+    Write,
+    WriteOutcome,
+    check_window,
+    classify_write,
+    is_due,
+    run_outcome,
+    unreadable_target,
+)
+from jobs import dialect as sql
+from jobs import outcome_queries as q
+from jobs.database import RunrecordError, reported
+from jobs.schema_setup import current_revision, head_revision
+
+# Runs per batch, i.e. per transaction: large enough that the per-batch queries cost little per write,
+# small enough that a batch's rows (a few thousand history rows) stay a few megabytes and a transaction short.
+BATCH_SIZE = 1_000
+# The IN lists of a batch hold one uid per written record; this keeps them well under every driver's limit
+# on bound parameters (SQLite 32,766, PostgreSQL 65,535) even for runs of many writes.
+MAX_BATCH_SIZE = 5_000
+# How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
+ATTEMPTS = 5
+RETRY_PAUSE_S = 0.2
+
+Progress = Callable[[int, int], None]  # (runs done, runs due): after the count and after every batch
+
+
+@dataclass
+class Summary:
+    """What one job run did."""
+
+    now: int
+    window_s: int
+    runs_by_outcome: Counter[str] = field(default_factory=Counter)
+    writes_by_outcome: Counter[str] = field(default_factory=Counter)
+    unknown_by_reason: Counter[str] = field(default_factory=Counter)
+    edit_scope: Counter[str] = field(default_factory=Counter)
+    runs_due: int = 0  # counted before the first batch
+    runs_inside_window: int = 0  # runs with writes whose last write's window has not closed yet
+    runs_without_uuid: int = 0  # reported and skipped: no correlation id to attach an outcome to
+    runs_derived_elsewhere: int = 0  # a concurrent process inserted their rows first
+    mirrored: int = 0  # observed rows written to tx_nrllm_call_outcome
+    not_mirrored: int = 0  # the correlation id already had an observed row there (nr-llm's own deriver)
+    batches: int = 0
+    seconds: float = 0.0
+
+    @property
+    def runs_derived(self) -> int:
+        return sum(self.runs_by_outcome.values())
+
+    @property
+    def writes_derived(self) -> int:
+        return sum(self.writes_by_outcome.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as plain JSON values (for --json)."""
+        outcomes = [outcome.value for outcome in reversed(PRECEDENCE)]
+        return {
+            "now": datetime.fromtimestamp(self.now, UTC).isoformat(),
+            "window_s": self.window_s,
+            "rule_version": RULE_VERSION,
+            "runs": {
+                "derived": self.runs_derived,
+                "by_outcome": {name: self.runs_by_outcome[name] for name in outcomes},
+                "inside_window": self.runs_inside_window,
+                "without_uuid": self.runs_without_uuid,
+                "derived_elsewhere": self.runs_derived_elsewhere,
+            },
+            "writes": {
+                "derived": self.writes_derived,
+                "by_outcome": {name: self.writes_by_outcome[name] for name in outcomes},
+                "unknown_by_reason": {r.value: self.unknown_by_reason[r.value] for r in UnknownReason},
+                "edit_scope": {s.value: self.edit_scope[s.value] for s in EditScope},
+            },
+            "call_outcome": {"mirrored": self.mirrored, "already_observed": self.not_mirrored},
+            "batches": self.batches,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """One run's outcome and its writes', ready to save."""
+
+    run: q.DueRun
+    outcome: CallOutcome
+    writes: tuple[tuple[q.TargetRow, WriteOutcome], ...]
+
+
+def derive_outcomes(
+    engine: Engine,
+    *,
+    now: int,
+    window_s: int,
+    batch_size: int = BATCH_SIZE,
+    progress: Progress | None = None,
+) -> Summary:
+    """Derive every run whose last write's window has closed by `now` and that has no outcome yet."""
+    check_window(window_s)
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
+    started = time.perf_counter()
+    summary = Summary(now=now, window_s=window_s)
+    _check_schema(engine)
+    # DESIGN.md rule 1 (core.outcomes.is_due): due when now > last_write_at + window.
+    cutoff = now - window_s
+    options = sql.job_execution_options(engine.dialect.name)
+    with reported(engine, "deriving outcomes"), engine.connect().execution_options(**options) as connection:
+        try:
+            with connection.begin():
+                q.create_write_targets(connection)
+            with connection.begin():
+                oldest = q.oldest_retained_tstamp(connection)
+                counts = q.pending(connection, cutoff=cutoff)
+                catalog = q.TableCatalog(connection)
+            summary.runs_due = counts.due
+            summary.runs_inside_window = counts.inside_window
+            if progress is not None:
+                progress(0, counts.due)
+            after = 0
+            done = 0
+            while True:
+                page = _run_batch(connection, summary, after, cutoff, batch_size, oldest, catalog)
+                if not page:
+                    break
+                summary.batches += 1
+                after = page[-1].run_uid
+                done += len(page)
+                if progress is not None:
+                    progress(min(done, counts.due), counts.due)
+        finally:
+            _drop_quietly(connection)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _check_schema(engine: Engine) -> None:
+    revision = current_revision(engine)
+    head = head_revision()
+    if revision != head:
+        raise RunrecordError(
+            f"our tables are at revision {revision or 'none'}, the derivation needs {head}: "
+            "run `runrecord init-db` first"
+        )
+
+
+def _run_batch(
+    connection: Connection,
+    summary: Summary,
+    after: int,
+    cutoff: int,
+    batch_size: int,
+    oldest: int | None,
+    catalog: q.TableCatalog,
+) -> list[q.DueRun]:
+    """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            with connection.begin():
+                page = q.due_runs(connection, after=after, cutoff=cutoff, limit=batch_size)
+                derived = _derive(connection, page, summary, oldest, catalog)
+                saved = _save(connection, derived, summary.now, summary.window_s)
+        except DBAPIError as error:
+            if attempt == ATTEMPTS or not sql.is_retryable(error):
+                raise
+            time.sleep(RETRY_PAUSE_S * attempt)
+            continue
+        _count(summary, page, derived, saved)
+        return page
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _derive(
+    connection: Connection,
+    page: list[q.DueRun],
+    summary: Summary,
+    oldest: int | None,
+    catalog: q.TableCatalog,
+) -> list[_Derived]:
+    window_s = summary.window_s
+    runs = [run for run in page if run.uuid and is_due(run.last_write_at, summary.now, window_s)]
+    writes = q.batch_writes(connection, [run.run_uid for run in runs])
+    records: dict[str, set[int]] = defaultdict(set)
+    for write in writes:
+        if write.readable:
+            assert write.tablename is not None and write.recuid is not None
+            records[write.tablename].add(write.recuid)
+    if writes:
+        keys_from = min(write.written_at for write in writes) - SAME_SAVE_S
+        keys_to = max(write.written_at for write in writes) + window_s
+    else:
+        keys_from = keys_to = 0
+    history = q.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to)
+    ai_times = q.ai_write_times(connection, records)
+    presence = _presence(connection, records, catalog)
+
+    by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
+    for write in writes:
+        by_run[write.run_uid].append(write)
+    derived = []
+    for run in runs:
+        outcomes = tuple(
+            (write, _classify(write, history, ai_times, presence, catalog, oldest, window_s))
+            for write in by_run[run.run_uid]
+        )
+        if outcomes:
+            derived.append(_Derived(run, run_outcome(o.outcome for _, o in outcomes), outcomes))
+    return derived
+
+
+def _presence(
+    connection: Connection, records: dict[str, set[int]], catalog: q.TableCatalog
+) -> dict[q.RecordKey, Presence]:
+    found: dict[q.RecordKey, Presence] = {}
+    for name, uids in records.items():
+        table = catalog.get(name)
+        if table is None:
+            # DESIGN.md rule 2: a well-formed table name this database does not have: the record is gone.
+            found.update({(name, uid): Presence.TABLE_MISSING for uid in uids})
+        else:
+            found.update({(name, uid): state for uid, state in q.presence(connection, table, uids).items()})
+    return found
+
+
+def _classify(
+    write: q.TargetRow,
+    history: dict[q.RecordKey, list[HistoryRow]],
+    ai_times: dict[q.RecordKey, list[int]],
+    presence: dict[q.RecordKey, Presence],
+    catalog: q.TableCatalog,
+    oldest: int | None,
+    window_s: int,
+) -> WriteOutcome:
+    if not write.readable:
+        return unreadable_target(write.event_uid)
+    assert write.tablename is not None and write.recuid is not None
+    table = catalog.get(write.tablename)
+    if table is not None and not table.has_uid:
+        # A table that holds no records (no uid column) cannot be what a write target names.
+        return unreadable_target(write.event_uid)
+    key = (write.tablename, write.recuid)
+    return classify_write(
+        # The card's fields are not loaded: the write's own history row names what it wrote (rule 7).
+        Write(
+            event_uid=write.event_uid, table=write.tablename, uid=write.recuid, written_at=write.written_at
+        ),
+        history.get(key, ()),
+        ai_times.get(key, ()),
+        presence[key],
+        oldest,
+        window_s,
+    )
+
+
+@dataclass(frozen=True)
+class _Saved:
+    inserted: frozenset[int]  # run uids whose rows this transaction wrote
+    mirrored: int
+    not_mirrored: int
+
+
+def _save(connection: Connection, derived: list[_Derived], now: int, window_s: int) -> _Saved:
+    if not derived:
+        return _Saved(frozenset(), 0, 0)
+    dialect = connection.dialect.name
+    run_rows = [
+        {
+            "run_uid": item.run.run_uid,
+            "correlation_id": item.run.uuid,
+            "outcome": item.outcome.value,
+            "writes": len(item.writes),
+            "configuration_identifier": item.run.configuration_identifier,
+            "window_s": window_s,
+            "rule_version": RULE_VERSION,
+            "derived_at": now,
+            "last_write_at": item.run.last_write_at,
+        }
+        for item in derived
+    ]
+    run_table = schema.run_outcome
+    statement = sql.insert_or_ignore(dialect, run_table).returning(run_table.c.run_uid)
+    inserted = frozenset(connection.execute(statement, run_rows).scalars())
+    mine = [item for item in derived if item.run.run_uid in inserted]
+    write_rows = [
+        _write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
+    ]
+    sql.insert_many(connection, sql.insert_or_ignore(dialect, schema.write_outcome), write_rows)
+    mirrored, not_mirrored = _mirror(connection, mine, now)
+    return _Saved(inserted, mirrored, not_mirrored)
+
+
+def _write_row(run: q.DueRun, write: q.TargetRow, outcome: WriteOutcome, now: int) -> dict[str, Any]:
+    readable = write.readable and outcome.reason is not UnknownReason.UNREADABLE_TARGET
+    return {
+        "run_uid": run.run_uid,
+        "correlation_id": run.uuid,
+        "event_uid": write.event_uid,
+        "tablename": write.tablename if readable else "",
+        "recuid": write.recuid if readable else 0,
+        "written_at": write.written_at,
+        "outcome": outcome.outcome.value,
+        "reason": outcome.reason.value if outcome.reason is not None else "",
+        "edit_scope": outcome.edit_scope.value if outcome.edit_scope is not None else "",
+        "first_change_after_s": outcome.first_change_after_s,
+        "rule_version": outcome.rule_version,
+        "derived_at": now,
+    }
+
+
+def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple[int, int]:
+    """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived.
+
+    One row per correlation id and source (DOMAIN.md): a run whose uuid already has an observed row — from
+    nr-llm's own deriver — is left as it is, never rewritten; explicit ratings are never read or touched.
+    """
+    runs = list(mine)
+    taken = q.observed_correlation_ids(connection, {item.run.uuid for item in runs if item.run.uuid})
+    rows = []
+    for item in runs:
+        uuid = item.run.uuid
+        if uuid is None or uuid in taken:
+            continue
+        taken.add(uuid)
+        rows.append(
+            {"pid": 0, "correlation_id": uuid, "outcome": item.outcome.value, "crdate": now, "tstamp": now}
+        )
+    sql.insert_many(connection, insert(schema.call_outcome), rows)
+    return len(rows), len(runs) - len(rows)
+
+
+def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], saved: _Saved) -> None:
+    summary.runs_without_uuid += sum(1 for run in page if not run.uuid)
+    summary.mirrored += saved.mirrored
+    summary.not_mirrored += saved.not_mirrored
+    for item in derived:
+        if item.run.run_uid not in saved.inserted:
+            summary.runs_derived_elsewhere += 1
+            continue
+        summary.runs_by_outcome[item.outcome.value] += 1
+        for _, outcome in item.writes:
+            summary.writes_by_outcome[outcome.outcome.value] += 1
+            if outcome.reason is not None:
+                summary.unknown_by_reason[outcome.reason.value] += 1
+            if outcome.edit_scope is not None:
+                summary.edit_scope[outcome.edit_scope.value] += 1
+
+
+def _drop_quietly(connection: Connection) -> None:
+    try:
+        with connection.begin():
+            q.drop_write_targets(connection)
+    except DBAPIError:
+        # The connection itself failed: its session, and the temporary table with it, is gone anyway.
+        connection.invalidate()
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The summary as the lines the command prints."""
+
+    def counts(counter: Counter[str], names: Iterable[str]) -> str:
+        return ", ".join(f"{name} {counter[name]:,}" for name in names)
+
+    outcomes = [outcome.value for outcome in reversed(PRECEDENCE)]
+    when = datetime.fromtimestamp(summary.now, UTC).isoformat()
+    lines = [
+        f"derived {summary.runs_derived:,} runs and {summary.writes_derived:,} writes as of {when}, "
+        f"window {summary.window_s / 86_400:g} days, rules {RULE_VERSION}, in {summary.seconds:.1f} s "
+        f"({summary.batches:,} batches)",
+        f"  runs:   {counts(summary.runs_by_outcome, outcomes)}",
+        f"  writes: {counts(summary.writes_by_outcome, outcomes)}",
+        f"  unknown writes by reason: {counts(summary.unknown_by_reason, [r.value for r in UnknownReason])}",
+        f"  edited writes by scope: {counts(summary.edit_scope, [s.value for s in EditScope])}",
+        f"  runs still inside their window: {summary.runs_inside_window:,}",
+        f"  runs skipped without uuid: {summary.runs_without_uuid:,}",
+    ]
+    if summary.runs_derived_elsewhere:
+        lines.append(f"  runs derived meanwhile by another process: {summary.runs_derived_elsewhere:,}")
+    lines.append(
+        f"  tx_nrllm_call_outcome: {summary.mirrored:,} observed rows written"
+        + (
+            f", {summary.not_mirrored:,} left to an observed row already there"
+            if summary.not_mirrored
+            else ""
+        )
+    )
+    return lines

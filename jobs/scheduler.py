@@ -1,0 +1,563 @@
+"""`runrecord scheduler`: APScheduler 3 connecting triggers to the job callables, one scheduler per database.
+
+Wiring only: what a job does is its module's (the contract is in jobs.job_log's docstring); how an execution
+is recorded is jobs.job_log's; the lease is jobs.lease's.
+
+* `JOBS` names every job's callable by its textual reference. APScheduler's job store (our table
+  tx_runrecord_apscheduler_jobs, in the same database) keeps `jobs.job_log:run_logged` with plain arguments
+  (job name, reference, database URL), and run_logged imports the reference only when the job runs: a
+  module that is missing or broken fails that job, recorded and logged, not the scheduler.
+* Schedules come from the settings: a crontab expression per job in the scheduler's time zone, or
+  "after derive-outcomes" — measure-rates by default runs as soon as derive-outcomes has finished without
+  an error, so that the rates always see the night's outcomes and never a derivation half done.
+* Every job: coalesce (missed runs become one), one instance at a time, a misfire grace time.
+* Only the holder of the lease "scheduler" runs jobs; another process waits, polling, and takes over once
+  the lease is released or has expired. Losing the lease pauses the jobs until it is held again.
+* SIGTERM or SIGINT: running jobs are asked to stop after their batch, the scheduler waits for them, the
+  lease is released, and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from types import FrameType
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.date import DateTrigger
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.schema import apscheduler_jobs
+from jobs import job_log, settings
+from jobs.database import RunrecordError, describe, make_engine, one_line
+from jobs.lease import Lease, holder_id
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())  # silent unless the application configures logging
+
+# The jobs the scheduler runs, by name: the textual reference of each one's callable (jobs.job_log).
+JOBS: dict[str, str] = {
+    "derive-outcomes": "jobs.derive:run_job",
+    "measure-rates": "jobs.measure:run_job",
+    "watch-conversations": "jobs.watch:run_job",
+}
+
+# The setting that holds each job's schedule.
+SCHEDULE_SETTINGS: dict[str, str] = {
+    "derive-outcomes": "derive_cron",
+    "measure-rates": "measure_cron",
+    "watch-conversations": "watch_cron",
+}
+
+RUN_LOGGED = "jobs.job_log:run_logged"
+LEASE_NAME = "scheduler"
+AFTER = "after "  # a schedule "after JOB": run when JOB has finished without an error
+WORKERS = 3  # one per job: the three may overlap, none with itself (max_instances=1)
+MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job as configured: its name, its callable's reference and its schedule."""
+
+    name: str
+    target: str
+    schedule: str
+
+    @property
+    def after(self) -> str | None:
+        """The job this one follows, for a schedule "after JOB"; None for a crontab expression."""
+        return self.schedule[len(AFTER) :].strip() if self.schedule.startswith(AFTER) else None
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """Everything the scheduler is configured with, read once at the edge (`from_settings`)."""
+
+    jobs: tuple[JobSpec, ...]
+    timezone: ZoneInfo
+    misfire_grace_s: int
+    lease_s: float
+
+    @classmethod
+    def from_settings(cls) -> SchedulerConfig:
+        """The configuration the settings registry gives (environment, else defaults); checked."""
+        config = cls(
+            jobs=tuple(JobSpec(n, t, settings.get(SCHEDULE_SETTINGS[n]).strip()) for n, t in JOBS.items()),
+            timezone=parse_timezone(settings.get("scheduler_timezone")),
+            misfire_grace_s=_int_setting("misfire_grace_s", minimum=1),
+            lease_s=_int_setting("lease_s", minimum=MIN_LEASE_S),
+        )
+        config.check()
+        return config
+
+    def check(self) -> None:
+        """Every schedule is a crontab expression or follows a configured job; RunrecordError if not."""
+        names = {spec.name for spec in self.jobs}
+        for spec in self.jobs:
+            if spec.after is None:
+                crontab_trigger(spec.schedule, self.timezone, job=spec.name)
+            elif spec.after not in names or spec.after == spec.name:
+                raise RunrecordError(
+                    f"{spec.name} is to run {spec.schedule!r}, but that is not another configured job "
+                    f"({', '.join(sorted(names - {spec.name}))})"
+                )
+
+    def job(self, name: str) -> JobSpec:
+        """The configured job of that name."""
+        for spec in self.jobs:
+            if spec.name == name:
+                return spec
+        raise RunrecordError(f"no job named {name!r} is configured")
+
+    @property
+    def renew_every_s(self) -> float:
+        """A lease is renewed, and a waiting process polls, every third of its length."""
+        return self.lease_s / 3
+
+
+def _int_setting(name: str, *, minimum: int) -> int:
+    value = settings.get(name)
+    variable = next(setting.env for setting in settings.SETTINGS if setting.name == name)
+    try:
+        number = int(value)
+    except ValueError as error:
+        raise RunrecordError(f"{variable}={value!r} is not a whole number") from error
+    if number < minimum:
+        raise RunrecordError(f"{variable}={value!r} is too small: at least {minimum}")
+    return number
+
+
+# --- triggers -----------------------------------------------------------------------------------------------
+
+# crontab counts weekdays from Sunday = 0 (and 7); APScheduler 3 from Monday = 0. Names mean the same to both.
+_CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+
+
+def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") -> CronTrigger:
+    """A CronTrigger that fires when crontab would (minute hour day month weekday, weekday 0/7 = Sunday)."""
+    fields = expression.split()
+    try:
+        if len(fields) != 5:
+            raise ValueError(f"it has {len(fields)} fields, not 5 (minute hour day month weekday)")
+        minute, hour, day, month, weekday = fields
+        return CronTrigger(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=_weekday_names(weekday),
+            timezone=timezone,
+        )
+    except ValueError as error:
+        raise RunrecordError(
+            f"the schedule of {job}, {expression!r}, is not a crontab expression: {one_line(error)}"
+        ) from error
+
+
+def _weekday_names(field: str) -> str:
+    """crontab's weekday field with its numbers turned into day names, which APScheduler 3 reads alike."""
+    if not any(character.isdigit() for character in field):
+        return field
+    days: set[int] = set()
+    for part in field.split(","):
+        span, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if span == "*":
+            first, last = 0, 6
+        elif "-" in span:
+            first_text, last_text = span.split("-", 1)
+            first, last = _weekday(first_text), _weekday(last_text)
+        else:
+            first = _weekday(span)
+            last = 6 if step_text else first
+        if first > last or step < 1:
+            raise ValueError(f"weekday {part!r} is not a range crontab accepts")
+        days.update(day % 7 for day in range(first, last + 1, step))
+    return ",".join(_CRONTAB_WEEKDAYS[day] for day in sorted(days))
+
+
+def _weekday(text: str) -> int:
+    if text.isdigit() and int(text) <= 7:
+        return int(text)
+    if text.lower() in _CRONTAB_WEEKDAYS:
+        return _CRONTAB_WEEKDAYS.index(text.lower())
+    raise ValueError(f"{text!r} is not a weekday (0-7 or sun-sat)")
+
+
+def parse_timezone(name: str) -> ZoneInfo:
+    """The IANA time zone of that name; RunrecordError naming it if there is none."""
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise RunrecordError(f"{name!r} is not a time zone (an IANA name such as Europe/Berlin)") from error
+
+
+# --- the plan (--dry-run) -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """A configured job for --dry-run: its next run time and whether its callable can be loaded."""
+
+    spec: JobSpec
+    next_run: datetime | None  # for "after JOB", the next run of JOB
+    problem: str | None
+
+
+def plan(config: SchedulerConfig, now: datetime) -> tuple[PlannedJob, ...]:
+    """The configured jobs with their next run times after `now`; no database involved."""
+    next_runs: dict[str, datetime | None] = {}
+    for spec in config.jobs:
+        if spec.after is None:
+            trigger = crontab_trigger(spec.schedule, config.timezone, job=spec.name)
+            next_runs[spec.name] = trigger.get_next_fire_time(None, now)
+    planned = []
+    for spec in config.jobs:
+        try:
+            job_log.resolve(spec.target)
+            problem = None
+        except RunrecordError as error:
+            problem = str(error)
+        next_run = next_runs.get(spec.name) if spec.after is None else _after(spec, config, next_runs)
+        planned.append(PlannedJob(spec, next_run, problem))
+    return tuple(planned)
+
+
+def _after(spec: JobSpec, config: SchedulerConfig, next_runs: dict[str, datetime | None]) -> datetime | None:
+    seen = {spec.name}
+    while spec.after is not None and spec.after not in seen:
+        seen.add(spec.after)
+        spec = config.job(spec.after)
+    return next_runs.get(spec.name)
+
+
+# --- APScheduler --------------------------------------------------------------------------------------------
+
+
+class _SteadyScheduler(BackgroundScheduler):
+    """A BackgroundScheduler whose loop survives its job store failing.
+
+    APScheduler 3 retries a failing lookup of due jobs, but a database error a moment later (updating a job's
+    next run time, reading the next wakeup) ends its thread, and with it every later run. Here such an error
+    is logged in one line and the loop tries again after the job store retry interval.
+    """
+
+    def _process_jobs(self) -> float | None:
+        try:
+            return super()._process_jobs()  # type: ignore[no-any-return]
+        except Exception as error:
+            logger.warning(
+                "scheduler: job store: %s; trying again in %s s",
+                one_line(error),
+                self.jobstore_retry_interval,
+            )
+            return float(self.jobstore_retry_interval)
+
+
+class _OneLine(logging.Filter):
+    """APScheduler's own log lines on one line (a database error's text spans several)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = " ".join(record.getMessage().split()), None
+        return True
+
+
+APSCHEDULER_LOGGERS = (
+    "apscheduler.scheduler",
+    "apscheduler.executors.default",
+    "apscheduler.jobstores.default",
+)
+
+
+def build_scheduler(engine: Engine, config: SchedulerConfig) -> BackgroundScheduler:
+    """An APScheduler (not started) with its job store in the database and the job defaults."""
+    for name in APSCHEDULER_LOGGERS:
+        target = logging.getLogger(name)
+        if not any(isinstance(existing, _OneLine) for existing in target.filters):
+            target.addFilter(_OneLine())
+    return _SteadyScheduler(
+        jobstores={"default": SQLAlchemyJobStore(engine=engine, tablename=apscheduler_jobs.name)},
+        executors={"default": ThreadPoolExecutor(WORKERS)},
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": config.misfire_grace_s},
+        timezone=config.timezone,
+    )
+
+
+def register(scheduler: BackgroundScheduler, db_url: str, config: SchedulerConfig) -> None:
+    """Make the job store hold exactly the configured jobs.
+
+    A stored job that is configured the same way keeps its next run time, so that a run missed while no
+    scheduler ran still starts within the misfire grace time; a changed one is replaced, one no longer
+    configured removed. A pending "after" run stays.
+    """
+    configured = {spec.name: spec for spec in config.jobs}
+    for job in scheduler.get_jobs():
+        spec = configured.get(job.id)
+        pending_after = (
+            spec is not None
+            and spec.after is not None
+            and isinstance(job.trigger, DateTrigger)
+            and tuple(job.args) == _args(spec, db_url)
+        )
+        if spec is None or (spec.after is not None and not pending_after):
+            logger.info("scheduler: removing the stored job %s: not configured so", job.id)
+            scheduler.remove_job(job.id)
+    for spec in config.jobs:
+        if spec.after is not None:
+            continue
+        trigger = crontab_trigger(spec.schedule, config.timezone, job=spec.name)
+        stored = scheduler.get_job(spec.name)
+        if stored is not None and _same(stored, trigger, _args(spec, db_url), config):
+            continue
+        scheduler.add_job(
+            RUN_LOGGED,
+            trigger,
+            args=_args(spec, db_url),
+            id=spec.name,
+            name=spec.name,
+            replace_existing=True,
+        )
+
+
+def run_after(scheduler: BackgroundScheduler, spec: JobSpec, db_url: str, config: SchedulerConfig) -> None:
+    """Run the job once, now (a follower, or a job started by hand)."""
+    scheduler.add_job(
+        RUN_LOGGED,
+        DateTrigger(datetime.now(config.timezone), timezone=config.timezone),
+        args=_args(spec, db_url),
+        id=spec.name,
+        name=spec.name,
+        replace_existing=True,
+    )
+
+
+def _args(spec: JobSpec, db_url: str) -> tuple[str, str, str]:
+    return (spec.name, spec.target, db_url)
+
+
+def _same(stored: Any, trigger: CronTrigger, args: tuple[str, ...], config: SchedulerConfig) -> bool:
+    return bool(
+        stored.func_ref == RUN_LOGGED
+        and tuple(stored.args) == args
+        and repr(stored.trigger) == repr(trigger)
+        and stored.misfire_grace_time == config.misfire_grace_s
+        and stored.coalesce is True
+        and stored.max_instances == 1
+    )
+
+
+# --- one scheduler per database -----------------------------------------------------------------------------
+
+
+class Runner:
+    """Waits for the lease, runs the jobs while it holds it, and stops cleanly when asked."""
+
+    def __init__(
+        self,
+        db_url: str,
+        config: SchedulerConfig,
+        *,
+        holder: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.db_url = db_url
+        self.config = config
+        self.holder = holder or holder_id()
+        self.clock = clock
+        self.running = threading.Event()  # set while this process holds the lease and runs jobs
+        self.waiting = threading.Event()  # set while another process holds the lease
+        self.scheduler: BackgroundScheduler | None = None
+
+    def run(self, stop: threading.Event) -> None:
+        """Run until `stop` is set; a database that is not at our newest revision fails at once."""
+        engine = make_engine(self.db_url)
+        try:
+            _check_revision(engine)
+            logger.info("scheduler: started on %s", describe(engine.url))
+            lease = Lease(
+                engine, LEASE_NAME, seconds=self.config.lease_s, holder=self.holder, clock=self.clock
+            )
+            try:
+                while self._wait_for_lease(lease, stop):
+                    self._run_while_held(engine, lease, stop)
+            finally:
+                self._shut_down(lease)
+        finally:
+            engine.dispose()
+
+    def run_now(self, name: str) -> None:
+        """Start a configured job now, as its trigger would."""
+        if self.scheduler is None or not self.running.is_set():
+            raise RunrecordError("the scheduler is not running jobs: it does not hold the lease")
+        spec = self.config.job(name)
+        if spec.after is None:
+            self.scheduler.modify_job(name, next_run_time=datetime.now(self.config.timezone))
+        else:
+            run_after(self.scheduler, spec, self.db_url, self.config)
+
+    def _wait_for_lease(self, lease: Lease, stop: threading.Event) -> bool:
+        announced: str | None = None
+        while not stop.is_set():
+            try:
+                if lease.take():
+                    self.waiting.clear()
+                    logger.info("scheduler: holding the lease as %s", self.holder)
+                    return True
+                state = lease.state()
+            except SQLAlchemyError as error:
+                logger.warning("scheduler: cannot take the lease: database: %s", one_line(error))
+            else:
+                if state is not None and state.holder != announced:
+                    until = datetime.fromtimestamp(state.expires_at_ms / 1000, self.config.timezone)
+                    logger.info(
+                        "scheduler: waiting, the lease is held by %s (until %s unless renewed)",
+                        state.holder,
+                        until.isoformat(timespec="seconds"),
+                    )
+                    announced = state.holder
+            self.waiting.set()
+            stop.wait(self.config.renew_every_s)
+        return False
+
+    def _run_while_held(self, engine: Engine, lease: Lease, stop: threading.Event) -> None:
+        try:
+            self._start_jobs(engine)
+        except SQLAlchemyError as error:
+            logger.warning("scheduler: cannot start the jobs: database: %s", one_line(error))
+            stop.wait(self.config.renew_every_s)
+            return
+        renewed_at, failing = self.clock(), False
+        while not stop.wait(self.config.renew_every_s):
+            try:
+                held = lease.renew()
+            except SQLAlchemyError as error:
+                logger.warning("scheduler: cannot renew the lease: database: %s", one_line(error))
+                failing = True
+                if self.clock() - renewed_at < self.config.lease_s:
+                    continue  # until it runs out nobody else can take it; after that somebody may have
+                held = False
+            if held:
+                renewed_at = self.clock()
+                if failing:
+                    logger.info("scheduler: the lease is renewed again")
+                    failing = False
+                continue
+            logger.warning("scheduler: the lease is lost; no job starts until it is held again")
+            self._pause()
+            return
+
+    def _start_jobs(self, engine: Engine) -> None:
+        if self.scheduler is None:
+            self.scheduler = build_scheduler(engine, self.config)
+            self.scheduler.add_listener(self._on_executed, EVENT_JOB_EXECUTED)
+            self.scheduler.start(paused=True)
+        register(self.scheduler, self.db_url, self.config)
+        self.scheduler.resume()
+        self.running.set()
+        for job in self.scheduler.get_jobs():
+            logger.info("scheduler: %s, next run %s", job.id, job.next_run_time)
+        for spec in self.config.jobs:
+            if spec.after is not None:
+                logger.info("scheduler: %s, %s", spec.name, spec.schedule)
+
+    def _pause(self) -> None:
+        self.running.clear()
+        if self.scheduler is not None:
+            self.scheduler.pause()
+
+    def _on_executed(self, event: JobExecutionEvent) -> None:
+        followers = [spec for spec in self.config.jobs if spec.after == event.job_id]
+        execution = event.retval
+        if not followers or self.scheduler is None or not self.running.is_set():
+            return
+        if not isinstance(execution, job_log.Execution) or execution.status is not job_log.Status.OK:
+            names = ", ".join(spec.name for spec in followers)
+            logger.warning("scheduler: %s not started: %s did not finish ok", names, event.job_id)
+            return
+        for spec in followers:
+            try:
+                run_after(self.scheduler, spec, self.db_url, self.config)
+            except SQLAlchemyError as error:
+                logger.error("scheduler: cannot start %s: database: %s", spec.name, one_line(error))
+
+    def _shut_down(self, lease: Lease) -> None:
+        self.running.clear()
+        self.waiting.clear()
+        if self.scheduler is not None:
+            logger.info("scheduler: stopping; running jobs finish their batch")
+            job_log.request_stop()
+            try:
+                self.scheduler.shutdown(wait=True)
+            finally:
+                job_log.clear_stop()
+            self.scheduler = None
+        try:
+            lease.release()
+        except SQLAlchemyError as error:
+            logger.warning("scheduler: cannot release the lease (it expires by itself): %s", one_line(error))
+        else:
+            logger.info("scheduler: stopped")
+
+
+def _check_revision(engine: Engine) -> None:
+    from jobs.schema_setup import current_revision, head_revision
+
+    current, head = current_revision(engine), head_revision()
+    if current != head:
+        raise RunrecordError(
+            f"our tables in {describe(engine.url)} are at revision {current or 'none'}, the scheduler needs "
+            f"{head}: run `runrecord init-db` first"
+        )
+
+
+def run_in_foreground(db_url: str, config: SchedulerConfig) -> None:
+    """Run the scheduler until SIGTERM or SIGINT (Ctrl-C), then stop cleanly."""
+    stop = threading.Event()
+
+    logger.info("scheduler: SIGTERM or Ctrl-C stops it")
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        logger.info("scheduler: %s received", signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        Runner(db_url, config).run(stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def beside(db_url: str, config: SchedulerConfig) -> Iterator[Runner]:
+    """The scheduler in a thread of this process while the block runs (`runrecord demo`)."""
+    stop = threading.Event()
+    runner = Runner(db_url, config)
+
+    def run() -> None:
+        try:
+            runner.run(stop)
+        except RunrecordError as error:
+            logger.error("scheduler: %s", error)
+
+    thread = threading.Thread(target=run, name="runrecord-scheduler")
+    thread.start()
+    try:
+        yield runner
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,139 @@
+"""The scheduler's lease: one holder at a time, renewed by it, taken over once expired or released."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import Engine, select
+
+from core.schema import lease as lease_table
+from jobs.database import make_engine
+from jobs.lease import Lease, LeaseState
+
+T0 = 1_800_000_000.0
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lease_of(engine: Engine, holder: str, clock: Clock, seconds: float = 60) -> Lease:
+    return Lease(engine, "scheduler", seconds=seconds, holder=holder, clock=clock)
+
+
+def acquired_at(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(select(lease_table.c.acquired_at)).scalar_one())
+
+
+def test_the_first_process_takes_a_free_lease_and_a_second_waits_while_it_lasts(
+    installation_engine: Engine,
+) -> None:
+    clock = Clock()
+    first, second = lease_of(installation_engine, "a", clock), lease_of(installation_engine, "b", clock)
+
+    taken = first.take()
+    clock.now += 59.9
+    refused = second.take()
+
+    assert (taken, refused) == (True, False)
+    assert second.state() == LeaseState("a", int((T0 + 60) * 1000))
+
+
+def test_an_expired_lease_is_taken_over_and_its_former_holder_can_no_longer_renew_it(
+    installation_engine: Engine,
+) -> None:
+    clock = Clock()
+    first, second = lease_of(installation_engine, "a", clock), lease_of(installation_engine, "b", clock)
+    first.take()
+
+    clock.now += 60.001
+    taken_over = second.take()
+    renewed = first.renew()
+
+    assert (taken_over, renewed) == (True, False)
+    assert first.state() == LeaseState("b", int((T0 + 120.001) * 1000))
+    assert acquired_at(installation_engine) == int(T0 + 60)
+
+
+def test_the_holder_renews_its_lease_and_keeps_the_time_it_took_it(installation_engine: Engine) -> None:
+    # MariaDB assigns SET clauses left to right: acquired_at must be decided before holder changes.
+    clock = Clock()
+    holder, other = lease_of(installation_engine, "a", clock), lease_of(installation_engine, "b", clock)
+    holder.take()
+
+    clock.now += 50
+    renewed = holder.renew()
+    clock.now += 50
+    still_refused = other.take()
+
+    assert (renewed, still_refused) == (True, False)
+    assert holder.state() == LeaseState("a", int((T0 + 110) * 1000))
+    assert acquired_at(installation_engine) == int(T0)
+
+
+def test_a_released_lease_is_taken_at_once_by_the_next_process(installation_engine: Engine) -> None:
+    clock = Clock()
+    first, second = lease_of(installation_engine, "a", clock), lease_of(installation_engine, "b", clock)
+    first.take()
+
+    first.release()
+    taken = second.take()
+
+    assert taken is True
+    assert second.state() == LeaseState("b", int((T0 + 60) * 1000))
+
+
+def test_releasing_a_lease_another_process_holds_changes_nothing(installation_engine: Engine) -> None:
+    clock = Clock()
+    holder, stranger = lease_of(installation_engine, "a", clock), lease_of(installation_engine, "b", clock)
+    holder.take()
+
+    stranger.release()
+
+    assert stranger.take() is False
+    assert holder.state() == LeaseState("a", int((T0 + 60) * 1000))
+
+
+def race(url: str, contenders: int = 6) -> list[bool]:
+    """Each contender takes the lease at the same moment with an engine of its own, as a process would."""
+    barrier = threading.Barrier(contenders)
+    results: dict[str, bool] = {}
+
+    def contend(name: str) -> None:
+        engine = make_engine(url)
+        try:
+            lease = Lease(engine, "scheduler", seconds=60, holder=name)
+            barrier.wait()
+            results[name] = lease.take()
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=contend, args=(f"p{i}",)) for i in range(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return sorted(results.values())
+
+
+def test_of_processes_racing_for_a_free_lease_exactly_one_wins(installation_url: str) -> None:
+    results = race(installation_url)
+
+    assert results == [False] * 5 + [True]
+
+
+def test_of_processes_racing_for_an_expired_lease_exactly_one_wins(installation_url: str) -> None:
+    engine = make_engine(installation_url)
+    Lease(engine, "scheduler", seconds=0.001, holder="gone").take()
+    engine.dispose()
+
+    results = race(installation_url)
+
+    assert results == [False] * 5 + [True]
