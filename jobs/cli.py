@@ -192,7 +192,6 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
     sys.exit(serve_dashboard(db_url, port=port))
 
 
-
 @main.command("record")
 @click.argument("conversation", type=int)
 @db_option
