@@ -388,3 +388,43 @@ apscheduler_jobs = Table(
     Column("next_run_time", Float(25).with_variant(mysql.DOUBLE(), "mysql", "mariadb"), index=True),
     Column("job_state", LargeBinary, nullable=False),
 )
+
+# What measure-rates counted, so that a rerun reads only what changed (jobs/measure.py, core/measures.py): one
+# row per run (message_uid 0), and one per answer no run stands behind (run_uid 0: its run is gone, or its
+# message cannot be read). Group values and states only; never be_user or an editor id.
+measure_fact = Table(
+    "tx_runrecord_measure_fact",
+    ours,
+    _uid(),
+    _int("run_uid"),
+    _int("message_uid"),
+    _int("conversation_uid"),
+    Column("configuration_identifier", String(150), nullable=True),  # NULL: not known (no run)
+    Column("skill_identifier", String(100), nullable=True),  # NULL: no conversation names the run
+    _int("ended_at"),
+    Column("week_start", Date, nullable=False),
+    Column("day_start", Date, nullable=False),
+    Column("runs", SmallInteger, nullable=False, server_default="0"),
+    _str("answer", 16),
+    Column("notice", SmallInteger, nullable=False, server_default="0"),
+    _str("claim", 16),
+    _str("denial", 16),
+    _str("go_on", 16),
+    _str("problems", 255),
+    _int("measured_at"),
+    UniqueConstraint("run_uid", "message_uid", name="tx_runrecord_measure_fact_source"),
+    Index("tx_runrecord_measure_fact_conversation", "conversation_uid"),
+    Index("tx_runrecord_measure_fact_ended", "ended_at"),
+)
+
+# measure-rates' watermarks (the newest tstamp and uid it has read of each source table) and the rule version
+# its facts were counted by.
+measure_mark = Table(
+    "tx_runrecord_measure_mark",
+    ours,
+    _uid(),
+    _str("name", 64),
+    Column("value", BigInteger, nullable=False, server_default="0"),
+    _int("updated_at"),
+    UniqueConstraint("name", name="tx_runrecord_measure_mark_name"),
+)

@@ -1,11 +1,11 @@
-"""The runrecord dashboard: page configuration and navigation, nothing else."""
-
-from pathlib import Path
+"""The runrecord dashboard: page configuration and navigation by role, nothing else."""
 
 import streamlit as st
 
-PAGES = Path(__file__).parent / "pages"
+from dashboard import access, navigation
+from dashboard.components import account
 
 st.set_page_config(page_title="runrecord", layout="wide")
-navigation = st.navigation([st.Page(PAGES / "tables.py", title="Tables", icon=":material/table:")])
-navigation.run()
+viewer = access.viewer()
+account.show(viewer, key="account")
+st.navigation(navigation.pages(viewer)).run()

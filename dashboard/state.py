@@ -1,25 +1,220 @@
-"""The dashboard's engine and cached queries: caching lives here, never in the query functions."""
+"""The dashboard's engine and cached queries: caching lives here, never in the query functions.
+
+Every cached result is keyed on the database URL and the marks of the tables it reads (common.DataVersion:
+the tables present, the newest uid of each table the jobs write, the newest rate computation), so a job run
+that changes them makes the pages read again at once. The Rates page's results depend on the jobs alone and
+live for an hour (the time in their keys is rounded to it); the Runs and Conversation pages read upstream
+rows, which change without a job run, for five minutes; Health for one.
+"""
 
 from __future__ import annotations
+
+import time
+from datetime import date
 
 import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine
 
-from dashboard import queries
+from dashboard.queries import common, conversations, health, rates, run, runs
 from jobs import settings
-from jobs.database import make_engine
+from jobs.conversation_record import Conversation, NotesReport, RecordReport
+from jobs.database import make_engine, parse_url
+from jobs.releases import ComparisonReport
 
-CACHE_TTL_S = 60  # pages re-read at most once a minute; the nightly jobs change the tables once a day
+CACHE_TTL_S = 300  # upstream rows (runs, messages) change without a job run; five minutes is fresh enough
+RATES_TTL_S = 3600  # the rates change only with a job run (in the key); "now" in their keys moves hourly
+HEALTH_TTL_S = 60  # the watch job reads every five minutes; a minute keeps Health close to it
+MINUTE_S = 60  # "now" in cache keys is rounded to the minute, so a rerun within it reads the cache
+HOUR_S = 3600
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
+def _engine(url: str) -> Engine:
+    return make_engine(url)
+
+
+def db_url() -> str:
+    """The database the dashboard reads (RUNRECORD_DB, set by `runrecord dashboard`)."""
+    return settings.get("db")
+
+
 def engine() -> Engine:
-    """One engine per dashboard process, for the database the command was started on."""
-    return make_engine(settings.get("db"))
+    """One engine per dashboard process and database URL."""
+    return _engine(db_url())
 
 
-@st.cache_data(ttl=CACHE_TTL_S)
-def table_counts() -> pd.DataFrame:
-    """Rows per table (cached)."""
-    return queries.table_counts(engine())
+def now() -> int:
+    """The current time in unix seconds, rounded down to the minute (a cache key part)."""
+    return int(time.time()) // MINUTE_S * MINUTE_S
+
+
+def hour() -> int:
+    """The current time rounded down to the hour: the Rates page's open periods and windows move no faster."""
+    return int(time.time()) // HOUR_S * HOUR_S
+
+
+def window_s() -> int:
+    """The derivation's window (RUNRECORD_WINDOW_DAYS) in seconds."""
+    return int(settings.get("window_days")) * 86_400
+
+
+def version() -> common.DataVersion:
+    """The data version, read on every rerun: the table list, a primary-key lookup per versioned table and
+    the newest rate computation."""
+    return common.data_version(engine())
+
+
+def location() -> str:
+    """The database for captions: never its password."""
+    return parse_url(db_url()).render_as_string(hide_password=True)
+
+
+# --- every page ---------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def last_job_run(url: str, data: common.Marks) -> common.LastJobRun | None:
+    """The newest finished job run ("data as of")."""
+    return common.last_job_run(_engine(url), data.tables)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def table_counts(url: str, data: common.Marks) -> pd.DataFrame:
+    """Rows per table."""
+    return common.table_counts(_engine(url), data.tables)
+
+
+# --- Rates --------------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def grains(url: str, data: common.Marks) -> list[str]:
+    """The grains measured."""
+    return rates.grains(_engine(url))
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def rate_series(
+    url: str, data: common.Marks, metrics: tuple[str, ...], grain: str, at: int, window: int
+) -> rates.Series:
+    """The rows of some metrics (group all) with rates, intervals and open periods."""
+    return rates.series(_engine(url), metrics, grain, now=at, window_s=window)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def releases(url: str, data: common.Marks) -> pd.DataFrame:
+    """The release markers."""
+    return rates.releases(_engine(url))
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def before_after(
+    url: str,
+    data: common.Marks,
+    metric: str,
+    grain: str,
+    released_on: date,
+    weeks: int,
+    at: int,
+    window: int,
+) -> ComparisonReport:
+    """A marker's before/after comparison (as `runrecord compare`)."""
+    return rates.before_after(_engine(url), metric, grain, released_on, weeks, now=at, window_s=window)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def outcome_mix(url: str, data: common.Marks, grain: str, at: int, window: int) -> pd.DataFrame:
+    """Derived runs per period and outcome."""
+    return rates.outcome_mix(_engine(url), grain, now=at, window_s=window)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def window_open(url: str, data: common.Marks, at: int, window: int, grain: str) -> pd.DataFrame:
+    """Runs inside their window without an outcome, per period."""
+    return rates.window_open(_engine(url), data.tables, now=at, window_s=window, grain=grain)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def group_split(
+    url: str, data: common.Marks, metric: str, grain: str, group_kind: str, at: int, window: int
+) -> pd.DataFrame:
+    """A metric per group and period, small groups blanked."""
+    return rates.group_split(_engine(url), metric, grain, group_kind, now=at, window_s=window)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def aggregates_csv(url: str, data: common.Marks) -> str:
+    """Every rate row as CSV, small groups blanked."""
+    return rates.aggregates_csv(_engine(url))
+
+
+# --- Runs ---------------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def configurations(url: str, data: common.Marks) -> list[str]:
+    """The configuration identifiers."""
+    return runs.configurations(_engine(url), data.tables)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def runs_page(
+    url: str, data: common.Marks, chosen: runs.RunFilter, before_uid: int | None, at: int, window: int
+) -> runs.RunsPage:
+    """One keyset page of runs."""
+    return runs.runs_page(_engine(url), chosen, data.tables, before_uid=before_uid, now=at, window_s=window)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def run_detail(url: str, data: common.Marks, uuid: str, at: int, window: int) -> run.RunDetail:
+    """One run in full."""
+    return run.run_detail(_engine(url), uuid, data.tables, now=at, window_s=window)
+
+
+# --- Conversation -------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def recent_conversations(url: str, data: common.Marks, before_uid: int | None) -> pd.DataFrame:
+    """A page of conversations, newest first."""
+    return conversations.recent(_engine(url), before_uid=before_uid)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def conversation(url: str, data: common.Marks, uid: int) -> tuple[Conversation, RecordReport, NotesReport]:
+    """A conversation, its run record rebuilt from events, and the notes its next turn gets."""
+    return conversations.load(_engine(url), uid)
+
+
+# --- Health -------------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def job_runs(url: str, data: common.Marks) -> pd.DataFrame:
+    """The newest job runs."""
+    return health.job_runs(_engine(url))
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def freshness(url: str, data: common.Marks, at: int) -> pd.DataFrame:
+    """Each job's last run and whether it is fresh."""
+    return health.freshness(_engine(url), now=at)
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def health_reading(url: str, data: common.Marks) -> health.Reading | None:
+    """The newest watch-conversations reading."""
+    return health.latest_reading(_engine(url), data.tables)
+
+
+@st.cache_data(ttl=MINUTE_S, show_spinner=False)
+def stuck_conversations(url: str, data: common.Marks, at: int) -> pd.DataFrame:
+    """Conversations stuck in a claimed status now."""
+    return health.stuck_now(_engine(url), now=at)
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def horizon(url: str, data: common.Marks, at: int, window: int) -> health.HorizonView:
+    """The history horizon against the window, now."""
+    return health.horizon_now(_engine(url), data.tables, now=at, window_s=window)

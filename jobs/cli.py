@@ -174,8 +174,9 @@ def dashboard_command(db_url: str, port: int) -> None:
 @_port_option
 @click.option("--no-dashboard", is_flag=True, help="Build the database and run the jobs, then exit.")
 def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
-    """Build the demo installation when it is missing, run the jobs once and serve the dashboard."""
-    from jobs.demo import ensure_demo_database, serve_dashboard
+    """Build the demo installation when it is missing, run the jobs once, serve the dashboard and run the
+    scheduler beside it."""
+    from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
 
     url = parse_url(db_url)
     report = ensure_demo_database(url, now=parse_now(None), progress=_progress_printer())
@@ -186,10 +187,11 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
             f"built the demo installation in {url.database}: {report.summary.conversations} conversations, "
             f"{report.summary.runs} runs, {report.rows:,} rows"
         )
+    prepare_demo(url, say=click.echo)
     if no_dashboard:
         return
-    click.echo(f"dashboard on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    sys.exit(serve_dashboard(db_url, port=port))
+    click.echo(f"dashboard on http://127.0.0.1:{port}/ with the scheduler beside it (Ctrl-C stops both)")
+    sys.exit(serve_demo(db_url, port=port, say=click.echo))
 
 
 @main.command("record")
@@ -369,5 +371,194 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
     scheduler.run_in_foreground(db_url, config)
 
 
+@main.command("measure-rates")
+@db_option
+@click.option("--now", "now_text", default=None, help="ISO 8601 time to measure as of [default: now].")
+@click.option(
+    "--grain",
+    type=click.Choice(["week", "day"]),
+    default="week",
+    show_default=True,
+    help="Periods of the rates: ISO weeks (Monday to Sunday, UTC) or UTC days. The scheduler writes both.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary and the release comparisons as JSON."
+)
+def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json: bool) -> None:
+    """Measure the rates into tx_runrecord_rate: open periods and new ones; closed periods stay as stored."""
+    from core.measures import Grain
+    from jobs import measure, releases
+    from jobs.database import describe, make_engine
+    from jobs.job_log import JobResult, Status, execute
+
+    now = int(parse_now(now_text).timestamp())
+    window_s = measure.window_from_settings()
+    chosen = Grain(grain)
+    engine = make_engine(db_url)
+    summaries: list[measure.Summary] = []
+
+    def work() -> JobResult:
+        summaries.append(measure.measure_rates(engine, now=now, window_s=window_s, grains=(chosen,)))
+        return measure.result_of(summaries[-1])
+
+    try:
+        execution = execute(engine, measure.JOB, work)
+        if execution.status is not Status.OK:
+            raise RunrecordError(
+                f"{measure.JOB} on {describe(engine.url)} failed: {execution.result.message}"
+            )
+        compared = releases.release_comparisons(engine, grain=chosen, now=now, window_s=window_s)
+    finally:
+        engine.dispose()
+    summary = summaries[-1]
+    if as_json:
+        document = measure.summary_json(summary)
+        document["releases"] = [
+            {
+                "released_on": release.released_on.isoformat(),
+                "label": release.label,
+                "comparisons": [releases.comparison_json(report) for report in reports],
+            }
+            for release, reports in compared
+        ]
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    click.echo("\n".join(measure.summary_lines(summary)))
+    for release, reports in compared:
+        click.echo(
+            f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
+            f"{releases.DEFAULT_WEEKS} weeks each side (runrecord compare METRIC --at DATE for details):"
+        )
+        for report in reports:
+            click.echo(f"    {releases.comparison_line(report)}")
+
+
+@main.group("release")
+def release_group() -> None:
+    """Dated markers (a release, a prompt change) that rates are compared across."""
+
+
+@release_group.command("add")
+@click.argument("date_text", metavar="DATE")
+@click.argument("label")
+@db_option
+def release_add_command(date_text: str, label: str, db_url: str) -> None:
+    """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
+    from jobs.database import make_engine
+    from jobs.releases import add_release, parse_day
+
+    day = parse_day(date_text, "DATE")
+    engine = make_engine(db_url)
+    try:
+        added = add_release(engine, day, label, now=int(parse_now(None).timestamp()))
+    finally:
+        engine.dispose()
+    click.echo(f"{'recorded' if added else 'already recorded'}: {day.isoformat()} {' '.join(label.split())}")
+
+
+@release_group.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the markers as JSON.")
+def release_list_command(db_url: str, as_json: bool) -> None:
+    """Every marker, oldest first."""
+    from jobs.database import make_engine
+    from jobs.releases import list_releases
+
+    engine = make_engine(db_url)
+    try:
+        found = list_releases(engine)
+    finally:
+        engine.dispose()
+    if as_json:
+        rows = [{"released_on": r.released_on.isoformat(), "label": r.label} for r in found]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("no release recorded (runrecord release add DATE LABEL)")
+    for release in found:
+        click.echo(f"{release.released_on.isoformat()}  {release.label}")
+
+
+@main.command("compare")
+@click.argument("metric")
+@click.option("--at", "at_text", required=True, help="The date (YYYY-MM-DD) the two sides meet at.")
+@click.option("--weeks", type=click.IntRange(1, 52), default=4, show_default=True, help="Weeks on each side.")
+@click.option(
+    "--group",
+    "group_text",
+    default="all",
+    show_default=True,
+    help="all, configuration:IDENTIFIER or skill:IDENTIFIER (skill:none: conversations without a skill).",
+)
+@click.option("--grain", type=click.Choice(["week", "day"]), default="week", show_default=True)
+@click.option("--now", "now_text", default=None, help="ISO 8601 time that says which periods are still open.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@db_option
+def compare_command(
+    metric: str,
+    at_text: str,
+    weeks: int,
+    group_text: str,
+    grain: str,
+    now_text: str | None,
+    as_json: bool,
+    db_url: str,
+) -> None:
+    """METRIC before and after a date: both sides with Wilson intervals, the difference, the test."""
+    from core.measures import Grain, Metric, parse_group, parse_metric
+    from jobs import measure, releases
+    from jobs.database import make_engine
+
+    chosen = parse_metric(metric)
+    if chosen is None or chosen is Metric.RUNS:
+        names = ", ".join(m.value for m in releases.RATE_METRICS)
+        raise RunrecordError(f"no metric {metric!r}; one of: {names}")
+    group = parse_group(group_text)
+    if group is None:
+        raise RunrecordError(
+            f"--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not {group_text!r}"
+        )
+    at = releases.parse_day(at_text, "--at")
+    engine = make_engine(db_url)
+    try:
+        report = releases.compare_at(
+            engine,
+            chosen,
+            at,
+            weeks=weeks,
+            group=group,
+            grain=Grain(grain),
+            now=int(parse_now(now_text).timestamp()),
+            window_s=measure.window_from_settings(),
+        )
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(releases.comparison_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(releases.comparison_text(report)))
+
+
 if __name__ == "__main__":
     main()
+
+
+@main.command("hash-password")
+@click.option(
+    "--password-stdin",
+    is_flag=True,
+    help="Read the password from the first line of stdin instead of asking for it twice.",
+)
+def hash_password_command(password_stdin: bool) -> None:
+    """Print the hash of an administrator password for RUNRECORD_ADMIN_PASSWORD_HASH (never the password)."""
+    from jobs.passwords import hash_password
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Administrator password", hide_input=True, confirmation_prompt=True)
+    if not password:
+        raise RunrecordError("an empty password cannot be an administrator password")
+    stored = hash_password(password)
+    click.echo(stored)
+    click.echo(f"export RUNRECORD_ADMIN_PASSWORD_HASH='{stored}'", err=True)

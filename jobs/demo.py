@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from datetime import datetime
+import time
+import tomllib
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
 from pathlib import Path
 
 from sqlalchemy.engine import URL
 
 import dashboard
 from core.schema import REQUIRED_UPSTREAM
+from jobs import scheduler, settings
 from jobs.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
 from jobs.installation.generate import GenerateReport, Progress, default_manifest, generate
+from jobs.job_log import run_logged
+from jobs.passwords import hash_password, one_time_password
+from jobs.releases import add_release
+from jobs.scheduler import JOBS
+from jobs.schema_setup import upgrade_ours
 
-DEMO_CONVERSATIONS = 100
+# Enough conversations that the planted release reads as a significant drop of claimed_unwritten_rate
+# under core.rates' rule (four weeks on each side); with seed 1 that holds from about 1,050 on.
+DEMO_CONVERSATIONS = 1_200
 DEMO_SEED = 1
 APP = Path(dashboard.__file__).parent / "app.py"
 
@@ -50,6 +62,57 @@ def ensure_demo_database(
     )
 
 
+def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
+    """Bring our tables to the newest revision, mark the planted release, and run every job once."""
+    engine = make_engine(url)
+    try:
+        upgrade_ours(engine)
+        manifest = default_manifest(url)
+        if manifest is not None and manifest.exists():
+            release = json.loads(manifest.read_text(encoding="utf-8"))["release"]
+            day = date.fromisoformat(release["date"])
+            if add_release(engine, day, release["label"], now=int(time.time())):
+                say(f"marked the release of {day.isoformat()}: {release['label']}")
+    finally:
+        engine.dispose()
+    target = url.render_as_string(hide_password=False)
+    for job, reference in JOBS.items():
+        execution = run_logged(job, reference, target)
+        seconds = execution.duration_ms / 1000
+        say(f"{job}: {execution.status.value} in {seconds:.1f} s: {execution.result.message}")
+
+
+def serve_demo(db_url: str, *, port: int, say: Callable[[str], None]) -> int:
+    """The dashboard as a child process and the scheduler in this one, until Ctrl-C or SIGTERM stops both."""
+    url = absolute(parse_url(db_url))
+    environment = {**os.environ, "RUNRECORD_DB": url.render_as_string(hide_password=False)}
+    environment, lines = sign_in(environment, oidc=oidc_configured(Path.cwd(), Path.home()))
+    for line in lines:
+        say(line)
+    target = url.render_as_string(hide_password=False)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with scheduler.beside(target, scheduler.SchedulerConfig.from_settings()):
+            server = subprocess.Popen(dashboard_command(url, port=port), env=environment)
+            try:
+                return server.wait()
+            except KeyboardInterrupt:
+                return 0
+            finally:
+                if server.poll() is None:
+                    server.terminate()
+                    try:
+                        server.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        server.kill()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _check_demo_database(url: URL) -> None:
     """An existing demo file must be a database with the installation's tables."""
     engine = make_engine(url)
@@ -79,11 +142,72 @@ def dashboard_command(url: URL, *, port: int) -> list[str]:
     ]
 
 
-def serve_dashboard(db_url: str, *, port: int) -> int:
-    """Run the dashboard in the foreground until it is stopped; returns its exit code."""
+def oidc_configured(cwd: Path, home: Path) -> bool:
+    """Whether the dashboard will find an [auth] section in a secrets.toml where Streamlit looks for one."""
+    for path in (cwd / ".streamlit" / "secrets.toml", home / ".streamlit" / "secrets.toml"):
+        try:
+            with path.open("rb") as file:
+                if "auth" in tomllib.load(file):
+                    return True
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    return False
+
+
+def sign_in(environment: Mapping[str, str], *, oidc: bool) -> tuple[dict[str, str], list[str]]:
+    """The dashboard process's environment and the lines that tell the person who started it how to sign in.
+
+    Without OIDC and without a configured hash, a random administrator password is made for this start: only
+    its hash goes to the dashboard, and the password itself is printed here once and stored nowhere.
+    """
+    child = dict(environment)
+    hash_env = _env_of("admin_password_hash")
+    if oidc:
+        admins = child.get(_env_of("admin_emails"), "").strip()
+        return child, [
+            "sign in with the identity provider configured in .streamlit/secrets.toml ([auth]);",
+            f"administrators: {admins or 'none (set RUNRECORD_ADMIN_EMAILS)'}",
+        ]
+    if child.get(hash_env, "").strip():
+        return child, [
+            "Rates and Runs are open on this machine; the Conversation and Health pages ask for the "
+            "administrator",
+            f"password whose hash {hash_env} holds",
+        ]
+    password = one_time_password()
+    child[hash_env] = hash_password(password)
+    return child, [
+        f"administrator password: {password}",
+        "(made for this start and stored nowhere: Rates and Runs need none, the Conversation and Health "
+        f"pages ask for it under 'Administrator sign-in'; set {hash_env} with `runrecord hash-password` to "
+        "keep one)",
+    ]
+
+
+def serve_dashboard(db_url: str, *, port: int, say: Callable[[str], None] | None = None) -> int:
+    """Serve the dashboard in the foreground until it is stopped; returns its exit code.
+
+    The command becomes the Streamlit process (exec), so that stopping it (Ctrl-C, SIGTERM) stops the server
+    itself rather than leaving it running without its parent.
+    """
     url = absolute(parse_url(db_url))
     environment = {**os.environ, "RUNRECORD_DB": url.render_as_string(hide_password=False)}
+    environment, lines = sign_in(environment, oidc=oidc_configured(Path.cwd(), Path.home()))
+    for line in lines:
+        (say or _print)(line)
+    command = dashboard_command(url, port=port)
+    sys.stdout.flush()
+    sys.stderr.flush()
     try:
-        return subprocess.call(dashboard_command(url, port=port), env=environment)
-    except KeyboardInterrupt:
-        return 0
+        os.execve(command[0], command, environment)
+    except OSError as error:
+        raise RunrecordError(f"cannot start the dashboard: {error}") from error
+    return 0  # not reached: execve replaces this process
+
+
+def _env_of(name: str) -> str:
+    return next(setting.env for setting in settings.SETTINGS if setting.name == name)
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)

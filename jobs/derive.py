@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from core import schema
@@ -47,14 +47,19 @@ from core.outcomes import (
 )
 from jobs import dialect as sql
 from jobs import outcome_queries as q
-from jobs.database import RunrecordError, reported
+from jobs import settings
+from jobs.database import RunrecordError, make_engine, reported
+from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import current_revision, head_revision
 
-# Runs per batch, i.e. per transaction: large enough that the per-batch queries cost little per write,
-# small enough that a batch's rows (a few thousand history rows) stay a few megabytes and a transaction short.
-BATCH_SIZE = 1_000
-# The IN lists of a batch hold one uid per written record; this keeps them well under every driver's limit
-# on bound parameters (SQLite 32,766, PostgreSQL 65,535) even for runs of many writes.
+# Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
+# per write (measured at 191,525 writes: 5,000 a batch takes 8% less CPU and 15-30% less time than 1,000,
+# mostly commits), small enough that a batch's rows (some 15,000 history rows, ~20 MB) stay small and a
+# transaction under a second.
+DAY_S = 86_400
+BATCH_SIZE = 5_000
+# A batch's lists of keys are one parameter each on SQLite and PostgreSQL, an expanded IN list on MariaDB
+# (interpolated by PyMySQL, not bound by the server); this bounds their length and a transaction's work.
 MAX_BATCH_SIZE = 5_000
 # How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
 ATTEMPTS = 5
@@ -81,6 +86,7 @@ class Summary:
     not_mirrored: int = 0  # the correlation id already had an observed row there (nr-llm's own deriver)
     batches: int = 0
     seconds: float = 0.0
+    stopped: bool = False  # asked to stop (SIGTERM): returned after a batch, the rest is for the next run
 
     @property
     def runs_derived(self) -> int:
@@ -132,8 +138,12 @@ def derive_outcomes(
     window_s: int,
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Summary:
-    """Derive every run whose last write's window has closed by `now` and that has no outcome yet."""
+    """Derive every run whose last write's window has closed by `now` and that has no outcome yet.
+
+    `stop` is asked between batches; when it says so, the job returns after the batch in hand (what is
+    committed stays done, and the next run carries on from there)."""
     check_window(window_s)
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
@@ -143,9 +153,12 @@ def derive_outcomes(
     # DESIGN.md rule 1 (core.outcomes.is_due): due when now > last_write_at + window.
     cutoff = now - window_s
     options = sql.job_execution_options(engine.dialect.name)
+    settings, resets = sql.job_session(engine.dialect.name)
     with reported(engine, "deriving outcomes"), engine.connect().execution_options(**options) as connection:
         try:
             with connection.begin():
+                for statement in settings:
+                    connection.exec_driver_sql(statement)
                 q.create_write_targets(connection)
             with connection.begin():
                 oldest = q.oldest_retained_tstamp(connection)
@@ -166,8 +179,11 @@ def derive_outcomes(
                 done += len(page)
                 if progress is not None:
                     progress(min(done, counts.due), counts.due)
+                if stop is not None and stop():
+                    summary.stopped = True
+                    break
         finally:
-            _drop_quietly(connection)
+            _drop_quietly(connection, resets)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -219,7 +235,9 @@ def _derive(
     runs = [run for run in page if run.uuid and is_due(run.last_write_at, summary.now, window_s)]
     writes = q.batch_writes(connection, [run.run_uid for run in runs])
     records: dict[str, set[int]] = defaultdict(set)
+    by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
     for write in writes:
+        by_run[write.run_uid].append(write)
         if write.readable:
             assert write.tablename is not None and write.recuid is not None
             records[write.tablename].add(write.recuid)
@@ -232,9 +250,6 @@ def _derive(
     ai_times = q.ai_write_times(connection, records)
     presence = _presence(connection, records, catalog)
 
-    by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
-    for write in writes:
-        by_run[write.run_uid].append(write)
     derived = []
     for run in runs:
         outcomes = tuple(
@@ -300,49 +315,80 @@ class _Saved:
 def _save(connection: Connection, derived: list[_Derived], now: int, window_s: int) -> _Saved:
     if not derived:
         return _Saved(frozenset(), 0, 0)
-    dialect = connection.dialect.name
     run_rows = [
-        {
-            "run_uid": item.run.run_uid,
-            "correlation_id": item.run.uuid,
-            "outcome": item.outcome.value,
-            "writes": len(item.writes),
-            "configuration_identifier": item.run.configuration_identifier,
-            "window_s": window_s,
-            "rule_version": RULE_VERSION,
-            "derived_at": now,
-            "last_write_at": item.run.last_write_at,
-        }
+        (
+            item.run.run_uid,
+            item.run.uuid,
+            item.outcome.value,
+            len(item.writes),
+            item.run.configuration_identifier,
+            window_s,
+            RULE_VERSION,
+            now,
+            item.run.last_write_at,
+        )
         for item in derived
     ]
-    run_table = schema.run_outcome
-    statement = sql.insert_or_ignore(dialect, run_table).returning(run_table.c.run_uid)
-    inserted = frozenset(connection.execute(statement, run_rows).scalars())
+    # The run rows first, in one statement: their unique key decides which transaction derives each run.
+    inserted = frozenset(
+        sql.insert_rows(
+            connection, schema.run_outcome, _RUN_COLUMNS, run_rows, or_ignore=True, returning="run_uid"
+        )
+    )
     mine = [item for item in derived if item.run.run_uid in inserted]
     write_rows = [
         _write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
     ]
-    sql.insert_many(connection, sql.insert_or_ignore(dialect, schema.write_outcome), write_rows)
+    sql.insert_rows(connection, schema.write_outcome, _WRITE_COLUMNS, write_rows, or_ignore=True)
     mirrored, not_mirrored = _mirror(connection, mine, now)
     return _Saved(inserted, mirrored, not_mirrored)
 
 
-def _write_row(run: q.DueRun, write: q.TargetRow, outcome: WriteOutcome, now: int) -> dict[str, Any]:
+_RUN_COLUMNS = (
+    "run_uid",
+    "correlation_id",
+    "outcome",
+    "writes",
+    "configuration_identifier",
+    "window_s",
+    "rule_version",
+    "derived_at",
+    "last_write_at",
+)
+_WRITE_COLUMNS = (
+    "run_uid",
+    "correlation_id",
+    "event_uid",
+    "tablename",
+    "recuid",
+    "written_at",
+    "outcome",
+    "reason",
+    "edit_scope",
+    "first_change_after_s",
+    "rule_version",
+    "derived_at",
+)
+_CALL_COLUMNS = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
+
+
+def _write_row(run: q.DueRun, write: q.TargetRow, outcome: WriteOutcome, now: int) -> tuple[Any, ...]:
+    """A tx_runrecord_write_outcome row, in _WRITE_COLUMNS order."""
     readable = write.readable and outcome.reason is not UnknownReason.UNREADABLE_TARGET
-    return {
-        "run_uid": run.run_uid,
-        "correlation_id": run.uuid,
-        "event_uid": write.event_uid,
-        "tablename": write.tablename if readable else "",
-        "recuid": write.recuid if readable else 0,
-        "written_at": write.written_at,
-        "outcome": outcome.outcome.value,
-        "reason": outcome.reason.value if outcome.reason is not None else "",
-        "edit_scope": outcome.edit_scope.value if outcome.edit_scope is not None else "",
-        "first_change_after_s": outcome.first_change_after_s,
-        "rule_version": outcome.rule_version,
-        "derived_at": now,
-    }
+    return (
+        run.run_uid,
+        run.uuid,
+        write.event_uid,
+        write.tablename if readable else "",
+        write.recuid if readable else 0,
+        write.written_at,
+        outcome.outcome.value,
+        outcome.reason.value if outcome.reason is not None else "",
+        outcome.edit_scope.value if outcome.edit_scope is not None else "",
+        outcome.first_change_after_s,
+        outcome.rule_version,
+        now,
+    )
 
 
 def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple[int, int]:
@@ -359,10 +405,8 @@ def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple
         if uuid is None or uuid in taken:
             continue
         taken.add(uuid)
-        rows.append(
-            {"pid": 0, "correlation_id": uuid, "outcome": item.outcome.value, "crdate": now, "tstamp": now}
-        )
-    sql.insert_many(connection, insert(schema.call_outcome), rows)
+        rows.append((0, uuid, item.outcome.value, now, now))
+    sql.insert_rows(connection, schema.call_outcome, _CALL_COLUMNS, rows)
     return len(rows), len(runs) - len(rows)
 
 
@@ -383,10 +427,12 @@ def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], save
                 summary.edit_scope[outcome.edit_scope.value] += 1
 
 
-def _drop_quietly(connection: Connection) -> None:
+def _drop_quietly(connection: Connection, resets: Iterable[str] = ()) -> None:
     try:
         with connection.begin():
             q.drop_write_targets(connection)
+            for statement in resets:
+                connection.exec_driver_sql(statement)
     except DBAPIError:
         # The connection itself failed: its session, and the temporary table with it, is gone anyway.
         connection.invalidate()
@@ -422,3 +468,23 @@ def summary_lines(summary: Summary) -> list[str]:
         )
     )
     return lines
+
+
+def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
+    """The job callable (contract: jobs.job_log): derive what is due as of `now`, stopping when asked."""
+    engine = make_engine(db_url)
+    try:
+        summary = derive_outcomes(
+            engine,
+            now=int((now or datetime.now(UTC)).timestamp()),
+            window_s=int(settings.get("window_days")) * DAY_S,
+            stop=stop_requested,
+        )
+    finally:
+        engine.dispose()
+    message = (
+        f"{summary.runs_derived:,} runs and {summary.writes_derived:,} writes derived, "
+        f"{summary.runs_inside_window:,} runs still inside their window"
+        + ("; stopped after a batch" if summary.stopped else "")
+    )
+    return JobResult(processed=summary.writes_derived, failed=0, message=message)

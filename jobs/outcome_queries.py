@@ -10,15 +10,20 @@ Plans that do not depend on statistics (installations rarely run ANALYZE): the h
 (tablename, recuid) only — no ORDER BY tstamp and no condition on tstamp, which would tempt SQLite into the
 (tablename, tstamp) index and a scan of the table per record — and rows are ordered in core; the oldest
 retained history row is found through the (tablename, tstamp) index a table name at a time rather than by an
-aggregate over the whole of sys_history. tests/db/test_query_plans.py checks the plans with EXPLAIN.
+aggregate over the whole of sys_history. A batch's keys (its runs, its records, their correlation ids) are
+bound as one parameter; on PostgreSQL each key is looked up through a LATERAL subquery fenced with OFFSET 0,
+since its planner, without statistics, answers `recuid = ANY(…)` or a plain join by reading every row of the
+table name or the whole table (jobs.dialect.each_key). tests/db/test_query_plans.py checks the plans with
+EXPLAIN.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -39,10 +44,12 @@ from sqlalchemy import (
     inspect,
     or_,
     select,
+    true,
 )
 from sqlalchemy import table as table_clause
 from sqlalchemy.schema import CreateIndex, CreateTable
-from sqlalchemy.sql.expression import ColumnClause
+from sqlalchemy.sql.expression import ColumnClause, FromClause
+from sqlalchemy.types import TypeEngine
 
 from core import schema
 from core.outcomes import CallOutcome, HistoryRow, Presence
@@ -122,7 +129,13 @@ def drop_write_targets(connection: Connection) -> None:
 
 def readable_target(tablename: str | None, recuid: int | None) -> bool:
     """Whether a write target names a table and a uid the way DOMAIN.md says one does."""
-    return tablename is not None and recuid is not None and TABLE_NAME.fullmatch(tablename) is not None
+    return tablename is not None and recuid is not None and _is_table_name(tablename)
+
+
+@functools.lru_cache(maxsize=1_024)
+def _is_table_name(text: str) -> bool:
+    # A job reads a few dozen distinct table names, each for thousands of writes.
+    return TABLE_NAME.fullmatch(text) is not None
 
 
 # --- due runs ----------------------------------------------------------------------------------------------
@@ -147,9 +160,17 @@ class Pending:
     inside_window: int
 
 
-def _answered(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
+def _answered(run_uid: ColumnElement[int], *, dialect: str | None = None) -> ColumnElement[bool]:
+    """Whether the run has its row in tx_runrecord_run_outcome (EXISTS, to be negated into an anti-join).
+
+    With `dialect` PostgreSQL the subquery is fenced (OFFSET 0): it stays a probe of the run_uid index for
+    each candidate, in the candidates' order, so that a page stops after `limit` runs. Unfenced, and without
+    statistics on our table, the planner may hash the whole of it for every page instead, and read every
+    write target after the keyset: a cost that grows with the square of the runs in a first derivation.
+    """
     outcome = schema.run_outcome
-    return select(outcome.c.run_uid).where(outcome.c.run_uid == run_uid).exists()
+    probe = select(outcome.c.run_uid).where(outcome.c.run_uid == run_uid)
+    return (probe.offset(0) if dialect == sql.POSTGRESQL else probe).exists()
 
 
 def pending(connection: Connection, *, cutoff: int) -> Pending:
@@ -167,7 +188,7 @@ def pending(connection: Connection, *, cutoff: int) -> Pending:
     return Pending(due=int(row[0]), inside_window=int(row[1]))
 
 
-def due_runs_query(*, after: int, cutoff: int, limit: int) -> Select[Any]:
+def due_runs_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Select[Any]:
     """The next page of due runs after run uid `after` (keyset), answered runs excluded by an anti-join.
 
     A run is due when the window of its LAST write has closed (DESIGN.md rule 1, core.outcomes.is_due):
@@ -178,7 +199,7 @@ def due_runs_query(*, after: int, cutoff: int, limit: int) -> Select[Any]:
     last_write_at = func.max(w.c.written_at)
     page = (
         select(w.c.run_uid, last_write_at.label("last_write_at"), func.count().label("writes"))
-        .where(w.c.run_uid > after, ~_answered(w.c.run_uid))
+        .where(w.c.run_uid > after, ~_answered(w.c.run_uid, dialect=dialect))
         .group_by(w.c.run_uid)
         .having(last_write_at < cutoff)
         .order_by(w.c.run_uid)
@@ -186,22 +207,37 @@ def due_runs_query(*, after: int, cutoff: int, limit: int) -> Select[Any]:
         .subquery("page")
     )
     # An outer join: a run whose row is gone still moves the keyset on (and is reported, not derived).
+    # PostgreSQL looks each run up by its primary key through a fenced LATERAL subquery: a plain join lets
+    # its planner, without statistics on tx_nrllm_agentrun, sort the whole table for every page.
+    found: FromClause
+    if dialect == sql.POSTGRESQL:
+        found = (
+            select(run.c.uuid, run.c.configuration_identifier)
+            .where(run.c.uid == page.c.run_uid)
+            .offset(0)
+            .lateral("run")
+        )
+        joined = page.outerjoin(found, true())
+    else:
+        found = run
+        joined = page.outerjoin(run, run.c.uid == page.c.run_uid)
     return (
         select(
             page.c.run_uid,
-            run.c.uuid,
-            run.c.configuration_identifier,
+            found.c.uuid,
+            found.c.configuration_identifier,
             page.c.last_write_at,
             page.c.writes,
         )
-        .select_from(page.outerjoin(run, run.c.uid == page.c.run_uid))
+        .select_from(joined)
         .order_by(page.c.run_uid)
     )
 
 
 def due_runs(connection: Connection, *, after: int, cutoff: int, limit: int) -> list[DueRun]:
     """The next page of due runs (see due_runs_query)."""
-    rows = connection.execute(due_runs_query(after=after, cutoff=cutoff, limit=limit))
+    query = due_runs_query(connection.dialect.name, after=after, cutoff=cutoff, limit=limit)
+    rows = connection.execute(query).all()
     return [
         DueRun(
             run_uid=row.run_uid,
@@ -226,39 +262,88 @@ class TargetRow:
     written_at: int
     tablename: str | None
     recuid: int | None
+    readable: bool = field(init=False)
 
-    @property
-    def readable(self) -> bool:
-        return readable_target(self.tablename, self.recuid)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "readable", readable_target(self.tablename, self.recuid))
+
+
+def batch_writes_query(dialect: str, run_uids: Collection[int]) -> Select[Any]:
+    """Every tool_write of the given runs, in event order (see _for_values)."""
+    w = write_target
+
+    def lookup(match: _Match) -> Select[Any]:
+        columns = (w.c.event_uid, w.c.run_uid, w.c.written_at, w.c.tablename, w.c.recuid)
+        return select(*columns).where(match(w.c.run_uid))
+
+    found = _for_values(dialect, Integer(), run_uids, lookup, "run_writes").subquery("writes")
+    return select(*found.c).order_by(found.c.run_uid, found.c.event_uid)
 
 
 def batch_writes(connection: Connection, run_uids: Collection[int]) -> list[TargetRow]:
     """Every tool_write of the given runs, in event order."""
     if not run_uids:
         return []
-    w = write_target
-    query = (
-        select(w.c.event_uid, w.c.run_uid, w.c.written_at, w.c.tablename, w.c.recuid)
-        .where(w.c.run_uid.in_(sorted(run_uids)))
-        .order_by(w.c.run_uid, w.c.event_uid)
-    )
+    query = batch_writes_query(connection.dialect.name, run_uids)
     return [TargetRow(*row) for row in connection.execute(query).all()]
 
 
 RecordKey = tuple[str, int]  # (tablename, uid)
 
+# The condition a lookup is built with: column(s) of the looked-up table equal to one of the keys.
+_Match = Callable[[ColumnElement[Any]], ColumnElement[bool]]
+_RecordMatch = Callable[[ColumnElement[str], ColumnElement[int]], ColumnElement[bool]]
 
-def _per_table(
-    name_column: ColumnElement[str], uid_column: ColumnElement[int], records: Mapping[str, Collection[int]]
-) -> ColumnElement[bool]:
-    """(tablename = T1 AND uid IN (…)) OR (tablename = T2 AND uid IN (…)): each term an index lookup."""
-    return or_(
-        *(
-            and_(name_column == name, uid_column.in_(sorted(uids)))
-            for name, uids in sorted(records.items())
-            if uids
+
+def _for_values(
+    dialect: str,
+    kind: TypeEngine[Any],
+    values: Collection[Any],
+    lookup: Callable[[_Match], Select[Any]],
+    name: str,
+) -> Select[Any]:
+    """`lookup` for every one of the values, each an index lookup on every dialect.
+
+    PostgreSQL: the values as one array parameter, each looked up by a LATERAL subquery (dialect.each_key);
+    SQLite and MariaDB: `column IN (…)` bound as dialect.in_values binds it.
+    """
+    if dialect == sql.POSTGRESQL:
+        keys = sql.key_table(f"{name}_key", {"value": (kind, sorted(set(values)))})
+        return sql.each_key(keys, lookup(lambda column: column == keys.c.value), name)
+    return lookup(lambda column: sql.in_values(dialect, column, values))
+
+
+def _for_records(
+    dialect: str,
+    records: Mapping[str, Collection[int]],
+    lookup: Callable[[_RecordMatch], Select[Any]],
+    name: str,
+) -> Select[Any]:
+    """`lookup` for every record (tablename, uid), each an index lookup on (tablename, recuid).
+
+    PostgreSQL: two array parameters, the records looked up one by one (dialect.each_key); SQLite and
+    MariaDB: (tablename = T1 AND uid IN (…)) OR (tablename = T2 AND uid IN (…)).
+    """
+    if dialect == sql.POSTGRESQL:
+        pairs = sorted((table, uid) for table, uids in records.items() for uid in set(uids))
+        keys = sql.key_table(
+            f"{name}_key",
+            {"tablename": (String(), [t for t, _ in pairs]), "recuid": (Integer(), [u for _, u in pairs])},
         )
-    )
+        return sql.each_key(
+            keys, lookup(lambda names, uids: and_(names == keys.c.tablename, uids == keys.c.recuid)), name
+        )
+
+    def per_table(names: ColumnElement[str], uids: ColumnElement[int]) -> ColumnElement[bool]:
+        return or_(
+            *(
+                and_(names == table, sql.in_values(dialect, uids, wanted))
+                for table, wanted in sorted(records.items())
+                if wanted
+            )
+        )
+
+    return lookup(per_table)
 
 
 def history_query(
@@ -272,17 +357,18 @@ def history_query(
     """
     h = schema.sys_history
     wanted = and_(h.c.actiontype.in_((1, 2)), h.c.tstamp.between(keys_from, keys_to))
-    rows = sql.fenced(
-        dialect,
-        select(
+
+    def lookup(match: _RecordMatch) -> Select[Any]:
+        return select(
             h.c.uid,
             h.c.tstamp,
             h.c.actiontype,
             h.c.tablename,
             h.c.recuid,
             case((wanted, sql.json_document(dialect, h.c.history_data))).label("document"),
-        ).where(_per_table(h.c.tablename, h.c.recuid, records)),
-    ).subquery("history")
+        ).where(match(h.c.tablename, h.c.recuid))
+
+    rows = sql.fenced(dialect, _for_records(dialect, records, lookup, "history_rows")).subquery("history")
     return select(
         rows.c.uid,
         rows.c.tstamp,
@@ -301,21 +387,20 @@ def history_rows(
         return {}
     query = history_query(connection.dialect.name, records, keys_from=keys_from, keys_to=keys_to)
     found: dict[RecordKey, list[HistoryRow]] = defaultdict(list)
-    for row in connection.execute(query).all():
-        found[(row.tablename, row.recuid)].append(
-            HistoryRow(
-                uid=row.uid, tstamp=row.tstamp, actiontype=row.actiontype, fields=sql.fields_of(row.fields)
-            )
-        )
+    fields_of = sql.fields_of
+    for uid, tstamp, actiontype, tablename, recuid, fields in connection.execute(query).all():
+        found[(tablename, recuid)].append(HistoryRow(uid, tstamp, actiontype, fields_of(fields)))
     return found
 
 
-def ai_write_times_query(records: Mapping[str, Collection[int]]) -> Select[Any]:
+def ai_write_times_query(dialect: str, records: Mapping[str, Collection[int]]) -> Select[Any]:
     """When any run (due or not, of any batch) wrote each of the records (DESIGN.md rule 4)."""
     w = write_target
-    return select(w.c.tablename, w.c.recuid, w.c.written_at).where(
-        _per_table(w.c.tablename, w.c.recuid, records)
-    )
+
+    def lookup(match: _RecordMatch) -> Select[Any]:
+        return select(w.c.tablename, w.c.recuid, w.c.written_at).where(match(w.c.tablename, w.c.recuid))
+
+    return _for_records(dialect, records, lookup, "ai_writes")
 
 
 def ai_write_times(
@@ -325,8 +410,9 @@ def ai_write_times(
     if not any(records.values()):
         return {}
     found: dict[RecordKey, list[int]] = defaultdict(list)
-    for row in connection.execute(ai_write_times_query(records)).all():
-        found[(row.tablename, row.recuid)].append(row.written_at)
+    query = ai_write_times_query(connection.dialect.name, records)
+    for tablename, recuid, written_at in connection.execute(query).all():
+        found[(tablename, recuid)].append(written_at)
     return found
 
 
@@ -385,12 +471,16 @@ class TableCatalog:
         return self._tables[name]
 
 
-def presence_query(table: RecordTable, uids: Collection[int]) -> Select[Any]:
+def presence_query(dialect: str, table: RecordTable, uids: Collection[int]) -> Select[Any]:
     """uid and deleted (when the table has that column) of the records still in the table."""
     # The name comes from TableCatalog, i.e. from the database's own list, never from a payload unchecked.
     columns: list[ColumnClause[Any]] = [column("uid"), *([column("deleted")] if table.has_deleted else [])]
     record = table_clause(table.name, *columns)
-    return select(*record.c).where(record.c.uid.in_(sorted(uids)))
+
+    def lookup(match: _Match) -> Select[Any]:
+        return select(*record.c).where(match(record.c.uid))
+
+    return _for_values(dialect, Integer(), uids, lookup, "present")
 
 
 def presence(connection: Connection, table: RecordTable, uids: Iterable[int]) -> dict[int, Presence]:
@@ -399,9 +489,9 @@ def presence(connection: Connection, table: RecordTable, uids: Iterable[int]) ->
     found = dict.fromkeys(sorted(wanted), Presence.ROW_MISSING)
     if not wanted or not table.has_uid:
         return found
-    for row in connection.execute(presence_query(table, wanted)).all():
-        deleted = bool(row.deleted) if table.has_deleted else False
-        found[int(row.uid)] = Presence.DELETED if deleted else Presence.PRESENT
+    for row in connection.execute(presence_query(connection.dialect.name, table, wanted)).all():
+        deleted = bool(row[1]) if table.has_deleted else False
+        found[int(row[0])] = Presence.DELETED if deleted else Presence.PRESENT
     return found
 
 
@@ -409,10 +499,16 @@ def observed_correlation_ids(connection: Connection, correlation_ids: Collection
     """The correlation ids that already have an observed row in tx_nrllm_call_outcome (from any deriver)."""
     if not correlation_ids:
         return set()
+    return set(connection.execute(observed_query(connection.dialect.name, correlation_ids)).scalars())
+
+
+def observed_query(dialect: str, correlation_ids: Collection[str]) -> Select[Any]:
+    """The correlation ids of those given that have an observed row, through the correlation_id index."""
     outcome = schema.call_outcome
-    query = (
-        select(outcome.c.correlation_id)
-        .where(outcome.c.correlation_id.in_(sorted(correlation_ids)), outcome.c.outcome.in_(_OBSERVED))
-        .distinct()
-    )
-    return set(connection.execute(query).scalars())
+
+    def lookup(match: _Match) -> Select[Any]:
+        return select(outcome.c.correlation_id).where(
+            match(outcome.c.correlation_id), outcome.c.outcome.in_(_OBSERVED)
+        )
+
+    return _for_values(dialect, String(), correlation_ids, lookup, "observed")

@@ -81,6 +81,28 @@ SETTINGS: tuple[Setting, ...] = (
         "Only one scheduler per database runs jobs: it renews its lease every third of this; another "
         "scheduler waits and takes over once the lease has expired. At least 3.",
     ),
+    Setting(
+        "admin_password_hash",
+        "RUNRECORD_ADMIN_PASSWORD_HASH",
+        "",
+        "Without OIDC sign-in: the hash of the dashboard's administrator password, as "
+        "`runrecord hash-password` prints it (pbkdf2_sha256$iterations$salt$hash), never the password "
+        "itself. Unset: `runrecord dashboard` and `runrecord demo` make one for that start and print it.",
+    ),
+    Setting(
+        "admin_emails",
+        "RUNRECORD_ADMIN_EMAILS",
+        "",
+        "With OIDC sign-in (an [auth] section in .streamlit/secrets.toml): the e-mail addresses, "
+        "comma-separated, that see the administrator pages; everyone else who signs in sees Rates and Runs.",
+    ),
+    Setting(
+        "reader_language",
+        "RUNRECORD_READER_LANGUAGE",
+        "de",
+        "The language (de or en) the Conversation page first renders notices and errors in, as the chat's "
+        "reader would read them; the page has a choice.",
+    ),
 )
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}

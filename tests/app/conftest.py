@@ -1,30 +1,56 @@
-"""Fixtures for the dashboard: a demo database the pages read, chosen through RUNRECORD_DB."""
+"""Fixtures for the dashboard: the databases its pages read, chosen through RUNRECORD_DB, and a way to run
+the app as either role."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+from dashboard.access import SIGNED_IN_KEY
 from jobs.database import parse_url
 from jobs.installation.generate import default_manifest, generate
+from tests.app.installations import bad_rows, measured_copy
+from tests.conftest import REPO_ROOT
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
+APP = str(REPO_ROOT / "dashboard" / "app.py")
+TIMEOUT_S = 60
 
 
 @pytest.fixture(scope="session")
 def demo_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A small demo installation (SQLite), built once per session."""
+    """A small demo installation (SQLite), built once per session; no job has run on it."""
     url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.sqlite'}"
     generate(url, conversations=120, seed=1, now=NOW, manifest=default_manifest(parse_url(url)))
     return url
 
 
+@pytest.fixture(scope="session")
+def measured(tmp_path_factory: pytest.TempPathFactory, demo_db_url: str) -> tuple[str, date]:
+    """The demo installation with its release recorded and every job run once: (URL, release day)."""
+    return measured_copy(demo_db_url, tmp_path_factory.mktemp("measured") / "measured.sqlite", NOW)
+
+
+@pytest.fixture(scope="session")
+def measured_db_url(measured: tuple[str, date]) -> str:
+    """The measured demo installation's URL."""
+    return measured[0]
+
+
+@pytest.fixture(scope="session")
+def bad_row_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, int | str]]:
+    """An installation with bad rows (builder overrides), measured by the jobs: (URL, what was planted)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('bad') / 'bad.sqlite'}"
+    return url, bad_rows(url, NOW)
+
+
 @pytest.fixture
 def use_db(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point the dashboard at a database for one test; its cached engine and queries are cleared."""
+    """Clear the dashboard's cached engines and queries around one test."""
     import streamlit as st
 
     st.cache_resource.clear()
@@ -40,3 +66,24 @@ def empty_sqlite_url(tmp_path: Path) -> str:
     path = tmp_path / "empty.sqlite"
     path.touch()
     return str(parse_url(f"sqlite:///{path}"))
+
+
+@pytest.fixture
+def dashboard(monkeypatch: pytest.MonkeyPatch, use_db: None) -> Callable[..., AppTest]:
+    """dashboard(url, administrator=False, page=None, query=None): the app run once on the database, as the
+    product team or as an administrator signed in with the password, optionally on one page."""
+
+    def run(
+        url: str, *, administrator: bool = False, page: str | None = None, query: dict[str, str] | None = None
+    ) -> AppTest:
+        monkeypatch.setenv("RUNRECORD_DB", url)
+        app = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
+        if administrator:
+            app.session_state[SIGNED_IN_KEY] = True
+        app.run()
+        if page is not None:
+            app.query_params.update(query or {})
+            app.switch_page(f"views/{page}.py").run()
+        return app
+
+    return run

@@ -1,9 +1,13 @@
 """The derivation's queries use their indexes without statistics (installations rarely run ANALYZE).
 
-The measured pitfall: on SQLite without statistics, a history query ordered by tstamp makes the planner pick
+The measured pitfalls: on SQLite without statistics, a history query ordered by tstamp makes the planner pick
 the (tablename, tstamp) index and scan the table once per record — 1.1 s per write at 10,000,000 rows,
 against 23 µs for the (tablename, recuid) lookup. The history query therefore has no ORDER BY and no
-condition on tstamp, and every query here is checked with EXPLAIN.
+condition on tstamp. On PostgreSQL without statistics, `recuid = ANY(:uids)` (or an expanded IN list) is
+answered by reading every row of the table name and filtering — 1.5 s for the history of 1,500 records among
+2,000,000 rows against 12 ms — and a plain join of the due page with tx_nrllm_agentrun or the answered runs
+hashes or sorts the whole table for every page: each key is looked up through a LATERAL subquery fenced with
+OFFSET 0 there (jobs.dialect.each_key), and every query here is checked with EXPLAIN.
 """
 
 from __future__ import annotations
@@ -79,6 +83,12 @@ def test_the_history_query_looks_records_up_by_tablename_and_recuid(
     assert "recordident_1" in plan, plan
     assert "recordident_2" not in plan, plan
     assert not re.search(r"SCAN sys_history|Seq Scan on sys_history|sys_history key=None", plan), plan
+    if dialect == "postgresql":
+        # One probe of (tablename, recuid) per record, both columns in the index condition: never the rows of
+        # a table name filtered by uid.
+        assert "Nested Loop" in plan, plan
+        assert re.search(r"Index Cond: \(\(\(tablename\)::text = .*\) AND \(recuid = ", plan), plan
+        assert "Bitmap Heap Scan on sys_history" not in plan, plan
 
 
 def test_the_oldest_retained_row_is_found_through_an_index_a_table_name_at_a_time(
@@ -109,7 +119,7 @@ def test_presence_is_a_primary_key_lookup(site_engine: Engine, dialect: str) -> 
             # A table of a few pages is cheaper to read whole, and PostgreSQL rightly does so; what must
             # hold at any size is that the lookup can use the primary key.
             connection.exec_driver_sql("SET enable_seqscan = off")
-        plan = _plan(connection, q.presence_query(pages, [1, 2, 3]))
+        plan = _plan(connection, q.presence_query(dialect, pages, [1, 2, 3]))
         if dialect == "postgresql":
             connection.exec_driver_sql("RESET enable_seqscan")
 
@@ -124,14 +134,76 @@ def test_due_runs_writes_and_ai_writes_use_the_write_target_indexes(
     with site_engine.begin() as connection:
         q.create_write_targets(connection)
         plans = {
-            "due": _plan(connection, q.due_runs_query(after=0, cutoff=T, limit=10)),
-            "ai": _plan(connection, q.ai_write_times_query({"pages": {1, 2, 3}})),
+            "due": _plan(connection, q.due_runs_query(dialect, after=0, cutoff=T, limit=10)),
+            "ai": _plan(connection, q.ai_write_times_query(dialect, {"pages": {1, 2, 3}})),
+            "writes": _plan(connection, q.batch_writes_query(dialect, [1, 2, 3])),
         }
         q.drop_write_targets(connection)
 
     assert "tx_runrecord_write_target_run" in plans["due"], plans["due"]
     assert "SCAN tx_runrecord_run_outcome" not in plans["due"], plans["due"]
     assert "tx_runrecord_write_target_record" in plans["ai"], plans["ai"]
+    assert "SEARCH tx_runrecord_write_target USING INDEX tx_runrecord_write_target_run" in plans["writes"], (
+        plans["writes"]
+    )
+
+
+def test_on_postgresql_every_batch_lookup_is_one_index_probe_per_key(
+    site_engine: Engine, dialect: str
+) -> None:
+    if dialect != "postgresql":
+        pytest.skip("the LATERAL lookups are PostgreSQL's (SQLite and MariaDB: the tests above and below)")
+    with site_engine.begin() as connection:
+        q.create_write_targets(connection)
+        plans = {"due": _plan(connection, q.due_runs_query(dialect, after=0, cutoff=T + 8 * DAY, limit=10))}
+        # The tables here are a few pages, cheaper to read whole at each probe, and PostgreSQL rightly does
+        # so; what must hold at any size is that each key is its own probe and can use the index.
+        connection.exec_driver_sql("SET enable_seqscan = off")
+        plans["writes"] = _plan(connection, q.batch_writes_query(dialect, [1, 2, 3]))
+        plans["ai"] = _plan(connection, q.ai_write_times_query(dialect, _some_pages(connection)))
+        plans["observed"] = _plan(connection, q.observed_query(dialect, ["a", "b"]))
+        plans["presence"] = _plan(
+            connection, q.presence_query(dialect, q.RecordTable("pages", True, True), [1])
+        )
+        connection.exec_driver_sql("RESET enable_seqscan")
+        q.drop_write_targets(connection)
+
+    # The page: each candidate run probes the answered runs' unique index (a SubPlan, not a hash of the
+    # table) and its run row by primary key (a nested loop, not a sort of tx_nrllm_agentrun).
+    assert re.search(r"SubPlan.*\n.*Index Only Scan using tx_runrecord_run_outcome_run", plans["due"]), plans[
+        "due"
+    ]
+    assert "Index Scan using tx_nrllm_agentrun_pkey" in plans["due"], plans["due"]
+    assert not re.search(r"Seq Scan on tx_nrllm_agentrun|Seq Scan on tx_runrecord_run_outcome", plans["due"])
+    for name, index in (
+        ("writes", "tx_runrecord_write_target_run"),
+        ("ai", "tx_runrecord_write_target_record"),
+        ("observed", "correlation"),
+        ("presence", "pages_pkey"),
+    ):
+        assert "Nested Loop" in plans[name] and index in plans[name], (name, plans[name])
+
+
+def test_on_mariadb_and_sqlite_every_batch_lookup_uses_an_index(site_engine: Engine, dialect: str) -> None:
+    if dialect == "postgresql":
+        pytest.skip("PostgreSQL: the test above")
+    with site_engine.begin() as connection:
+        q.create_write_targets(connection)
+        plans = {
+            "writes": _plan(connection, q.batch_writes_query(dialect, [1, 2, 3])),
+            "ai": _plan(connection, q.ai_write_times_query(dialect, _some_pages(connection))),
+            "observed": _plan(connection, q.observed_query(dialect, ["a", "b"])),
+        }
+        q.drop_write_targets(connection)
+
+    expected = {"writes": "tx_runrecord_write_target_run", "ai": "tx_runrecord_write_target_record"}
+    expected["observed"] = "correlation"
+    for name, index in expected.items():
+        assert index in plans[name], (name, plans[name])
+        assert not re.search(r"SCAN tx_|key=None", plans[name].replace("SCAN json_each", "")), (
+            name,
+            plans[name],
+        )
 
 
 def test_the_planners_choice_holds_after_analyze_too(site_engine: Engine, dialect: str) -> None:

@@ -1,0 +1,225 @@
+"""Benchmark of `measure-rates` against a plain scan of the rows it reads, and of a rerun with no new data.
+
+    python -m benchmarks.bench_measure --engine sqlite --scale 0.05
+    python -m benchmarks.bench_measure --engine postgresql --scale 0.1
+
+Builds an installation of `scale` x 1,000,000 runs (about 870,000 conversations, 3,100,000 messages and
+15,500,000 events) with the demo generator itself (jobs/installation/generate.py: the builder's rows and
+scenarios, spread over 120 days), derives the outcomes (not timed), then measures, each in a fresh process on
+the same engine (peak memory is that process's own):
+
+* scan: a plain aggregate over every row measure-rates reads — count(*) and sum(length(...)) of the message
+  and event payloads, the conversations' run records and the runs' uuids, inside the database (best of two);
+* read: the same rows fetched into the client, unparsed (events as per-run counts, as the job reads them);
+* full: measure-rates on an installation it has never measured (every fact counted, every period written);
+* rerun: measure-rates again with no new data (only the open periods are written).
+
+Goals: full within 3x the scan; the rerun under 5% of the full run; peak memory flat (it does not grow with
+the scale). The README gives the figures and says which goal is not met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, func, select, text
+from sqlalchemy.engine import URL, make_url
+
+from core import schema
+from core.measures import Grain
+from jobs.database import make_engine
+from jobs.derive import derive_outcomes
+from jobs.installation.generate import generate
+from jobs.measure import measure_rates
+
+DAY = 86_400
+WINDOW = 7 * DAY
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+FULL_CONVERSATIONS = 870_000  # the generator gives about 1.15 runs and 3.6 messages per conversation
+SERVERS = {
+    "postgresql": "postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+    "mariadb": "mysql+pymysql://root@127.0.0.1:3306/mysql",
+}
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _counts(url: str) -> dict[str, int]:
+    engine = make_engine(url)
+    tables = (schema.conversation, schema.message, schema.agentrun, schema.agentrun_event)
+    with engine.connect() as connection:
+        counts = {
+            t.name: int(connection.execute(select(func.count()).select_from(t)).scalar_one()) for t in tables
+        }
+    engine.dispose()
+    return counts
+
+
+def _scan(url: str) -> dict[str, Any]:
+    """Every row measure-rates reads, aggregated: the floor a full measurement is compared with."""
+    engine = make_engine(url)
+    m, e, c, r = schema.message.c, schema.agentrun_event.c, schema.conversation.c, schema.agentrun.c
+    queries = [
+        select(func.count(), func.sum(func.length(m.payload))),
+        select(func.count(), func.sum(func.length(e.payload))),
+        select(func.count(), func.sum(func.length(c.run_record))),
+        select(func.count(), func.sum(func.length(r.uuid))),
+    ]
+    best = float("inf")
+    with engine.connect() as connection:
+        for _ in range(2):
+            started = time.perf_counter()
+            for query in queries:
+                connection.execute(query).one()
+            best = min(best, time.perf_counter() - started)
+    engine.dispose()
+    return {"seconds": best, "peak_mb": _peak_mb()}
+
+
+def _read(url: str) -> dict[str, Any]:
+    """Every row measure-rates reads, fetched into the client unparsed (messages, conversations and runs as
+    the job selects them, events as their per-run counts): the floor of any measurement that reads the
+    messages outside the database."""
+    engine = make_engine(url)
+    m, e, c, r = schema.message.c, schema.agentrun_event.c, schema.conversation.c, schema.agentrun.c
+    queries = [
+        select(m.uid, m.conversation, m.sorting, m.role, m.crdate, m.payload),
+        select(c.uid, c.skill_identifier, c.approval_run_uuid, c.run_record),
+        select(r.uid, r.uuid, r.status, r.configuration_identifier, r.finished_at, r.tstamp, r.started_at),
+        select(e.run, func.count(), func.min(e.crdate), func.max(e.sequence)).group_by(e.run),
+    ]
+    best = float("inf")
+    with engine.connect() as connection:
+        for _ in range(2):
+            started = time.perf_counter()
+            for query in queries:
+                for _row in connection.execute(query.execution_options(yield_per=5_000)):
+                    pass
+            best = min(best, time.perf_counter() - started)
+    engine.dispose()
+    return {"seconds": best, "peak_mb": _peak_mb()}
+
+
+def _derive(url: str) -> dict[str, Any]:
+    engine = make_engine(url)
+    summary = derive_outcomes(engine, now=int(NOW.timestamp()), window_s=WINDOW)
+    engine.dispose()
+    return {"seconds": summary.seconds, "runs": summary.runs_derived}
+
+
+def _measure(url: str) -> dict[str, Any]:
+    engine = make_engine(url)
+    started = time.perf_counter()
+    summary = measure_rates(engine, now=int(NOW.timestamp()), window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
+    seconds = time.perf_counter() - started
+    engine.dispose()
+    return {
+        "seconds": seconds,
+        "conversations": summary.conversations,
+        "runs": summary.runs,
+        "answers": summary.answers,
+        "periods": [
+            {
+                "grain": p.grain.value,
+                "open": p.open_periods,
+                "new": p.new_periods,
+                "kept": p.kept_periods,
+                "rows": p.rows,
+            }
+            for p in summary.periods
+        ],
+        "peak_mb": _peak_mb(),
+    }
+
+
+def _in_process(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        return pool.apply(function, args)
+
+
+def _database(engine_name: str, directory: Path) -> tuple[URL, Callable[[], None]]:
+    if engine_name == "sqlite":
+        path = directory / "bench.sqlite"
+        return URL.create("sqlite", database=str(path)), lambda: path.unlink(missing_ok=True)
+    server = make_url(SERVERS[engine_name])
+    name = f"runrecord_bench_{secrets.token_hex(4)}"
+    admin: Engine = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {name}"))
+
+    def drop() -> None:
+        with admin.connect() as connection:
+            if engine_name == "postgresql":
+                connection.execute(
+                    text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :name"),
+                    {"name": name},
+                )
+            connection.execute(text(f"DROP DATABASE IF EXISTS {name}"))
+        admin.dispose()
+
+    return server.set(database=name), drop
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--engine", choices=("sqlite", "postgresql", "mariadb"), default="sqlite")
+    parser.add_argument("--scale", type=float, default=1.0, help="1.0 = 1,000,000 runs, 3,000,000 messages")
+    args = parser.parse_args(argv)
+    conversations = max(int(FULL_CONVERSATIONS * args.scale), 10)
+    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
+        url, drop = _database(args.engine, Path(directory))
+        target = url.render_as_string(hide_password=False)
+        try:
+            report = generate(target, conversations=conversations, seed=1, now=NOW)
+            print(f"built {report.rows:,} rows in {report.seconds:.0f} s", flush=True)
+            if args.engine == "postgresql":
+                engine = make_engine(target)
+                with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                    connection.exec_driver_sql("VACUUM ANALYZE")
+                engine.dispose()
+            counts = _in_process(_counts, target)
+            derived = _in_process(_derive, target)
+            scan = _in_process(_scan, target)
+            read = _in_process(_read, target)
+            full = _in_process(_measure, target)
+            rerun = _in_process(_measure, target)
+        finally:
+            drop()
+    result = {
+        "engine": args.engine,
+        "scale": args.scale,
+        "rows": counts,
+        "derived_runs": derived["runs"],
+        "scan_s": round(scan["seconds"], 3),
+        "full_s": round(full["seconds"], 3),
+        "full_vs_scan": round(full["seconds"] / scan["seconds"], 2),
+        "read_s": round(read["seconds"], 3),
+        "full_vs_read": round(full["seconds"] / read["seconds"], 2),
+        "rerun_s": round(rerun["seconds"], 3),
+        "rerun_vs_full": round(rerun["seconds"] / full["seconds"], 4),
+        "full_read": {k: full[k] for k in ("conversations", "runs", "answers")},
+        "full_periods": full["periods"],
+        "rerun_read": {k: rerun[k] for k in ("conversations", "runs", "answers")},
+        "rerun_periods": rerun["periods"],
+        "full_peak_mb": round(full["peak_mb"], 1),
+        "rerun_peak_mb": round(rerun["peak_mb"], 1),
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

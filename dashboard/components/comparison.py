@@ -1,0 +1,65 @@
+"""A before/after panel for a release marker: both sides, the difference, its interval, and the verdict.
+
+The report is jobs.releases' (`runrecord compare`), so the panel and the command always agree.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from jobs.releases import RULE, ComparisonReport, Side
+
+TOO_FEW_TO_TELL = "too few to tell"
+
+
+def show(report: ComparisonReport, label: str, *, key: str) -> None:
+    """Both sides with their intervals and denominators, the difference with its interval, the verdict."""
+    before, after, difference = st.columns(3)
+    _side(before, "Before", report.before, report)
+    _side(after, "From the release on", report.after, report)
+    comparison = report.comparison
+    if comparison is None or comparison.difference is None:
+        difference.metric("Difference", "—")
+        difference.caption("needs data on both sides")
+    else:
+        difference.metric("Difference", f"{comparison.difference * 100:+.1f} points")
+        interval = comparison.difference_interval
+        if interval is not None and comparison.p_value is not None:
+            difference.caption(
+                f"95% interval {interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (Newcombe); "
+                f"p = {comparison.p_value:.3f}"
+            )
+    text = f"{label} across {report.at.isoformat()}, {report.weeks} weeks each side: **{report.verdict}**."
+    if report.verdict in (TOO_FEW_TO_TELL, "too few to show"):
+        st.warning(text, icon=":material/help:")
+    elif report.verdict.startswith("significant"):
+        st.success(text)
+    else:
+        st.info(text)
+    notes = [f"Rule: {RULE}."]
+    if report.straddling is not None:
+        notes.append(
+            f"The week of {report.straddling.isoformat()} holds the date and is counted on neither side."
+        )
+    st.caption(" ".join(notes))
+
+
+def _side(column: DeltaGenerator, title: str, side: Side, report: ComparisonReport) -> None:
+    span = f"{side.first.isoformat()} – {side.last_day(report.grain).isoformat()}"
+    if not side.shown:
+        column.metric(title, "too few to show")
+        column.caption(span)
+        return
+    proportion = side.proportion
+    column.metric(title, "no data" if proportion.rate is None else f"{proportion.rate:.1%}")
+    interval = proportion.interval
+    figures = f"{proportion.numerator:,} of {proportion.denominator:,}"
+    if interval is not None:
+        figures += f"; 95% interval {interval.low:.1%} – {interval.high:.1%}"
+    if side.excluded:
+        figures += f"; {side.excluded:,} excluded"
+    extra = f", {side.open_periods} still open" if side.open_periods else ""
+    column.caption(
+        f"{figures}. {span} ({side.with_data} of {len(side.periods)} {report.grain.value}s with data{extra})"
+    )

@@ -1,0 +1,38 @@
+"""The newest conversations, a page at a time, each a link to itself on the Conversation page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import state, url_state
+from dashboard.queries.common import Marks
+
+
+def show(url: str, version: Marks, *, key: str) -> None:
+    """A keyset page of conversations (uid, status, skill, messages, last change), newest first."""
+    bounds: list[int | None] = st.session_state.setdefault(key, [None])
+    frame = state.recent_conversations(url, version, bounds[-1])
+    if frame.empty:
+        st.info("This database has no conversation yet.")
+        return
+    st.markdown("**Newest conversations**: type a uid above, or select one.")
+    event = st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"{key}_table",
+    )
+    chosen = event.selection.rows if event is not None else []
+    if chosen:
+        st.query_params[url_state.CONVERSATION] = str(int(frame["conversation"].iloc[chosen[0]]))
+        st.rerun()
+    newer, where, older = st.columns([1, 3, 1])
+    if newer.button("← Newer", key=f"{key}_newer", disabled=len(bounds) == 1):
+        bounds.pop()
+        st.rerun()
+    where.caption(f"{frame.attrs.get('total', 0):,} conversations")
+    if older.button("Older →", key=f"{key}_older", disabled=len(frame) < 25):
+        bounds.append(int(frame["conversation"].iloc[-1]))
+        st.rerun()

@@ -1,0 +1,28 @@
+"""Which conversation to open: ?conversation=<uid>, a uid typed in, or one of the newest listed."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import url_state
+
+
+def show(*, key: str) -> int | None:
+    """The chosen conversation uid (kept in the URL), or None before one is chosen."""
+    param = url_state.conversation_uid()
+    if param.refused:
+        st.warning(param.refused)
+    if key not in st.session_state or (param.value is not None and param.value != st.session_state[key]):
+        # A new session, or a link that named another conversation: the URL decides.
+        st.session_state[key] = param.value
+        st.session_state[f"{key}_uid"] = param.value
+    typed = st.number_input(
+        "Conversation uid", min_value=1, step=1, value=None, key=f"{key}_uid", placeholder="uid"
+    )
+    chosen = int(typed) if typed is not None else None
+    st.session_state[key] = chosen
+    if chosen is None:
+        st.query_params.pop(url_state.CONVERSATION, None)
+    elif st.query_params.get(url_state.CONVERSATION) != str(chosen):
+        st.query_params[url_state.CONVERSATION] = str(chosen)
+    return chosen

@@ -1,0 +1,22 @@
+"""What the model is given next turn: the transcript with the notes placed and the budget applied."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.components import transcript
+from dashboard.queries import conversations
+from jobs.conversation_record import NotesReport
+
+
+def show(report: NotesReport, *, key: str) -> None:
+    """The notes' count and size, what the budget dropped, the writes they name, then the transcript."""
+    notes = report.notes
+    written = conversations.written_in_notes(report)
+    st.markdown(
+        f"**{len(notes.notes)} notes** placed, {sum(len(n.text) for n in notes.notes):,} characters; the "
+        f"budget dropped **{notes.dropped_count} notes** ({notes.dropped_chars:,} characters)."
+    )
+    st.markdown(f"**{len(written)} written records** in the notes: " + (", ".join(written) or "none"))
+    st.caption(f"Page line: {report.page_line}")
+    transcript.show(conversations.model_transcript(report), key=key)

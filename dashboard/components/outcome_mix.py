@@ -1,0 +1,70 @@
+"""The observed-outcome mix by period, with UNKNOWN and the runs whose window has not closed yet shown."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.components import markers
+from dashboard.queries.rates import OUTCOME_MIX, WINDOW_OPEN
+
+COLOURS = {
+    "accepted unchanged": "#2e7d32",
+    "edited": "#f9a825",
+    "discarded": "#c62828",
+    "unknown": "#757575",
+    WINDOW_OPEN: "#90caf9",
+}
+
+
+def figure(mix: pd.DataFrame, window_open: pd.DataFrame, releases: pd.DataFrame) -> go.Figure:
+    """Stacked bars: runs per outcome and period, and the runs still inside their window."""
+    chart = go.Figure()
+    for _, outcome in OUTCOME_MIX:
+        rows = mix[mix["outcome"] == outcome].sort_values("period_start")
+        chart.add_trace(
+            go.Bar(
+                x=[day.isoformat() for day in rows["period_start"]],
+                y=rows["runs"],
+                name=outcome,
+                marker_color=COLOURS[outcome],
+                hovertemplate=f"%{{x}}: %{{y}} runs {outcome}<extra></extra>",
+            )
+        )
+    chart.add_trace(
+        go.Bar(
+            x=[day.isoformat() for day in window_open["period_start"]],
+            y=window_open["runs"],
+            name=WINDOW_OPEN,
+            marker_color=COLOURS[WINDOW_OPEN],
+            marker_pattern_shape="/",
+            hovertemplate=f"%{{x}}: %{{y}} runs, {WINDOW_OPEN}<extra></extra>",
+        )
+    )
+    markers.add(chart, releases)
+    chart.update_layout(
+        barmode="stack",
+        title={"text": "Observed outcome of the runs that wrote, by period of the run's end"},
+        yaxis={"title": {"text": "runs"}},
+        legend={"orientation": "h", "y": -0.2},
+        margin={"t": 70, "b": 40},
+    )
+    return chart
+
+
+def show(mix: pd.DataFrame, window_open: pd.DataFrame, releases: pd.DataFrame, *, key: str) -> None:
+    """The chart and its counts; an explicit state when no run has reached the end of its window."""
+    if mix.empty and window_open.empty:
+        st.info("No run has reached the end of its window yet, and none is waiting inside it.")
+        return
+    if mix.empty:
+        st.info("No run has reached the end of its window yet: every run that wrote is still inside it.")
+    st.plotly_chart(figure(mix, window_open, releases), key=key, width="stretch")
+    unknown = int(mix.loc[mix["outcome"] == "unknown", "runs"].sum()) if not mix.empty else 0
+    total = int(mix["runs"].sum()) if not mix.empty else 0
+    waiting = int(window_open["runs"].sum()) if not window_open.empty else 0
+    st.caption(
+        f"{total} runs derived, {unknown} of them unknown (no history to decide by); "
+        f"{waiting} runs {WINDOW_OPEN} (no outcome until the window of their last write closes)."
+    )

@@ -1,0 +1,51 @@
+"""A run's writes: each record, its stored outcome, reason and edit_scope, and the history rows around it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.queries.common import when
+from dashboard.queries.run import WriteView, duration
+
+
+def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
+    """A summary table, then one expander per write with the history rows that decide it."""
+    if not views:
+        st.info("This run wrote nothing, so it has no observed outcome.")
+        return
+    summary = pd.DataFrame(
+        [
+            {
+                "record": v.record,
+                "written (UTC)": when(v.written_at, seconds=True),
+                "completeness": v.completeness,
+                "outcome": v.outcome,
+                "reason": v.reason,
+                "edit_scope": v.edit_scope,
+                "first human change after": ""
+                if v.first_change_after_s is None
+                else duration(v.first_change_after_s),
+                "rule version": v.rule_version,
+            }
+            for v in views
+        ]
+    )
+    st.dataframe(summary, hide_index=True, width="stretch", key=f"{key}_summary")
+    for index, view in enumerate(views):
+        with st.expander(f"{view.record}: {view.outcome}", expanded=False):
+            if view.note:
+                st.info(view.note)
+            if view.history:
+                st.dataframe(
+                    pd.DataFrame(view.history), hide_index=True, width="stretch", key=f"{key}_{index}"
+                )
+                st.caption(
+                    "The record's retained sys_history rows from the write to the end of its "
+                    f"{window_s // 86_400}-day window (and any later delete); only the names of the changed "
+                    "fields are read, never their values."
+                )
+            else:
+                st.caption("No retained history row of this record around the write.")

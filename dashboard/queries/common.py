@@ -1,0 +1,132 @@
+"""What every page reads: which tables exist, the data version the caches are keyed on, "data as of"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pandas as pd
+from sqlalchemy import Engine, Table, func, inspect, select
+
+from core import schema
+from jobs.database import reported
+
+# The tables the jobs write. A new row in any of them (a job run, a rate, a release marker, an outcome, a
+# health reading) changes the data version; their largest uid is an index lookup on the primary key.
+# measure-rates also updates rate rows in place (open periods), which their newest computed_at shows.
+VERSIONED: tuple[Table, ...] = (
+    schema.job_run,
+    schema.rate,
+    schema.release,
+    schema.run_outcome,
+    schema.health,
+)
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What one page's cached results depend on: the tables present and the marks of the tables it reads."""
+
+    tables: frozenset[str]
+    marks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DataVersion:
+    """The tables present, the newest uid of each versioned table, and the newest rate computation."""
+
+    tables: frozenset[str]
+    uids: tuple[int, ...]  # in VERSIONED order
+    rates_computed: int
+
+    def _uid(self, table: Table) -> int:
+        return self.uids[VERSIONED.index(table)]
+
+    @property
+    def rates(self) -> Marks:
+        """The Rates page reads rates, releases and (open windows) outcomes; not the 5-minute watch."""
+        marks = (
+            self._uid(schema.rate),
+            self.rates_computed,
+            self._uid(schema.release),
+            self._uid(schema.run_outcome),
+        )
+        return Marks(self.tables, marks)
+
+    @property
+    def runs(self) -> Marks:
+        """The Runs and Conversation pages read upstream rows (bounded by a time-to-live) and outcomes."""
+        return Marks(self.tables, (self._uid(schema.run_outcome),))
+
+    @property
+    def jobs(self) -> Marks:
+        """The Health page and "data as of" read every job run and health reading."""
+        return Marks(self.tables, self.uids + (self.rates_computed,))
+
+
+@dataclass(frozen=True)
+class LastJobRun:
+    """The newest finished job run: "data as of" its end."""
+
+    job: str
+    finished: int
+    status: str
+
+
+def present_tables(engine: Engine) -> frozenset[str]:
+    """The tables the database has, as it lists them."""
+    with reported(engine, "listing tables"), engine.connect() as connection:
+        return frozenset(inspect(connection).get_table_names())
+
+
+def data_version(engine: Engine) -> DataVersion:
+    """The present tables, the largest uid of each versioned table (0 when empty or missing) and the newest
+    rate computation: a primary-key lookup per table and one pass over the small rate table."""
+    tables = present_tables(engine)
+    uids: list[int] = []
+    with reported(engine, "reading the data version"), engine.connect() as connection:
+        for table in VERSIONED:
+            found = (
+                connection.execute(select(func.max(table.c.uid))).scalar() if table.name in tables else None
+            )
+            uids.append(int(found or 0))
+        computed = (
+            connection.execute(select(func.max(schema.rate.c.computed_at))).scalar()
+            if schema.rate.name in tables
+            else None
+        )
+    return DataVersion(tables, tuple(uids), int(computed or 0))
+
+
+def last_job_run(engine: Engine, tables: frozenset[str]) -> LastJobRun | None:
+    """The job run that finished last, or None when no job has finished (or the table is missing)."""
+    if schema.job_run.name not in tables:
+        return None
+    j = schema.job_run.c
+    # The newest finished rows are among the newest uids; finished is not indexed, uid is.
+    query = select(j.job, j.finished, j.status).where(j.finished.is_not(None)).order_by(j.uid.desc()).limit(1)
+    with reported(engine, "reading the job runs"), engine.connect() as connection:
+        row = connection.execute(query).one_or_none()
+    return None if row is None else LastJobRun(row.job, int(row.finished), row.status)
+
+
+def table_counts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame:
+    """Rows per table, upstream and ours; a table the database lacks is listed with no count."""
+    rows = []
+    with reported(engine, "counting rows"), engine.connect() as connection:
+        for kind, metadata in (("upstream", schema.upstream), ("runrecord", schema.ours)):
+            for table in metadata.sorted_tables:
+                count = (
+                    int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+                    if table.name in tables
+                    else None
+                )
+                rows.append({"table": table.name, "kind": kind, "rows": count})
+    return pd.DataFrame(rows, columns=["table", "kind", "rows"]).astype({"rows": "Int64"})
+
+
+def when(unix: int, *, seconds: bool = False) -> str:
+    """A unix time in UTC as the pages show it; "" for 0 (not set)."""
+    if not unix:
+        return ""
+    return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")

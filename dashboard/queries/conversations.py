@@ -1,0 +1,249 @@
+"""The Conversation page (administrators): a conversation as its reader saw it and as its next turn gets it.
+
+Loading is jobs.conversation_record's (`load_conversation`, `rebuild_record`, `next_turn_notes`), as for
+`runrecord record` and `runrecord notes`; `be_user` is never selected. The functions below `load` turn what
+was loaded into rows for the page, calling core for every reading: notice labels and errors per reader and
+language (core.error_codes), the entries in words (jobs.record_view.describe), the stuck rule (core.health).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Engine, func, select
+
+from core import schema
+from core.cards import CardDecision
+from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
+from core.health import ConversationState, StuckConversation, stuck
+from core.notes import Note, Placement, describe_entry, labelled
+from core.run_record import DifferenceKind, RunRecordEntry
+from core.transcript import Role
+from dashboard.queries.common import when
+from jobs.conversation_record import (
+    Conversation,
+    NotesReport,
+    RecordReport,
+    load_conversation,
+    next_turn_notes,
+    rebuild_record,
+)
+from jobs.database import reported
+from jobs.record_view import describe
+
+RECENT_PAGE = 25  # conversations the picker lists at a time, newest first
+
+LANGUAGES: tuple[Language, ...] = ("de", "en")
+
+DIFFERENCES = {
+    DifferenceKind.ONLY_STORED: "only in the stored record",
+    DifferenceKind.ONLY_REBUILT: "only rebuilt from events",
+    DifferenceKind.CHANGED: "differs",
+}
+
+
+def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) -> pd.DataFrame:
+    """Conversations with uid below before_uid, newest first: uid, status, skill, messages, last change."""
+    c = schema.conversation.c
+    query = select(c.uid, c.status, c.skill_identifier, c.message_count, c.tstamp).where(c.deleted == 0)
+    if before_uid is not None:
+        query = query.where(c.uid < before_uid)
+    query = query.order_by(c.uid.desc()).limit(limit)
+    with reported(engine, "reading the conversations"), engine.connect() as connection:
+        rows = connection.execute(query).all()
+        total = connection.execute(select(func.count()).select_from(schema.conversation)).scalar_one()
+    frame = pd.DataFrame(
+        [
+            {
+                "conversation": row.uid,
+                "status": row.status,
+                "skill": row.skill_identifier,
+                "messages": row.message_count,
+                "last change (UTC)": when(row.tstamp),
+            }
+            for row in rows
+        ],
+        columns=["conversation", "status", "skill", "messages", "last change (UTC)"],
+    )
+    frame.attrs["total"] = int(total)
+    return frame
+
+
+def load(engine: Engine, uid: int) -> tuple[Conversation, RecordReport, NotesReport]:
+    """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets."""
+    conversation = load_conversation(engine, uid)
+    return conversation, rebuild_record(conversation), next_turn_notes(engine, conversation)
+
+
+def stuck_now(conversation: Conversation, now: int) -> StuckConversation | None:
+    """The conversation when it is stuck in a claimed status now (core.health's rule), else None."""
+    found = stuck([ConversationState(conversation.uid, conversation.status, conversation.tstamp)], now)
+    return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class ErrorViews:
+    """The conversation's failure as an administrator and as an editor read it."""
+
+    code: str
+    administrator: RenderedError
+    editor: RenderedError
+
+
+def error_views(conversation: Conversation, language: Language) -> ErrorViews | None:
+    """The stored error rendered per reader (001_…, "A failure carries its kind"); None without one."""
+    if not conversation.error_code and not conversation.error_message.strip():
+        return None
+    code, message = conversation.error_code, conversation.error_message
+    return ErrorViews(
+        code,
+        render_error(code, message, Reader.ADMINISTRATOR, language),
+        render_error(code, message, Reader.EDITOR, language),
+    )
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a transcript: a message, a card outcome under its answer, or a note for the model."""
+
+    kind: str  # "message", "card", "note"
+    role: str  # "user", "assistant", "chat" (the chat's own words)
+    position: int
+    text: str
+    label: str = ""  # a notice's label under an assistant message, in the reader's language
+
+
+def reader_transcript(conversation: Conversation, language: Language) -> list[Line]:
+    """The transcript as the reader saw it: messages, notices in their language, card outcomes in place."""
+    cards: dict[int, list[Line]] = {}
+    for outcome in conversation.card_outcomes:
+        decided = "approved" if outcome.decision is CardDecision.APPROVED else "declined"
+        what = outcome.tool + (f" on {outcome.record}" if outcome.record else "")
+        fields = f" ({', '.join(outcome.fields)})" if outcome.fields else ""
+        text = f"Card {what}{fields}: {outcome.answer} — {decided}"
+        cards.setdefault(outcome.position, []).append(Line("card", "chat", outcome.position, text))
+    lines: list[Line] = []
+    for message in conversation.messages:
+        if message.role is Role.TOOL:
+            continue
+        label = ""
+        if message.notice is not None:
+            records = [part for part in message.notice_args.split(",") if part]
+            label = notice_label(message.notice, language, records)
+        lines.append(Line("message", message.role.value, message.position, message.content, label))
+        lines += cards.pop(message.position, [])
+    for position in sorted(cards):
+        lines += cards[position]
+    return lines
+
+
+def model_transcript(report: NotesReport) -> list[Line]:
+    """The transcript as the next turn gets it: each message with the notes placed in and between them."""
+    by_position: dict[int, list[Note]] = {}
+    for note in report.notes.notes:
+        by_position.setdefault(note.position, []).append(note)
+    lines: list[Line] = []
+    placed: set[int] = set()
+    for message in report.conversation.messages:
+        here = by_position.get(message.position, [])
+        lines += [_note(n) for n in here if n.placement is Placement.SYNTHETIC_ASSISTANT]
+        text = message.content
+        appended = [n.text for n in here if n.placement is not Placement.SYNTHETIC_ASSISTANT]
+        lines.append(Line("message", message.role.value, message.position, text))
+        lines += [Line("note", message.role.value, message.position, note) for note in appended]
+        placed.add(message.position)
+    for position, rest in sorted(by_position.items()):
+        if position not in placed:
+            lines += [_note(note) for note in rest]
+    return lines
+
+
+def _note(note: Note) -> Line:
+    return Line("note", "assistant (added by the chat)", note.position, note.text)
+
+
+def written_in_notes(report: NotesReport) -> list[str]:
+    """The writes the notes tell the model about, one per run-record entry with writes whose note was kept:
+    "pages:1 (turn)", "pages:1 (continuation 2)"."""
+    sent = {note.text for note in report.notes.notes}
+    found: list[str] = []
+    for entry in report.conversation.stored_entries:
+        if entry.writes and labelled(describe_entry(entry)) in sent:
+            step = "turn" if entry.segment == 0 else f"continuation {entry.segment}"
+            found += [f"{write.record} ({step})" for write in entry.writes]
+    return found
+
+
+def record_table(report: RecordReport) -> pd.DataFrame:
+    """The stored entries beside the rebuilt ones, keyed by run and segment, differences marked."""
+    stored = {(e.run_uuid, e.segment): e for e in report.conversation.stored_entries}
+    rebuilt = {(e.run_uuid, e.segment): e for e in report.rebuilt}
+    marks = {(d.run_uuid, d.segment): d for d in report.differences}
+    keys = sorted(set(stored) | set(rebuilt), key=lambda key: _order(key, stored, rebuilt))
+    rows: list[dict[str, Any]] = []
+    for key in keys:
+        difference = marks.get(key)
+        mark = ""
+        if difference is not None:
+            mark = DIFFERENCES[difference.kind]
+            if difference.kind is DifferenceKind.CHANGED:
+                mark += ": " + ", ".join(difference.fields)
+        rows.append(
+            {
+                "run": key[0][:8],
+                "segment": key[1],
+                "position": _position(stored.get(key) or rebuilt.get(key)),
+                "stored": _entry(stored.get(key))
+                if report.conversation.stored_record_readable
+                else "(none readable)",
+                "rebuilt from events": _entry(rebuilt.get(key)),
+                "difference": mark,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["run", "segment", "position", "stored", "rebuilt from events", "difference"]
+    )
+
+
+def _order(
+    key: tuple[str, int],
+    stored: dict[tuple[str, int], RunRecordEntry],
+    rebuilt: dict[tuple[str, int], RunRecordEntry],
+) -> tuple[int, int, str, int]:
+    entry = rebuilt.get(key) or stored[key]
+    return (entry.at, entry.position, key[0], key[1])
+
+
+def _position(entry: RunRecordEntry | None) -> int | None:
+    return None if entry is None else entry.position
+
+
+def _entry(entry: RunRecordEntry | None) -> str:
+    if entry is None:
+        return "—"
+    return f"{entry.ended.value}: {describe(entry)}"
+
+
+def runs_table(conversation: Conversation) -> pd.DataFrame:
+    """The runs the conversation names: short uuid, configuration, status, start (UTC)."""
+    return pd.DataFrame(
+        [
+            {
+                "run": run.uuid[:8],
+                "uuid": run.uuid,
+                "configuration": run.configuration,
+                "status": run.status,
+                "started (UTC)": when(run.started_at),
+            }
+            for run in conversation.runs
+        ],
+        columns=["run", "uuid", "configuration", "status", "started (UTC)"],
+    )
+
+
+def problems(conversation: Conversation) -> Sequence[str]:
+    """The rows of the conversation that could not be read, one line each (the rest is shown)."""
+    return conversation.problems

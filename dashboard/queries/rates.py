@@ -1,0 +1,325 @@
+"""The Rates page reads tx_runrecord_rate (written by `runrecord measure-rates`) and tx_runrecord_release.
+
+Both tables are small whatever the number of runs: a row per metric, period and group. Metric names,
+periods and the "too few to show" rule are core.measures'; intervals are core.rates'; the before/after
+comparison is jobs.releases.compare_at, the same as `runrecord compare`. A configuration or skill with fewer
+than MIN_GROUP_RUNS runs in a period (the `runs` metric) is never given a figure here, so neither the page
+nor the CSV can show one (DESIGN.md, "Privacy").
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import pandas as pd
+from sqlalchemy import Engine, func, select
+
+from core import schema
+from core.measures import DEFINITIONS, Grain, Group, GroupKind, Metric, period_length, shown, unix_of
+from core.rates import InvalidProportionError, Proportion
+from jobs import rate_queries
+from jobs.database import reported
+from jobs.releases import ComparisonReport, compare_at
+
+EDIT_SCOPES: tuple[tuple[Metric, str], ...] = (
+    (Metric.EDITED_SAME_FIELDS, "same fields (the AI's own fields)"),
+    (Metric.EDITED_FIELDS_UNKNOWN, "fields unknown"),
+    (Metric.EDITED_OTHER_FIELDS, "other fields"),
+    (Metric.EDITED_RELEASED_ONLY, "released only (only hidden changed)"),
+)
+
+LABELS: dict[str, str] = {
+    Metric.RUNS: "runs",
+    Metric.EDITED_RATE: "EDITED",
+    Metric.DISCARDED_RATE: "DISCARDED",
+    Metric.ACCEPTED_UNCHANGED_RATE: "ACCEPTED_UNCHANGED",
+    Metric.UNKNOWN_SHARE: "UNKNOWN (share of derived runs)",
+    Metric.NOTHING_SAVED_RATE: "nothingSaved, stored by the chat",
+    Metric.CLAIMED_UNWRITTEN_RATE: "nothingSaved, recomputed from the runs",
+    Metric.GO_ON_WHILE_WAITING: '"go on" while an approval waits',
+    Metric.DENIAL_RATE: "denials of earlier work",
+    **{metric: f"EDITED: {label}" for metric, label in EDIT_SCOPES},
+}
+
+# The charts of the page, in order: EDITED, then nothingSaved as the chat stored it (the notice, since the
+# chat has stored it; 001_…) and as runrecord recomputes it from the runs' events.
+CHARTED: tuple[str, ...] = (Metric.EDITED_RATE, Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE)
+# The rates the before/after panel and the group split offer.
+COMPARED: tuple[str, ...] = tuple(
+    metric for metric in DEFINITIONS if metric is not Metric.RUNS and metric in LABELS
+)
+
+# The observed-outcome mix: the numerator of each metric is the derived runs with that outcome.
+OUTCOME_MIX: tuple[tuple[str, str], ...] = (
+    (Metric.ACCEPTED_UNCHANGED_RATE, "accepted unchanged"),
+    (Metric.EDITED_RATE, "edited"),
+    (Metric.DISCARDED_RATE, "discarded"),
+    (Metric.UNKNOWN_SHARE, "unknown"),
+)
+WINDOW_OPEN = "window not closed yet"
+# Runs that wrote, whose last write's window had not closed when measure-rates ran and that had no outcome
+# yet, per period of the run's end (numerator). Read when measure-rates writes it, as cheap as any rate;
+# until then the page counts them live (window_open), which reads the events of one window.
+WINDOW_OPEN_METRIC = "window_open"
+
+GROUP_KINDS = (GroupKind.CONFIGURATION.value, GroupKind.SKILL.value)
+ALL = GroupKind.ALL.value
+NO_SKILL = "(no skill)"  # the group of conversations without a skill, as the page names it
+TOO_FEW = "too few to show"
+
+COMPARISON_WEEKS = (4, 8, 13, 26)  # the spans the before/after panel offers, in weeks on each side
+
+_COLUMNS = [
+    "metric",
+    "period_start",
+    "group_value",
+    "numerator",
+    "denominator",
+    "excluded",
+    "rate",
+    "low",
+    "high",
+    "open",
+]
+
+
+@dataclass(frozen=True)
+class Series:
+    """Rate rows with their rates and Wilson intervals; rows no proportion can have are counted, not shown."""
+
+    frame: pd.DataFrame  # _COLUMNS, one row per metric, period and group, oldest first
+    unreadable: int  # rows whose numerator is not within 0..denominator
+
+
+def grains(engine: Engine) -> list[str]:
+    """The grains measured, week before day (the page's default is the first)."""
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        found = rate_queries.measured_grains(connection)
+    return sorted(found, key=lambda grain: (grain != Grain.WEEK.value, grain))
+
+
+def is_open(period: date, grain: str, *, now: int, window_s: int) -> bool:
+    """A period is open while a run ending in it may still change: it ends after now − window."""
+    return unix_of(period + period_length(Grain(grain))) > now - window_s
+
+
+def series(
+    engine: Engine, metrics: Sequence[str], grain: str, *, now: int, window_s: int, group_kind: str = ALL
+) -> Series:
+    """The stored rows of the metrics at one grain and group kind, each with its rate and interval."""
+    r = schema.rate.c
+    query = (
+        select(r.metric, r.period_start, r.group_value, r.numerator, r.denominator, r.excluded)
+        .where(r.metric.in_(list(metrics)), r.grain == grain, r.group_kind == group_kind)
+        .order_by(r.metric, r.period_start, r.group_value)
+    )
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        rows = connection.execute(query).all()
+    records = []
+    unreadable = 0
+    for row in rows:
+        try:
+            proportion = Proportion(int(row.numerator), int(row.denominator))
+        except InvalidProportionError:
+            unreadable += 1
+            continue
+        interval = proportion.interval
+        period = rate_queries.day_of(row.period_start)
+        records.append(
+            {
+                "metric": str(row.metric),
+                "period_start": period,
+                "group_value": str(row.group_value),
+                "numerator": proportion.numerator,
+                "denominator": proportion.denominator,
+                "excluded": int(row.excluded),
+                "rate": proportion.rate,
+                "low": None if interval is None else interval.low,
+                "high": None if interval is None else interval.high,
+                "open": is_open(period, grain, now=now, window_s=window_s),
+            }
+        )
+    return Series(pd.DataFrame(records, columns=_COLUMNS), unreadable)
+
+
+def releases(engine: Engine) -> pd.DataFrame:
+    """Every release marker, oldest first: released_on, label."""
+    with reported(engine, "reading the release markers"), engine.connect() as connection:
+        rows = rate_queries.releases(connection)
+    return pd.DataFrame(
+        [{"released_on": rate_queries.day_of(row.released_on), "label": str(row.label)} for row in rows],
+        columns=["released_on", "label"],
+    )
+
+
+def before_after(
+    engine: Engine, metric: str, grain: str, released_on: date, weeks: int, *, now: int, window_s: int
+) -> ComparisonReport:
+    """`runrecord compare METRIC --at DATE --weeks N` for all runs: the same sides, sums and verdict."""
+    return compare_at(
+        engine, Metric(metric), released_on, weeks=weeks, grain=Grain(grain), now=now, window_s=window_s
+    )
+
+
+def outcome_mix(engine: Engine, grain: str, *, now: int, window_s: int) -> pd.DataFrame:
+    """Derived runs per period of the run's end and outcome (the outcome metrics' numerators)."""
+    metrics = [metric for metric, _ in OUTCOME_MIX]
+    frame = series(engine, metrics, grain, now=now, window_s=window_s).frame
+    labels = dict(OUTCOME_MIX)
+    return pd.DataFrame(
+        {
+            "period_start": frame["period_start"],
+            "outcome": frame["metric"].map(labels),
+            "runs": frame["numerator"],
+        },
+        columns=["period_start", "outcome", "runs"],
+    ).reset_index(drop=True)
+
+
+def window_open(
+    engine: Engine, tables: frozenset[str], *, now: int, window_s: int, grain: str
+) -> pd.DataFrame:
+    """Runs that wrote, whose last write's window has not closed and that have no outcome yet, per period of
+    the run's end (the periods measure-rates counts runs in): period_start, runs. WINDOW_OPEN_METRIC when
+    measure-rates wrote it; else counted now, for the runs measure-rates has facts of.
+
+    Only a run ending after now − window can have a write after it, so the candidates are the run facts of
+    one window (tx_runrecord_measure_fact, by its ended_at index) and only their events are read.
+    """
+    measured = series(engine, [WINDOW_OPEN_METRIC], grain, now=now, window_s=window_s).frame
+    if not measured.empty:
+        counted = measured[measured["numerator"] > 0]
+        return pd.DataFrame(
+            {"period_start": counted["period_start"], "runs": counted["numerator"]}
+        ).reset_index(drop=True)
+    if schema.measure_fact.name not in tables or schema.run_outcome.name not in tables:
+        return pd.DataFrame(columns=["period_start", "runs"])
+    f = schema.measure_fact.c
+    e = schema.agentrun_event.c
+    o = schema.run_outcome.c
+    cutoff = now - window_s
+    period = f.week_start if grain == Grain.WEEK.value else f.day_start
+    answered = select(o.run_uid).where(o.run_uid == f.run_uid).exists()
+    # EXISTS, not a join: it stops at a run's first write in the window instead of reading all its events.
+    wrote = select(e.uid).where(e.run == f.run_uid, e.kind == "tool_write", e.crdate > cutoff).exists()
+    query = (
+        select(period.label("period_start"), func.count().label("runs"))
+        .where(f.message_uid == 0, f.ended_at > cutoff, ~answered, wrote)
+        .group_by(period)
+        .order_by(period)
+    )
+    with reported(engine, "counting the runs inside their window"), engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return pd.DataFrame(
+        [{"period_start": rate_queries.day_of(row.period_start), "runs": int(row.runs)} for row in rows],
+        columns=["period_start", "runs"],
+    )
+
+
+def group_label(group_kind: str, value: str) -> str:
+    """A group as the page names it; the conversations without a skill are NO_SKILL."""
+    return NO_SKILL if group_kind == GroupKind.SKILL.value and not value else value
+
+
+def group_split(
+    engine: Engine, metric: str, grain: str, group_kind: str, *, now: int, window_s: int
+) -> pd.DataFrame:
+    """One row per period and group: the rate and interval, or none where the group is too few to show.
+
+    Columns: period_start, group, runs, numerator, denominator, rate, low, high, shown. A group with fewer
+    than MIN_GROUP_RUNS runs in the period (core.measures.shown) has every figure blanked here, its run
+    count too, so no later step can show it.
+    """
+    both = series(
+        engine, [metric, Metric.RUNS.value], grain, now=now, window_s=window_s, group_kind=group_kind
+    )
+    frame = both.frame
+    runs = frame[frame["metric"] == Metric.RUNS.value].set_index(["period_start", "group_value"])["numerator"]
+    rates = frame[frame["metric"] == metric].copy()
+    rates["runs"] = [
+        int(runs.get((p, g), 0)) for p, g in zip(rates["period_start"], rates["group_value"], strict=True)
+    ]
+    kind = GroupKind(group_kind)
+    rates["shown"] = [
+        shown(Group(kind, value), count)
+        for value, count in zip(rates["group_value"], rates["runs"], strict=True)
+    ]
+    for column in ("runs", "numerator", "denominator", "rate", "low", "high"):
+        rates[column] = rates[column].astype(object).where(rates["shown"], None)
+    rates["group"] = [group_label(group_kind, value) for value in rates["group_value"]]
+    columns = ["period_start", "group", "runs", "numerator", "denominator", "rate", "low", "high", "shown"]
+    return rates[columns].reset_index(drop=True)
+
+
+def aggregates_csv(engine: Engine) -> str:
+    """Every rate row as CSV with its interval; a configuration or skill with fewer than MIN_GROUP_RUNS runs
+    in its period reads "too few to show" and carries no figure (its run count neither)."""
+    r = schema.rate.c
+    query = select(
+        r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator, r.denominator, r.excluded
+    ).order_by(r.metric, r.grain, r.group_kind, r.group_value, r.period_start)
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        rows = connection.execute(query).all()
+    runs = {
+        (row.grain, rate_queries.day_of(row.period_start), row.group_kind, row.group_value): int(
+            row.numerator
+        )
+        for row in rows
+        if row.metric == Metric.RUNS.value
+    }
+    records = []
+    for row in rows:
+        period = rate_queries.day_of(row.period_start)
+        record: dict[str, object] = {
+            "metric": row.metric,
+            "grain": row.grain,
+            "period_start": period.isoformat(),
+            "group_kind": row.group_kind,
+            "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
+        }
+        kind = GroupKind(row.group_kind) if row.group_kind in {k.value for k in GroupKind} else None
+        count = runs.get((row.grain, period, row.group_kind, row.group_value), 0)
+        if kind is None or not shown(Group(kind, row.group_value), count):
+            records.append({**record, "note": TOO_FEW})
+            continue
+        try:
+            proportion = Proportion(int(row.numerator), int(row.denominator))
+        except InvalidProportionError:
+            records.append({**record, "note": "unreadable row (numerator outside 0..denominator)"})
+            continue
+        interval = proportion.interval
+        records.append(
+            {
+                **record,
+                "numerator": proportion.numerator,
+                "denominator": proportion.denominator,
+                "excluded": int(row.excluded),
+                "rate": None if row.metric == Metric.RUNS.value else proportion.rate,
+                "wilson_low": None if interval is None or row.metric == Metric.RUNS.value else interval.low,
+                "wilson_high": None if interval is None or row.metric == Metric.RUNS.value else interval.high,
+                "note": "",
+            }
+        )
+    columns = [
+        "metric",
+        "grain",
+        "period_start",
+        "group_kind",
+        "group_value",
+        "numerator",
+        "denominator",
+        "excluded",
+        "rate",
+        "wilson_low",
+        "wilson_high",
+        "note",
+    ]
+    frame = pd.DataFrame(records, columns=columns).astype(
+        {"numerator": "Int64", "denominator": "Int64", "excluded": "Int64"}
+    )
+    out = io.StringIO()
+    frame.to_csv(out, index=False)
+    return out.getvalue()

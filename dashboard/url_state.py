@@ -1,0 +1,147 @@
+"""What the URL carries: ?run=<uuid>, ?conversation=<uid> and ?runs=<JSON filter>, each validated.
+
+A value that does not validate is dropped and reported, never used: a run uuid must match the uuid pattern
+before it reaches a query, a conversation uid must be a positive integer, and the Runs filter is a JSON
+object whose every key and value is checked. Nothing is ever unpickled or evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import streamlit as st
+
+from dashboard.queries.runs import NO_OUTCOME, OUTCOMES, STATUSES, RunFilter
+
+RUN = "run"
+CONVERSATION = "conversation"
+RUNS_FILTER = "runs"
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+MAX_PARAM_CHARS = 500  # a filter is a few short values; anything longer is not one of ours
+MAX_IDENTIFIER_CHARS = 150  # tx_nrllm_agentrun.configuration_identifier is varchar(150)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query parameter as read: its valid value (None when absent or invalid) and why it was refused."""
+
+    value: Any
+    refused: str = ""
+
+
+def _raw(name: str) -> str | None:
+    value = st.query_params.get(name)
+    return value if isinstance(value, str) else None
+
+
+def run_uuid() -> Param:
+    """?run=: a run uuid in lower-case canonical form."""
+    raw = _raw(RUN)
+    if raw is None or raw == "":
+        return Param(None)
+    candidate = raw.strip().lower()
+    if UUID.fullmatch(candidate):
+        return Param(candidate)
+    return Param(None, "?run= is not a run uuid; it was ignored")
+
+
+def conversation_uid() -> Param:
+    """?conversation=: a positive integer."""
+    raw = _raw(CONVERSATION)
+    if raw is None or raw == "":
+        return Param(None)
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 10 and int(raw) > 0:
+        return Param(int(raw))
+    return Param(None, "?conversation= is not a conversation uid; it was ignored")
+
+
+def runs_filter() -> Param:
+    """?runs=: {"configuration", "status", "outcome": str, "from", "to": "YYYY-MM-DD"}, each optional."""
+    raw = _raw(RUNS_FILTER)
+    if raw is None or raw == "":
+        return Param(RunFilter())
+    try:
+        chosen = parse_runs_filter(raw)
+    except ValueError as error:
+        return Param(RunFilter(), f"?runs= was ignored: {error}")
+    return Param(chosen)
+
+
+def parse_runs_filter(raw: str) -> RunFilter:
+    """The Runs filter from its JSON text; ValueError naming the first thing that is wrong."""
+    if len(raw) > MAX_PARAM_CHARS:
+        raise ValueError("too long")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValueError("not JSON") from error
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    unknown = set(data) - {"configuration", "status", "outcome", "from", "to"}
+    if unknown:
+        raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
+    configuration = _text(data, "configuration")
+    if configuration is not None and len(configuration) > MAX_IDENTIFIER_CHARS:
+        raise ValueError("configuration is too long")
+    status = _text(data, "status")
+    if status is not None and status not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}")
+    outcome = _text(data, "outcome")
+    if outcome is not None and outcome not in (*OUTCOMES, NO_OUTCOME):
+        raise ValueError(f"outcome must be one of {', '.join((*OUTCOMES, NO_OUTCOME))}")
+    started_from, started_to = _day(data, "from"), _day(data, "to")
+    if started_from and started_to and started_from > started_to:
+        raise ValueError("from is after to")
+    return RunFilter(configuration, status, outcome, started_from, started_to)
+
+
+def runs_filter_json(chosen: RunFilter) -> str:
+    """The filter as the JSON ?runs= carries; only the keys that are set."""
+    data: dict[str, str] = {}
+    if chosen.configuration:
+        data["configuration"] = chosen.configuration
+    if chosen.status:
+        data["status"] = chosen.status
+    if chosen.outcome:
+        data["outcome"] = chosen.outcome
+    if chosen.started_from:
+        data["from"] = chosen.started_from.isoformat()
+    if chosen.started_to:
+        data["to"] = chosen.started_to.isoformat()
+    return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+
+def keep_runs_filter(chosen: RunFilter) -> None:
+    """Put the filter into the URL (or take it out when nothing is filtered)."""
+    text = runs_filter_json(chosen)
+    if text == "{}":
+        if RUNS_FILTER in st.query_params:
+            del st.query_params[RUNS_FILTER]
+    elif st.query_params.get(RUNS_FILTER) != text:
+        st.query_params[RUNS_FILTER] = text
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key} must be a non-empty string")
+    return value
+
+
+def _day(data: dict[str, Any], key: str) -> date | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a date YYYY-MM-DD")
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise ValueError(f"{key} must be a date YYYY-MM-DD") from error

@@ -1,0 +1,60 @@
+"""Conversation (administrators): the transcript as the reader saw it and as the next turn gets it."""
+
+import streamlit as st
+
+from core import schema
+from dashboard import access, state
+from dashboard.components import (
+    conversation_list,
+    conversation_picker,
+    conversation_state,
+    guard,
+    language,
+    next_turn,
+    record_comparison,
+    transcript,
+)
+from dashboard.queries import conversations
+from jobs import settings
+from jobs.conversation_record import ConversationNotFoundError
+
+access.require_administrator()
+st.title("Conversation")
+version = guard.show([schema.conversation.name, schema.message.name, schema.agentrun.name], key="guard")
+if version is None:
+    st.stop()
+url = state.db_url()
+
+chosen = conversation_picker.show(key="conversation")
+if chosen is None:
+    conversation_list.show(url, version.runs, key="recent")
+    st.stop()
+
+try:
+    with guard.reading():
+        conversation, record, notes = state.conversation(url, version.runs, chosen)
+except ConversationNotFoundError:
+    st.warning(f"There is no conversation {chosen} in this database.")
+    conversation_list.show(url, version.runs, key="recent")
+    st.stop()
+
+reader_language = language.show(conversations.LANGUAGES, settings.get("reader_language"), key="language")
+conversation_state.show(
+    conversations.stuck_now(conversation, state.now()),
+    conversations.problems(conversation),
+    conversations.error_views(conversation, reader_language),
+    key="state",
+)
+st.caption(
+    f"Status {conversation.status}; skill {conversation.skill or '—'}; {len(conversation.messages)} "
+    f"messages, {len(conversation.runs)} runs, {len(conversation.card_outcomes)} card outcomes."
+)
+
+reader, model = st.tabs(["As the reader saw it", "What the model is given next turn"])
+with reader:
+    transcript.show(conversations.reader_transcript(conversation, reader_language), key="reader")
+with model:
+    next_turn.show(notes, key="model")
+
+st.header("Run record: stored and rebuilt from events")
+record_comparison.show(record, key="record")

@@ -1,0 +1,40 @@
+"""Health (administrators): job runs, freshness, stuck conversations, history horizon, pending derivations."""
+
+import streamlit as st
+
+from core import schema
+from dashboard import access, state
+from dashboard.components import data_as_of, guard, health_panels
+
+access.require_administrator()
+st.title("Health")
+version = guard.show([schema.job_run.name], key="guard")
+if version is None:
+    st.stop()
+url = state.db_url()
+data_as_of.show(version, key="as_of")
+
+with guard.reading():
+    freshness = state.freshness(url, version.jobs, state.now())
+    runs = state.job_runs(url, version.jobs)
+    reading = state.health_reading(url, version.jobs)
+    stuck = (
+        state.stuck_conversations(url, version.jobs, state.now())
+        if schema.conversation.name in version.tables
+        else None
+    )
+    horizon = state.horizon(url, version.jobs, state.now(), state.window_s())
+
+st.header("Jobs")
+health_panels.jobs(freshness, runs, key="jobs")
+st.header("Stuck conversations")
+health_panels.stuck(stuck, key="stuck")
+st.header("History horizon against the window")
+health_panels.horizon(horizon, key="horizon")
+st.header("Pending derivations")
+health_panels.pending(reading, key="pending")
+st.header("Tables")
+if st.toggle("Count the rows of every table (reads each table once)", key="count_tables"):
+    with guard.reading():
+        st.dataframe(state.table_counts(url, version.jobs), hide_index=True, width="stretch")
+st.caption(f"Database: {state.location()}")

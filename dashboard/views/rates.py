@@ -1,0 +1,98 @@
+"""Rates (product team): EDITED and nothingSaved over time, releases, before/after, outcome mix, splits."""
+
+import streamlit as st
+
+from core import schema
+from dashboard import state
+from dashboard.components import (
+    comparison,
+    data_as_of,
+    edit_scope,
+    grain,
+    group_kind,
+    group_split,
+    guard,
+    metric,
+    outcome_mix,
+    rate_chart,
+    release_marker,
+)
+from dashboard.queries import rates
+
+st.title("Rates")
+version = guard.show([schema.rate.name, schema.release.name, schema.job_run.name], key="guard")
+if version is None:
+    st.stop()
+url, now, window = state.db_url(), state.hour(), state.window_s()
+data = version.rates
+data_as_of.show(version, key="as_of")
+
+with guard.reading():
+    grains = state.grains(url, data)
+    releases = state.releases(url, data)
+if not grains:
+    st.info(
+        "No rates have been measured on this database yet: run `runrecord measure-rates` "
+        "(after `runrecord derive-outcomes`)."
+    )
+    st.stop()
+chosen_grain = grain.show(grains, key="grain")
+with guard.reading():
+    charted = state.rate_series(url, data, rates.CHARTED, chosen_grain, now, window)
+if charted.unreadable:
+    st.warning(f"{charted.unreadable} rate rows have a numerator outside 0..denominator and are left out.")
+if releases.empty:
+    st.caption("No release markers yet (`runrecord release add DATE LABEL`).")
+
+st.header("EDITED and nothingSaved over time")
+for name in rates.CHARTED:
+    rate_chart.show(
+        charted.frame[charted.frame["metric"] == name], releases, rates.LABELS[name], key=f"chart_{name}"
+    )
+
+st.header("Before and after a release")
+marker = release_marker.show(releases, key="marker")
+if marker is None:
+    st.info("No release marker to compare across yet (`runrecord release add DATE LABEL`).")
+else:
+    chosen_metric = metric.show("Rate", rates.COMPARED, rates.LABELS, key="compare_metric")
+    weeks = st.select_slider(
+        "Weeks on each side", options=rates.COMPARISON_WEEKS, value=4, key="compare_weeks"
+    )
+    with guard.reading():
+        report = state.before_after(
+            url, data, chosen_metric, chosen_grain, marker[0], int(weeks), now, window
+        )
+    comparison.show(report, rates.LABELS[chosen_metric], key="comparison")
+
+st.header("Observed outcome mix")
+with guard.reading():
+    mix = state.outcome_mix(url, data, chosen_grain, now, window)
+    open_runs = state.window_open(url, data, now, window, chosen_grain)
+outcome_mix.show(mix, open_runs, releases, key="mix")
+
+st.header("EDITED by edit scope")
+scope_labels = dict(rates.EDIT_SCOPES)
+with guard.reading():
+    scopes = state.rate_series(url, data, tuple(scope_labels), chosen_grain, now, window)
+edit_scope.show(scopes.frame, scope_labels, releases, key="edit_scope")
+
+st.header("By configuration or skill")
+kind = group_kind.show(rates.GROUP_KINDS, key="group_kind")
+split_metric = metric.show("Rate of the split", rates.COMPARED, rates.LABELS, key="split_metric")
+with guard.reading():
+    split = state.group_split(url, data, split_metric, chosen_grain, kind, now, window)
+group_split.show(split, kind, key="split")
+
+st.header("Download")
+st.download_button(
+    "Rates as CSV (aggregates only)",
+    lambda: state.aggregates_csv(url, data),  # built when asked for, not on every render
+    file_name="runrecord-rates.csv",
+    mime="text/csv",
+    key="download",
+)
+st.caption(
+    "One row per metric, grain, period and group with its interval; a configuration or skill with fewer than "
+    "5 runs in a period reads 'too few to show' and carries no figure. No row names a run or an editor."
+)

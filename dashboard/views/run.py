@@ -1,0 +1,36 @@
+"""A run (?run=<uuid>): its segments' record entries, the refused-call reading, each write and its outcome."""
+
+import streamlit as st
+
+from core import schema
+from dashboard import access, navigation, state, url_state
+from dashboard.components import guard, run_header, segments, writes
+from dashboard.queries.run import RunNotFoundError
+
+st.title("Run")
+st.page_link(str(navigation.RUNS), label="Back to the runs", icon=":material/arrow_back:")
+version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
+if version is None:
+    st.stop()
+
+param = url_state.run_uuid()
+if param.refused:
+    st.warning(param.refused)
+if param.value is None:
+    st.info("Open a run from the Runs table; its address carries ?run=<uuid>.")
+    st.stop()
+
+try:
+    with guard.reading():
+        detail = state.run_detail(state.db_url(), version.runs, param.value, state.now(), state.window_s())
+except RunNotFoundError:
+    st.warning(f"There is no run {param.value[:8]}… in this database.")
+    st.stop()
+
+run_header.show(detail, show_conversation=access.viewer().is_administrator, key="header")
+for problem in detail.problems:
+    st.warning(problem)
+st.header("Segments")
+segments.show(detail.segments, key="segments")
+st.header("Writes and their observed outcomes")
+writes.show(detail.writes, detail.window_s, key="writes")

@@ -1,0 +1,29 @@
+"""Runs (product team): the runs, filtered and paged, each with what it did and what became of it."""
+
+import streamlit as st
+
+from core import schema
+from dashboard import state, url_state
+from dashboard.components import data_as_of, guard, pager, run_filters, runs_table
+from dashboard.queries.runs import PAGE_SIZE
+
+st.title("Runs")
+version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
+if version is None:
+    st.stop()
+url = state.db_url()
+data_as_of.show(version, key="as_of")
+
+with guard.reading():
+    chosen = run_filters.show(state.configurations(url, version.runs), key="filters")
+    before = pager.bound(url_state.runs_filter_json(chosen), key="pager")
+    page = state.runs_page(url, version.runs, chosen, before, state.now(), state.window_s())
+
+if page.problems:
+    st.warning(f"{page.problems} event rows of these runs cannot be read; the runs are shown without them.")
+if not page.rows:
+    st.info("No run matches these filters." if page.total == 0 else "No more runs.")
+    st.stop()
+
+runs_table.show(page.rows, key="runs_table")
+pager.show(page.total, PAGE_SIZE, page.last_uid, len(page.rows), key="pager")

@@ -1,0 +1,631 @@
+"""`runrecord measure-rates`: the rates of DESIGN.md, "Rates", into tx_runrecord_rate per period and group.
+
+Two kinds of unit of work, one transaction each:
+
+1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
+   events (jobs.rate_queries); core.measures says what each run's completed answer is and counts as; the
+   facts are upserted into tx_runrecord_measure_fact. The first run reads every conversation; later runs
+   only those changed since the stored marks (a conversation row, a new message, or a run or event of a run
+   it names). Runs no conversation names get a fact of their own.
+2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
+   window has not closed at `now`, or it is the current period) and every period that has facts but no
+   stored rates; the database counts their facts and derived outcomes per group, core.measures turns the
+   counts into numerator, denominator and excluded, and the rows are upserted. A row of such a period that
+   no longer has data is deleted: a period without data is absent, never 0%. Closed periods already stored
+   are not touched. The marks are stored in the same transaction, so a failed run leaves the last ones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Row, delete
+
+from core import schema
+from core.events import parse_event
+from core.measures import (
+    MEASURE_VERSION,
+    Answer,
+    ConversationInput,
+    EventCounts,
+    Exclusion,
+    Fact,
+    Grain,
+    Metric,
+    RunRow,
+    Wait,
+    approval_waits,
+    completed_answers,
+    conversation_facts,
+    conversation_input,
+    named_runs,
+    needs_waits,
+    open_from,
+    orphan_fact,
+    period_start,
+    rate_counts,
+    run_end,
+    stored_message,
+    verdict_from_counts,
+)
+from core.outcomes import check_window
+from core.saved import Verdict, nothing_saved
+from jobs import dialect as sql
+from jobs import rate_queries as q
+from jobs import settings
+from jobs.database import RunrecordError, make_engine, reported
+from jobs.job_log import JobResult, stop_requested
+from jobs.schema_setup import current_revision, head_revision
+
+JOB = "measure-rates"
+
+# Conversations per transaction: their messages (a few per conversation), the runs they name and those runs'
+# event counts stay a few megabytes, and each IN list stays far below every driver's parameter limit.
+BATCH_SIZE = 2_000
+MAX_BATCH_SIZE = 5_000
+# A row stamped this long before a mark is read again: a transaction that committed after the last
+# measurement read the tables can carry a tstamp older than the newest one it saw.
+RESCAN_MARGIN_S = 300
+# Beyond this many changed conversations a rerun reads them all in uid order instead of by a list of uids.
+MAX_TOUCHED = 50_000
+# Stale rate rows are deleted by uid in chunks of this many (bound parameters).
+DELETE_CHUNK = 1_000
+VERSION_MARK = "version"
+FACT_KEY = ("run_uid", "message_uid")
+RATE_KEY = ("metric", "grain", "period_start", "group_kind", "group_value")
+
+Progress = Callable[[int, int], None]  # (conversations read, conversations to read)
+
+
+@dataclass
+class PeriodReport:
+    """What the rates phase did at one grain."""
+
+    grain: Grain
+    first_open: date
+    open_periods: int = 0  # open periods with data, written
+    new_periods: int = 0  # closed periods written for the first time
+    kept_periods: int = 0  # closed periods already stored, left as they are
+    kept_changed: int = 0  # of those, periods a fact of this run moved into or out of
+    rows: int = 0  # rate rows written
+    deleted: int = 0  # rows of written periods that no longer have data
+
+
+@dataclass
+class Summary:
+    """What one measurement did."""
+
+    now: int
+    window_s: int
+    rebuilt: bool = False  # every fact counted again (first run, or a new MEASURE_VERSION)
+    all_conversations: bool = False  # every conversation read (rebuilt, or too many changed)
+    conversations: int = 0
+    runs: int = 0  # run facts written (named and unnamed)
+    unnamed_runs: int = 0
+    answers: int = 0
+    answers_without_run: int = 0
+    unreadable_messages: int = 0
+    batches: int = 0
+    stopped: bool = False  # the scheduler asked to stop; rates and marks were left for the next run
+    periods: list[PeriodReport] = field(default_factory=list)
+    exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
+    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`."""
+    engine = make_engine(db_url)
+    try:
+        summary = measure_rates(
+            engine,
+            now=int((now or datetime.now(UTC)).timestamp()),
+            window_s=window_from_settings(),
+            grains=(Grain.WEEK, Grain.DAY),
+        )
+    finally:
+        engine.dispose()
+    return result_of(summary)
+
+
+def result_of(summary: Summary) -> JobResult:
+    """The job's result: conversations and unnamed runs read; nothing fails item by item (an unreadable row
+    is counted as excluded, not as a failure)."""
+    return JobResult(
+        processed=summary.conversations + summary.unnamed_runs, failed=0, message=result_line(summary)
+    )
+
+
+def window_from_settings() -> int:
+    """RUNRECORD_WINDOW_DAYS in seconds; RunrecordError when it is not a whole number of days, at least 1."""
+    text = settings.get("window_days")
+    if not text.strip().isdigit() or int(text) < 1:
+        raise RunrecordError(f"RUNRECORD_WINDOW_DAYS={text!r} is not a whole number of days, at least 1")
+    return int(text) * 86_400
+
+
+def measure_rates(
+    engine: Engine,
+    *,
+    now: int,
+    window_s: int,
+    grains: Sequence[Grain] = (Grain.WEEK,),
+    batch_size: int = BATCH_SIZE,
+    progress: Progress | None = None,
+) -> Summary:
+    """Count what changed since the last measurement, then write the open periods and the new ones."""
+    check_window(window_s)
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
+    _check_schema(engine)
+    started = time.perf_counter()
+    summary = Summary(now=now, window_s=window_s)
+    with reported(engine, "measuring rates"), engine.connect() as connection:
+        with connection.begin():
+            current = q.source_marks(connection)
+            since = _since(q.stored_marks(connection))
+        summary.rebuilt = since is None
+        changed: set[tuple[Grain, date]] = set()
+        if since is None:
+            with connection.begin():
+                connection.execute(delete(schema.measure_fact))
+            touched = None
+        else:
+            with connection.begin():
+                touched = q.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+        summary.all_conversations = touched is None
+        total = _total(connection, touched)
+        listed = None if touched is None else sorted(touched)
+        after = 0
+        while True:
+            with connection.begin():
+                rows = _page(connection, listed, after, batch_size)
+                if rows is None:
+                    break
+                ends = _conversation_batch(connection, rows, now, summary, keyset=listed is None)
+                changed |= _periods(ends)
+            after = int(rows[-1].uid) if listed is None else after + batch_size
+            summary.batches += 1
+            if progress is not None:
+                progress(summary.conversations, total)
+            if stop_requested():
+                summary.stopped = True
+                summary.seconds = time.perf_counter() - started
+                return summary
+        unnamed_since = None if touched is None else since
+        after = 0
+        while True:
+            with connection.begin():
+                runs = q.unnamed_runs(
+                    connection, after=after, limit=batch_size, since=unnamed_since, margin_s=RESCAN_MARGIN_S
+                )
+                if not runs:
+                    break
+                facts = [orphan_fact(_run_row(row, EventCounts())) for row in runs]
+                stored = q.facts_of_runs(connection, [fact.run_uid for fact in facts])
+                changed |= _periods(_save_facts(connection, facts, now, stored))
+            summary.unnamed_runs += len(facts)
+            summary.runs += len(facts)
+            after = int(runs[-1].uid)
+        with connection.begin():
+            for grain in grains:
+                report, exclusions = _write_rates(
+                    connection, grain, now=now, window_s=window_s, rewrite_all=since is None, changed=changed
+                )
+                summary.periods.append(report)
+                if grain is grains[0]:
+                    summary.exclusions = exclusions
+            _save_marks(connection, current, now)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _check_schema(engine: Engine) -> None:
+    revision = current_revision(engine)
+    head = head_revision()
+    if revision != head:
+        raise RunrecordError(
+            f"our tables are at revision {revision or 'none'}, measure-rates needs {head}: "
+            "run `runrecord init-db`"
+        )
+
+
+def _since(stored: dict[str, int]) -> q.Marks | None:
+    """The marks to read changes since; None when every fact must be counted again."""
+    if stored.get(VERSION_MARK) != MEASURE_VERSION:
+        return None
+    names = q.Marks().as_rows()
+    if any(name not in stored for name in names):
+        return None
+    return q.Marks(**{name: stored[name] for name in names})
+
+
+def _total(connection: Connection, touched: set[int] | None) -> int:
+    if touched is not None:
+        return len(touched)
+    with connection.begin():
+        return q.count_conversations(connection)
+
+
+def _page(
+    connection: Connection, listed: list[int] | None, after: int, batch_size: int
+) -> Sequence[Any] | None:
+    """The next batch of conversations: by uid after `after`, or the next slice of the listed uids (`after`
+    is then the slice's start); None when there is none left."""
+    if listed is None:
+        rows = q.conversation_page(connection, after=after, limit=batch_size)
+        return rows or None
+    chosen = listed[after : after + batch_size]
+    if not chosen:
+        return None
+    return q.conversations_by_uid(connection, chosen)
+
+
+def _periods(ends: Iterable[int]) -> set[tuple[Grain, date]]:
+    return {(grain, period_start(end, grain)) for end in set(ends) for grain in Grain}
+
+
+def _run_row(row: Row[Any], counts: EventCounts) -> RunRow:
+    return RunRow(
+        uid=int(row.uid),
+        uuid=str(row.uuid),
+        status=str(row.status),
+        configuration=str(row.configuration_identifier or ""),
+        ended_at=run_end(int(row.finished_at), int(row.tstamp), int(row.started_at), int(row.crdate)),
+        counts=counts,
+    )
+
+
+# --- facts -----------------------------------------------------------------------------------------------
+
+
+def _conversation_batch(
+    connection: Connection, rows: Sequence[Row[Any]], now: int, summary: Summary, *, keyset: bool
+) -> list[int]:
+    """Read a batch of conversations, count them in core, save their facts; returns the ends (old and new)
+    of the facts that changed. `keyset`: the batch is every conversation of its uid range."""
+    uids = [int(row.uid) for row in rows]
+    conversations = _conversations(connection, rows, uids, keyset=keyset)
+    names = {conversation.uid: named_runs(conversation) for conversation in conversations}
+    runs = _runs(connection, {name for found in names.values() for name in found})
+    answers = {conversation.uid: completed_answers(conversation, runs) for conversation in conversations}
+    verdicts = _verdicts(connection, [a for found in answers.values() for a in found])
+    runs_of = {c.uid: [runs[name] for name in names[c.uid] if name in runs] for c in conversations}
+    waits = _waits(connection, conversations, runs_of)
+    facts: dict[tuple[int, int], Fact] = {}
+    for conversation in conversations:
+        found = conversation_facts(
+            conversation,
+            runs_of[conversation.uid],
+            answers[conversation.uid],
+            verdicts,
+            waits.get(conversation.uid),
+        )
+        for fact in found:
+            facts[(fact.run_uid, fact.message_uid)] = fact  # a run two conversations name: the later one
+    # Counting afresh, the table holds no fact of these conversations yet.
+    old = [] if summary.rebuilt else q.facts_of_conversations(connection, uids)
+    changed = _retire(connection, old, facts, now)
+    changed += _save_facts(connection, list(facts.values()), now, old)
+    summary.conversations += len(rows)
+    summary.runs += sum(fact.runs for fact in facts.values())
+    summary.answers += sum(len(found) for found in answers.values())
+    summary.answers_without_run += sum(1 for found in answers.values() for a in found if a.run is None)
+    summary.unreadable_messages += sum(
+        1 for fact in facts.values() if Exclusion.MESSAGE_UNREADABLE in fact.problems
+    )
+    return changed
+
+
+def _conversations(
+    connection: Connection, rows: Sequence[Row[Any]], uids: list[int], *, keyset: bool
+) -> list[ConversationInput]:
+    messages: dict[int, list[Any]] = defaultdict(list)
+    for m in q.messages_of(connection, uids, whole_range=keyset):
+        messages[int(m.conversation)].append(
+            stored_message(int(m.uid), int(m.sorting), str(m.role), int(m.crdate), m.payload)
+        )
+    return [
+        conversation_input(
+            int(row.uid),
+            str(row.skill_identifier or ""),
+            str(row.approval_run_uuid or ""),
+            row.run_record,
+            messages.get(int(row.uid), []),
+        )
+        for row in rows
+    ]
+
+
+def _runs(connection: Connection, names: set[str]) -> dict[str, RunRow]:
+    by_uuid: dict[str, Row[Any]] = {}
+    for row in q.runs_by_uuid(connection, names):
+        by_uuid.setdefault(str(row.uuid), row)  # a uuid held twice: the first run with it
+    counts = q.event_counts(connection, [int(row.uid) for row in by_uuid.values()])
+    return {uuid: _run_row(row, counts.get(int(row.uid), EventCounts())) for uuid, row in by_uuid.items()}
+
+
+def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Verdict]:
+    """core.saved's verdict for every run whose completed answer claims a change (only those need one)."""
+    claiming = {a.run.uid: a.run for a in answers if a.claims and a.run is not None}
+    problems = q.event_problems(connection, list(claiming))
+    verdicts: dict[int, Verdict] = {}
+    to_read: list[int] = []
+    for uid, run in claiming.items():
+        verdict = verdict_from_counts(run.counts, problems.get(uid, 0))
+        if verdict is None:
+            to_read.append(uid)
+        else:
+            verdicts[uid] = verdict
+    streams: dict[int, list[Any]] = defaultdict(list)
+    for e in q.events_of(connection, to_read):
+        streams[int(e.run)].append(
+            parse_event(
+                int(e.uid), e.sequence, str(e.kind), int(e.round), e.duration_ms, e.payload, int(e.crdate)
+            )
+        )
+    for uid in to_read:
+        verdicts[uid] = nothing_saved(streams.get(uid))
+    return verdicts
+
+
+def _waits(
+    connection: Connection, conversations: Sequence[ConversationInput], runs_of: dict[int, list[RunRow]]
+) -> dict[int, dict[int, tuple[Wait, ...]]]:
+    """The approval waits of the conversations where a "go on" (or an unreadable message) could count."""
+    chosen = [c for c in conversations if needs_waits(c)]
+    waiting = {run.uid: run for c in chosen for run in runs_of[c.uid] if run.waited_for_approval}
+    steps = q.steps_of(connection, list(waiting))
+    return {
+        c.uid: {
+            run.uid: approval_waits(steps.get(run.uid, []), run.status)
+            for run in runs_of[c.uid]
+            if run.waited_for_approval
+        }
+        for c in chosen
+    }
+
+
+def _retire(
+    connection: Connection, old: Sequence[Row[Any]], facts: dict[tuple[int, int], Fact], now: int
+) -> list[int]:
+    """Facts of these conversations they no longer give: a run becomes unnamed, an answer's row goes.
+    Returns the ends of the facts that changed."""
+    runs = [
+        int(row.run_uid) for row in old if int(row.message_uid) == 0 and (int(row.run_uid), 0) not in facts
+    ]
+    gone = [
+        int(row.uid) for row in old if int(row.message_uid) != 0 and (0, int(row.message_uid)) not in facts
+    ]
+    found = {int(row.uid): row for row in q.runs_by_uid(connection, runs)}
+    gone += [
+        int(row.uid)
+        for row in old
+        if int(row.message_uid) == 0 and int(row.run_uid) in set(runs) - set(found)
+    ]
+    if gone:
+        connection.execute(delete(schema.measure_fact).where(schema.measure_fact.c.uid.in_(gone)))
+    ends = [int(row.ended_at) for row in old if int(row.uid) in set(gone)]
+    orphans = [orphan_fact(_run_row(row, EventCounts())) for row in found.values()]
+    return ends + _save_facts(connection, orphans, now, old)
+
+
+def fact_row(fact: Fact, now: int) -> dict[str, Any]:
+    """The tx_runrecord_measure_fact row of a fact."""
+    return {
+        "run_uid": fact.run_uid,
+        "message_uid": fact.message_uid,
+        "conversation_uid": fact.conversation_uid,
+        "configuration_identifier": fact.configuration,
+        "skill_identifier": fact.skill,
+        "ended_at": fact.ended_at,
+        "week_start": fact.period(Grain.WEEK),
+        "day_start": fact.period(Grain.DAY),
+        "runs": fact.runs,
+        "answer": fact.answer.value,
+        "notice": int(fact.notice),
+        "claim": fact.claim.value,
+        "denial": fact.denial.value,
+        "go_on": fact.go_on.value,
+        "problems": ",".join(problem.value for problem in fact.problems),
+        "measured_at": now,
+    }
+
+
+def _save_facts(
+    connection: Connection, facts: Sequence[Fact], now: int, stored: Sequence[Row[Any]]
+) -> list[int]:
+    """Upsert the facts that differ from their stored row; returns the ends (old and new) of those."""
+    before = {(int(row.run_uid), int(row.message_uid)): row for row in stored}
+    rows: list[dict[str, Any]] = []
+    ends: list[int] = []
+    for fact in facts:
+        row = fact_row(fact, now)
+        old = before.get((fact.run_uid, fact.message_uid))
+        if old is not None and _same(old, row):
+            continue
+        rows.append(row)
+        ends.append(fact.ended_at)
+        if old is not None:
+            ends.append(int(old.ended_at))
+    if rows:
+        connection.execute(sql.upsert(connection.dialect.name, schema.measure_fact, FACT_KEY), rows)
+    return ends
+
+
+def _same(stored: Row[Any], row: dict[str, Any]) -> bool:
+    values = stored._mapping
+    for name, value in row.items():
+        if name == "measured_at":
+            continue
+        held = values[name]
+        if name in ("week_start", "day_start"):
+            held = q.day_of(held)
+        if held != value:
+            return False
+    return True
+
+
+def _save_marks(connection: Connection, marks: q.Marks, now: int) -> None:
+    values = {**marks.as_rows(), VERSION_MARK: MEASURE_VERSION}
+    rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
+    connection.execute(sql.upsert(connection.dialect.name, schema.measure_mark, ("name",)), rows)
+
+
+# --- rates -----------------------------------------------------------------------------------------------
+
+
+def _write_rates(
+    connection: Connection,
+    grain: Grain,
+    *,
+    now: int,
+    window_s: int,
+    rewrite_all: bool,
+    changed: set[tuple[Grain, date]],
+) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
+    first_open = open_from(now, window_s, q.earliest_end_after(connection, now - window_s), grain)
+    report = PeriodReport(grain, first_open)
+    closed = q.fact_periods(connection, grain, before=first_open)
+    stored = q.stored_periods(connection, grain)
+    new = closed if rewrite_all else closed - stored
+    kept = closed - new
+    report.new_periods = len(new)
+    report.kept_periods = len(kept)
+    report.kept_changed = sum(1 for period in kept if (grain, period) in changed)
+    chosen: dict[str, Any] = {"open_from": first_open, "periods": new}
+    counts = rate_counts(
+        q.fact_tallies(connection, grain, **chosen),
+        q.outcome_tallies(connection, grain, **chosen),
+        q.edited_writes(connection, grain, **chosen),
+    )
+    rows = [
+        {
+            "metric": metric.value,
+            "grain": grain.value,
+            "period_start": period,
+            "group_kind": group.kind.value,
+            "group_value": group.value,
+            "numerator": count.numerator,
+            "denominator": count.denominator,
+            "excluded": count.excluded,
+            "computed_at": now,
+        }
+        for (metric, period, group), count in counts.rows()
+    ]
+    keys = {(row["metric"], row["period_start"], row["group_kind"], row["group_value"]) for row in rows}
+    stale = [
+        int(row.uid)
+        for row in q.rate_keys(connection, grain, **chosen)
+        if (row.metric, q.day_of(row.period_start), row.group_kind, row.group_value) not in keys
+    ]
+    for start in range(0, len(stale), DELETE_CHUNK):
+        connection.execute(
+            delete(schema.rate).where(schema.rate.c.uid.in_(stale[start : start + DELETE_CHUNK]))
+        )
+    if rows:
+        connection.execute(sql.upsert(connection.dialect.name, schema.rate, RATE_KEY), rows)
+    report.open_periods = len({period for (_, period, _), _ in counts.rows() if period >= first_open})
+    report.rows = len(rows)
+    report.deleted = len(stale)
+    return report, counts.exclusions
+
+
+# --- what it says -------------------------------------------------------------------------------------------
+
+
+def result_line(summary: Summary) -> str:
+    """One line for tx_runrecord_job_run and the log: what was read and what was written."""
+    if summary.stopped:
+        return (
+            f"stopped after conversations: {summary.conversations:,}; the facts saved are kept, rates and "
+            "marks are left for the next run"
+        )
+    scope = "all" if summary.all_conversations else "changed"
+    parts = [
+        f"read conversations {summary.conversations:,} ({scope}), runs {summary.runs:,}, "
+        f"completed answers {summary.answers:,}"
+    ]
+    for report in summary.periods:
+        parts.append(
+            f"{report.grain.value}: periods written {report.open_periods} open, {report.new_periods} new; "
+            f"closed kept {report.kept_periods}"
+        )
+    excluded = sum(summary.exclusions.values())
+    if excluded:
+        parts.append(f"exclusions {excluded:,}")
+    return "; ".join(parts)
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """The summary as the lines the command prints."""
+    when = datetime.fromtimestamp(summary.now, UTC).isoformat()
+    scope = "all" if summary.all_conversations else "changed since the last measurement"
+    lines = [
+        f"measured as of {when}, window {summary.window_s / 86_400:g} days, in {summary.seconds:.1f} s "
+        f"(batches: {summary.batches:,})",
+        f"  read: conversations {summary.conversations:,} ({scope}); runs {summary.runs:,} "
+        f"(named by no conversation: {summary.unnamed_runs:,}); completed answers {summary.answers:,} "
+        f"(whose run is gone: {summary.answers_without_run:,}); assistant messages that cannot be read "
+        f"{summary.unreadable_messages:,}",
+    ]
+    if summary.rebuilt:
+        lines.append(f"  every fact counted afresh (none of rules version {MEASURE_VERSION} stored yet)")
+    for report in summary.periods:
+        kept = f"closed periods kept as stored: {report.kept_periods}"
+        if report.kept_changed:
+            kept += f" (with late changes, not rewritten: {report.kept_changed})"
+        lines.append(
+            f"  {report.grain.value}: open from {report.first_open.isoformat()}; periods written: "
+            f"{report.open_periods} open, {report.new_periods} new ({report.rows:,} rows, "
+            f"{report.deleted:,} removed); {kept}"
+        )
+    if summary.exclusions:
+        excluded = ", ".join(
+            f"{metric.value} {count:,} ({reason.value})"
+            for (metric, reason), count in sorted(summary.exclusions.items())
+        )
+        lines.append(f"  excluded in the periods written (all runs): {excluded}")
+    return lines
+
+
+def summary_json(summary: Summary) -> dict[str, Any]:
+    """The summary as plain JSON values (for --json)."""
+    return {
+        "now": datetime.fromtimestamp(summary.now, UTC).isoformat(),
+        "window_s": summary.window_s,
+        "rules_version": MEASURE_VERSION,
+        "rebuilt": summary.rebuilt,
+        "all_conversations": summary.all_conversations,
+        "read": {
+            "conversations": summary.conversations,
+            "runs": summary.runs,
+            "unnamed_runs": summary.unnamed_runs,
+            "completed_answers": summary.answers,
+            "answers_without_run": summary.answers_without_run,
+            "unreadable_assistant_messages": summary.unreadable_messages,
+        },
+        "periods": [
+            {
+                "grain": report.grain.value,
+                "open_from": report.first_open.isoformat(),
+                "open_written": report.open_periods,
+                "new_written": report.new_periods,
+                "closed_kept": report.kept_periods,
+                "closed_kept_with_late_changes": report.kept_changed,
+                "rows": report.rows,
+                "removed": report.deleted,
+            }
+            for report in summary.periods
+        ],
+        "excluded": [
+            {"metric": metric.value, "reason": reason.value, "count": count}
+            for (metric, reason), count in sorted(summary.exclusions.items())
+        ],
+        "batches": summary.batches,
+        "seconds": round(summary.seconds, 3),
+    }

@@ -1,0 +1,547 @@
+"""The reads of measure-rates and compare: every select names its columns, and none names an editor.
+
+be_user, userid, decidedBy and submittedBy are never selected (DESIGN.md, "Privacy"); tests capture every
+statement and check it. Reads go by keyset (uid > after, never OFFSET) or by IN lists of one batch, so that
+memory stays flat however large the installation is.
+
+The upstream side (conversations, messages, runs, events) is read per batch of conversations; our side (the
+facts, the outcome tables, the rates) is counted per period and group by the database, and core turns the
+counts into rates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, and_, case, func, or_, select, true
+from sqlalchemy.exc import DBAPIError
+
+from core import schema
+from core.events import EventKind
+from core.measures import (
+    EditedWrite,
+    EventCounts,
+    FactTally,
+    Grain,
+    OutcomeTally,
+    Step,
+    unix_of,
+)
+from core.outcomes import CallOutcome
+from jobs import dialect as sql
+
+conversation = schema.conversation
+message = schema.message
+agentrun = schema.agentrun
+event = schema.agentrun_event
+fact = schema.measure_fact
+mark = schema.measure_mark
+rate = schema.rate
+run_outcome = schema.run_outcome
+write_outcome = schema.write_outcome
+
+_KINDS = tuple(kind.value for kind in EventKind)
+STREAM_ROWS = 5_000  # rows a streamed result fetches at a time
+_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+
+
+def day_of(value: object) -> date:
+    """A Date column as the driver returns it (SQLite may hand back text)."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))
+
+
+# --- watermarks --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The newest tstamp and uid of each source table (or as stored by the last measurement)."""
+
+    conversation_tstamp: int = 0
+    conversation_uid: int = 0
+    message_uid: int = 0
+    run_tstamp: int = 0
+    run_uid: int = 0
+    event_uid: int = 0
+
+    def as_rows(self) -> dict[str, int]:
+        """The marks by name, as tx_runrecord_measure_mark stores them."""
+        return dict(self.__dict__)
+
+
+def source_marks(connection: Connection) -> Marks:
+    """The newest tstamp and uid of conversations, messages, runs and events, as they stand now."""
+    c, m, r, e = conversation.c, message.c, agentrun.c, event.c
+    conversations = connection.execute(select(func.max(c.tstamp), func.max(c.uid))).one()
+    runs = connection.execute(select(func.max(r.tstamp), func.max(r.uid))).one()
+    return Marks(
+        conversation_tstamp=int(conversations[0] or 0),
+        conversation_uid=int(conversations[1] or 0),
+        message_uid=int(connection.execute(select(func.max(m.uid))).scalar() or 0),
+        run_tstamp=int(runs[0] or 0),
+        run_uid=int(runs[1] or 0),
+        event_uid=int(connection.execute(select(func.max(e.uid))).scalar() or 0),
+    )
+
+
+def stored_marks(connection: Connection) -> dict[str, int]:
+    """The marks the last measurement stored, by name (empty before the first)."""
+    rows = connection.execute(select(mark.c.name, mark.c.value))
+    return {str(row.name): int(row.value) for row in rows}
+
+
+def touched_conversations(connection: Connection, marks: Marks, margin_s: int, limit: int) -> set[int] | None:
+    """Conversations changed since `marks`: their row, a new message, or a run or event of a run they name.
+
+    Rows stamped up to margin_s before a mark are read again, for a transaction that committed late. None
+    when more than `limit` changed: then reading every conversation costs about the same.
+    """
+    c, m, r, e, f = conversation.c, message.c, agentrun.c, event.c, fact.c
+    queries = [
+        select(c.uid).where(
+            or_(c.tstamp >= marks.conversation_tstamp - margin_s, c.uid > marks.conversation_uid)
+        ),
+        select(m.conversation).where(m.uid > marks.message_uid).distinct(),
+        select(f.conversation_uid)
+        .join(agentrun, r.uid == f.run_uid)
+        .where(f.message_uid == 0, f.conversation_uid > 0, r.tstamp >= marks.run_tstamp - margin_s)
+        .distinct(),
+        select(f.conversation_uid)
+        .join(event, e.run == f.run_uid)
+        .where(f.message_uid == 0, f.conversation_uid > 0, e.uid > marks.event_uid)
+        .distinct(),
+    ]
+    found: set[int] = set()
+    for query in queries:
+        for (uid,) in connection.execute(query.limit(limit + 1)):
+            found.add(int(uid))
+            if len(found) > limit:
+                return None
+    return found
+
+
+# --- conversations, messages, runs, events -----------------------------------------------------------------
+
+
+def _conversation_columns() -> tuple[Any, ...]:
+    c = conversation.c
+    return (c.uid, c.skill_identifier, c.approval_run_uuid, c.run_record)
+
+
+def conversation_page(connection: Connection, *, after: int, limit: int) -> Sequence[Any]:
+    """The next conversations by uid after `after`."""
+    c = conversation.c
+    query = select(*_conversation_columns()).where(c.uid > after).order_by(c.uid).limit(limit)
+    return connection.execute(query).all()
+
+
+def conversations_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:
+    """The named conversations (those that still exist), by uid."""
+    c = conversation.c
+    query = select(*_conversation_columns()).where(c.uid.in_(list(uids))).order_by(c.uid)
+    return connection.execute(query).all()
+
+
+def count_conversations(connection: Connection) -> int:
+    """How many conversations the installation holds."""
+    return int(connection.execute(select(func.count()).select_from(conversation)).scalar_one())
+
+
+def messages_of(
+    connection: Connection, conversation_uids: Sequence[int], *, whole_range: bool
+) -> Sequence[Any]:
+    """The messages of the conversations, by conversation and sorting.
+
+    `whole_range`: the uids are every conversation from the first to the last of them (a keyset page), so
+    the messages are read as that range of the (conversation, sorting) index; an IN list of thousands of
+    uids tempts PostgreSQL into reading the whole table once per batch.
+    """
+    m = message.c
+    if whole_range:
+        chosen = m.conversation.between(min(conversation_uids), max(conversation_uids))
+    else:
+        chosen = m.conversation.in_(list(conversation_uids))
+    query = (
+        select(m.uid, m.conversation, m.sorting, m.role, m.crdate, m.payload)
+        .where(chosen)
+        .order_by(m.conversation, m.sorting)
+    )
+    return connection.execute(query).all()
+
+
+def _run_columns() -> tuple[Any, ...]:
+    r = agentrun.c
+    return (
+        r.uid,
+        r.uuid,
+        r.status,
+        r.configuration_identifier,
+        r.finished_at,
+        r.tstamp,
+        r.started_at,
+        r.crdate,
+    )
+
+
+def runs_by_uuid(connection: Connection, uuids: Collection[str]) -> Sequence[Any]:
+    """The runs with these uuids (the correlation id); lowest uid first."""
+    if not uuids:
+        return []
+    r = agentrun.c
+    query = select(*_run_columns()).where(r.uuid.in_(list(uuids))).order_by(r.uid)
+    return connection.execute(query).all()
+
+
+def runs_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:
+    """The runs with these uids."""
+    if not uids:
+        return []
+    r = agentrun.c
+    return connection.execute(select(*_run_columns()).where(r.uid.in_(list(uids))).order_by(r.uid)).all()
+
+
+def unnamed_runs(
+    connection: Connection, *, after: int, limit: int, since: Marks | None, margin_s: int
+) -> Sequence[Any]:
+    """Runs without a conversation's fact (none at all, or one that no conversation names), after `after`.
+
+    With `since`, only runs new or updated since those marks.
+    """
+    r, f = agentrun.c, fact.c
+    named = select(f.run_uid).where(f.run_uid == r.uid, f.message_uid == 0, f.conversation_uid > 0).exists()
+    condition: ColumnElement[bool] = and_(r.uid > after, ~named)
+    if since is not None:
+        condition = and_(condition, or_(r.uid > since.run_uid, r.tstamp >= since.run_tstamp - margin_s))
+    query = select(*_run_columns()).where(condition).order_by(r.uid).limit(limit)
+    return connection.execute(query).all()
+
+
+def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int, EventCounts]:
+    """Per run: its events, tool_writes, approvals, openers, first write and last opener (columns only)."""
+    if not run_uids:
+        return {}
+    e = event.c
+    is_write = e.kind == EventKind.TOOL_WRITE.value
+    is_opener = e.kind.in_(_OPENERS)
+    query = (
+        select(
+            e.run,
+            func.count(),
+            func.sum(case((is_write, 1), else_=0)),
+            func.sum(case((e.kind == EventKind.APPROVAL.value, 1), else_=0)),
+            func.sum(case((is_opener, 1), else_=0)),
+            func.min(case((is_write, e.crdate))),
+            func.min(case((is_write, e.sequence))),
+            func.max(case((is_opener, e.sequence))),
+        )
+        .where(e.run.in_(list(run_uids)))
+        .group_by(e.run)
+    )
+    counts: dict[int, EventCounts] = {}
+    for row in connection.execute(query).all():
+        counts[int(row[0])] = EventCounts(
+            events=int(row[1]),
+            tool_writes=int(row[2] or 0),
+            approvals=int(row[3] or 0),
+            openers=int(row[4] or 0),
+            first_write_at=None if row[5] is None else int(row[5]),
+            first_write_sequence=None if row[6] is None else int(row[6]),
+            last_opener_sequence=None if row[7] is None else int(row[7]),
+        )
+    return counts
+
+
+def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[int, int]:
+    """Per run: events core.events.parse_event might not read (a kind it does not know, a payload that is
+    not a JSON object, sequence or duration NULL). A run the database vouches for has 0; any other is read
+    event by event in core, which decides."""
+    if not run_uids:
+        return {}
+    if connection.dialect.name != sql.POSTGRESQL:
+        return _event_problems(connection, run_uids, guarded=True)
+    try:
+        with connection.begin_nested():
+            return _event_problems(connection, run_uids, guarded=False)
+    except DBAPIError as error:
+        if not sql.is_data_exception(error):
+            raise
+        return _event_problems(connection, run_uids, guarded=True)
+
+
+def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
+    e = event.c
+    doubtful = or_(
+        e.kind.not_in(_KINDS),
+        e.sequence.is_(None),
+        e.duration_ms.is_(None),
+        sql.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
+    )
+    query = (
+        select(e.run, func.sum(case((doubtful, 1), else_=0))).where(e.run.in_(list(run_uids))).group_by(e.run)
+    )
+    return {int(row[0]): int(row[1] or 0) for row in connection.execute(query).all()}
+
+
+def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any]:
+    """Every event of the runs, for core.saved (parse_event keeps only the keys a rule may read)."""
+    if not run_uids:
+        return []
+    e = event.c
+    query = (
+        select(e.uid, e.run, e.sequence, e.kind, e.round, e.duration_ms, e.payload, e.crdate)
+        .where(e.run.in_(list(run_uids)))
+        .order_by(e.run, e.sequence, e.uid)
+    )
+    return connection.execute(query).all()
+
+
+def steps_of(connection: Connection, run_uids: Collection[int]) -> dict[int, list[Step]]:
+    """Per run: its events' uid, sequence, kind and crdate (no payload), for the approval waits."""
+    if not run_uids:
+        return {}
+    e = event.c
+    query = (
+        select(e.uid, e.run, e.sequence, e.kind, e.crdate)
+        .where(e.run.in_(list(run_uids)))
+        .order_by(e.run, e.sequence, e.uid)
+    )
+    steps: dict[int, list[Step]] = {}
+    for row in connection.execute(query).all():
+        sequence = -1 if row.sequence is None else int(row.sequence)
+        steps.setdefault(int(row.run), []).append(
+            Step(int(row.uid), sequence, str(row.kind), int(row.crdate))
+        )
+    return steps
+
+
+# --- facts ----------------------------------------------------------------------------------------------
+
+
+_FACT_COLUMNS = tuple(c for c in fact.c if c.name != "measured_at")
+
+
+def facts_of_conversations(connection: Connection, conversation_uids: Collection[int]) -> Sequence[Any]:
+    """The stored facts of the conversations (every column but measured_at)."""
+    query = select(*_FACT_COLUMNS).where(fact.c.conversation_uid.in_(list(conversation_uids)))
+    return connection.execute(query).all()
+
+
+def facts_of_runs(connection: Connection, run_uids: Collection[int]) -> Sequence[Any]:
+    """The stored facts of the runs (every column but measured_at)."""
+    if not run_uids:
+        return []
+    f = fact.c
+    query = select(*_FACT_COLUMNS).where(f.run_uid.in_(list(run_uids)), f.message_uid == 0)
+    return connection.execute(query).all()
+
+
+def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
+    """The earliest run end after `cutoff` (now − window): the first run that may still change."""
+    f = fact.c
+    value = connection.execute(select(func.min(f.ended_at)).where(f.ended_at > cutoff)).scalar()
+    return None if value is None else int(value)
+
+
+def _period_column(grain: Grain) -> Any:
+    return fact.c.week_start if grain is Grain.WEEK else fact.c.day_start
+
+
+def fact_periods(connection: Connection, grain: Grain, *, before: date) -> set[date]:
+    """The periods before `before` that hold a fact."""
+    column = _period_column(grain)
+    query = select(column).where(fact.c.ended_at < unix_of(before)).distinct()
+    return {day_of(value) for value in connection.execute(query).scalars()}
+
+
+def stored_periods(connection: Connection, grain: Grain) -> set[date]:
+    """The periods tx_runrecord_rate holds rows of at this grain."""
+    r = rate.c
+    query = select(r.period_start).where(r.grain == grain.value).distinct()
+    return {day_of(value) for value in connection.execute(query).scalars()}
+
+
+def _in_periods(grain: Grain, open_from: date | None, periods: Collection[date]) -> ColumnElement[bool]:
+    """Facts of the open periods (from `open_from` on) and of the listed ones; None and no list: all."""
+    if open_from is None and not periods:
+        return true()
+    conditions = []
+    if open_from is not None:
+        conditions.append(fact.c.ended_at >= unix_of(open_from))
+    if periods:
+        conditions.append(_period_column(grain).in_(sorted(periods)))
+    return or_(*conditions)
+
+
+def fact_tallies(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> list[FactTally]:
+    """Facts counted per period, configuration, skill and state."""
+    f = fact.c
+    period = _period_column(grain)
+    keys = (
+        period,
+        f.configuration_identifier,
+        f.skill_identifier,
+        f.answer,
+        f.notice,
+        f.claim,
+        f.denial,
+        f.go_on,
+        f.problems,
+    )
+    query = (
+        select(*keys, func.sum(f.runs), func.count())
+        .where(_in_periods(grain, open_from, periods))
+        .group_by(*keys)
+    )
+    return [
+        FactTally(
+            period=day_of(row[0]),
+            configuration=row[1],
+            skill=row[2],
+            answer=str(row[3]),
+            notice=bool(row[4]),
+            claim=str(row[5]),
+            denial=str(row[6]),
+            go_on=str(row[7]),
+            problems=str(row[8]),
+            runs=int(row[9] or 0),
+            facts=int(row[10]),
+        )
+        for row in connection.execute(query).all()
+    ]
+
+
+def _run_facts() -> Any:
+    f, o = fact.c, run_outcome.c
+    return run_outcome.join(fact, and_(f.run_uid == o.run_uid, f.message_uid == 0))
+
+
+def outcome_tallies(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> list[OutcomeTally]:
+    """Derived runs counted per period of the run's end, configuration, skill and outcome."""
+    f, o = fact.c, run_outcome.c
+    period = _period_column(grain)
+    keys = (period, f.configuration_identifier, f.skill_identifier, o.outcome)
+    query = (
+        select(*keys, func.count())
+        .select_from(_run_facts())
+        .where(_in_periods(grain, open_from, periods))
+        .group_by(*keys)
+    )
+    return [
+        OutcomeTally(day_of(row[0]), row[1], row[2], str(row[3]), int(row[4]))
+        for row in connection.execute(query).all()
+    ]
+
+
+def edited_writes(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> Iterator[EditedWrite]:
+    """The EDITED writes of EDITED runs in run order, with the run's period and groups; a run without one
+    yields NULL. Streamed: an installation has as many as it has EDITED runs."""
+    f, o, w = fact.c, run_outcome.c, write_outcome.c
+    edited = CallOutcome.EDITED.value
+    joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
+    query = (
+        select(_period_column(grain), f.configuration_identifier, f.skill_identifier, o.run_uid, w.edit_scope)
+        .select_from(joined)
+        .where(o.outcome == edited, _in_periods(grain, open_from, periods))
+        .order_by(o.run_uid)
+        .execution_options(yield_per=STREAM_ROWS)
+    )
+    for row in connection.execute(query):
+        yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4])
+
+
+def rate_keys(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> Sequence[Any]:
+    """The stored rate rows of the periods about to be written: uid and key."""
+    r = rate.c
+    conditions: list[ColumnElement[bool]] = []
+    if open_from is not None:
+        conditions.append(r.period_start >= open_from)
+    if periods:
+        conditions.append(r.period_start.in_(sorted(periods)))
+    where = or_(*conditions) if conditions else true()
+    query = select(r.uid, r.metric, r.period_start, r.group_kind, r.group_value).where(
+        r.grain == grain.value, where
+    )
+    return connection.execute(query).all()
+
+
+# --- releases and comparisons -------------------------------------------------------------------------
+
+
+def releases(connection: Connection) -> Sequence[Any]:
+    """Every release marker, oldest first."""
+    rel = schema.release.c
+    return connection.execute(select(rel.released_on, rel.label).order_by(rel.released_on, rel.label)).all()
+
+
+def release_labels_on(connection: Connection, day: date) -> list[str]:
+    """The labels of the markers of one day."""
+    rel = schema.release.c
+    query = select(rel.label).where(rel.released_on == day).order_by(rel.label)
+    return [str(label) for label in connection.execute(query).scalars()]
+
+
+@dataclass(frozen=True)
+class PeriodFigures:
+    numerator: int
+    denominator: int
+    excluded: int
+
+
+def rate_figures(
+    connection: Connection,
+    grain: Grain,
+    metrics: Sequence[str],
+    group_kind: str,
+    group_value: str,
+    periods: Iterable[date],
+) -> dict[tuple[str, date], PeriodFigures]:
+    """The stored figures of the metrics for one group in the listed periods."""
+    chosen = sorted(set(periods))
+    if not chosen:
+        return {}
+    r = rate.c
+    query = select(r.metric, r.period_start, r.numerator, r.denominator, r.excluded).where(
+        r.grain == grain.value,
+        r.metric.in_(list(metrics)),
+        r.group_kind == group_kind,
+        r.group_value == group_value,
+        r.period_start.in_(chosen),
+    )
+    return {
+        (str(row.metric), day_of(row.period_start)): PeriodFigures(
+            int(row.numerator), int(row.denominator), int(row.excluded)
+        )
+        for row in connection.execute(query)
+    }
+
+
+def measured_grains(connection: Connection) -> set[str]:
+    """The grains tx_runrecord_rate holds."""
+    return {str(grain) for grain in connection.execute(select(rate.c.grain).distinct()).scalars()}
+
+
+def group_values(connection: Connection, grain: Grain, group_kind: str) -> list[str]:
+    """The values of a group kind the rates hold at a grain."""
+    r = rate.c
+    query = (
+        select(r.group_value)
+        .where(r.grain == grain.value, r.group_kind == group_kind)
+        .distinct()
+        .order_by(r.group_value)
+    )
+    return [str(value) for value in connection.execute(query).scalars()]

@@ -1,0 +1,54 @@
+"""The dashboard's caches are keyed on the data the jobs write: a new job result is read at once, and the
+five-minute watch does not throw the Rates page's results away."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.queries.common import data_version
+from jobs import releases, watch
+from jobs.database import make_engine, parse_url, sqlite_path
+from tests.app import rendered
+from tests.app.conftest import NOW
+
+
+def _copy(url: str, target: Path) -> str:
+    source = sqlite_path(parse_url(url))
+    assert source is not None
+    shutil.copyfile(source, target)
+    return f"sqlite:///{target}"
+
+
+def test_a_release_recorded_after_the_page_was_read_shows_on_the_next_render(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    url = _copy(measured_db_url, tmp_path / "copy.sqlite")
+    app = dashboard(url)
+    engine = make_engine(url)
+    releases.add_release(engine, date(2026, 11, 2), "Card texts in English", now=int(NOW.timestamp()))
+    engine.dispose()
+
+    app.run()
+
+    labels = [note["text"] for note in rendered.figures(app)[0]["layout"]["annotations"]]
+    assert any("Card texts in English" in label for label in labels)
+
+
+def test_a_watch_reading_changes_what_health_reads_but_not_what_rates_read(
+    measured_db_url: str, tmp_path: Path
+) -> None:
+    url = _copy(measured_db_url, tmp_path / "copy.sqlite")
+    engine = make_engine(url)
+    before = data_version(engine)
+
+    watch.run_job(url, now=NOW)
+    after = data_version(engine)
+    engine.dispose()
+
+    assert after.rates == before.rates and after.runs == before.runs
+    assert after.jobs != before.jobs

@@ -1,0 +1,147 @@
+"""The Conversation page (administrators): the transcript as the reader saw it, notices in the reader's
+language, the error per reader, the stored record beside the rebuilt one, the notes the next turn gets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select
+from streamlit.testing.v1 import AppTest
+
+from core import schema
+from jobs.database import make_engine
+from tests.app import rendered
+
+
+def _conversation_with(url: str, pattern: str) -> int:
+    engine = make_engine(url)
+    m = schema.message.c
+    with engine.connect() as connection:
+        uid = connection.execute(
+            select(m.conversation).where(m.payload.like(pattern)).order_by(m.conversation).limit(1)
+        ).scalar_one()
+    engine.dispose()
+    return int(uid)
+
+
+def _open(dashboard: Callable[..., AppTest], url: str, uid: int | str) -> AppTest:
+    return dashboard(url, administrator=True, page="conversation", query={"conversation": str(uid)})
+
+
+def test_conversation_1_gives_the_next_turn_six_written_records(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _open(dashboard, measured_db_url, 1)
+
+    assert not app.exception
+    summary = next(m.value for m in app.markdown if "written records" in m.value)
+    assert summary.startswith("**6 written records** in the notes")
+    notes = [code.value for code in app.code]
+    assert sum("Records written: pages:" in note for note in notes) == 6
+    assert all(note.startswith("[Chat record — written by the chat from the run") for note in notes)
+
+
+def test_conversation_1_shows_its_six_approved_cards_in_place(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _open(dashboard, measured_db_url, 1)
+
+    cards = [m.value for m in app.markdown if "Card update_page_seo" in m.value]
+    assert len(cards) == 6 and all("Übernehmen — approved" in card for card in cards)
+
+
+def test_the_stored_run_record_is_shown_beside_the_one_rebuilt_from_events(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _open(dashboard, measured_db_url, 1)
+
+    record = next(t for t in rendered.tables(app) if "rebuilt from events" in t.columns)
+    assert len(record) == 8 and set(record["difference"]) == {""}
+    assert any("agree (8 entries)" in s.value for s in app.success)
+
+
+def test_a_nothing_saved_notice_reads_in_the_reader_s_language(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uid = _conversation_with(measured_db_url, '%"notice":"nothingSaved"%')
+    app = _open(dashboard, measured_db_url, uid)
+
+    german = [w.value for w in app.warning]
+    app.selectbox(key="language").select("en").run()
+    english = [w.value for w in app.warning]
+
+    assert "In diesem Schritt wurde nichts gespeichert" in german
+    assert "Nothing was saved in this step" in english
+
+
+def test_an_error_is_shown_as_an_administrator_and_as_an_editor_sees_it(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = _open(dashboard, url, planted["failed_conversation"])
+
+    errors = [e.value for e in app.error]
+    assert "API key identifier is required for provider OpenAI" in errors
+    assert (
+        "Der KI-Anbieter des Chats ist nicht eingerichtet. Bitte wende dich an die Administration." in errors
+    )
+    assert any("LLM › Anbieter" in caption.value for caption in app.caption)
+
+
+def test_a_stuck_conversation_is_warned_about(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = _open(dashboard, url, planted["stuck_conversation"])
+
+    assert any(e.value.startswith("This conversation is stuck: processing since") for e in app.error)
+
+
+def test_a_conversation_with_unreadable_columns_names_them_and_shows_the_rest(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = _open(dashboard, url, planted["broken_conversation"])
+
+    assert not app.exception
+    problems = [w.value for w in app.warning if w.value.startswith("Cannot be read:")]
+    assert any("run_record" in p for p in problems) and any("card_outcomes" in p for p in problems)
+    assert any("payload_not_json" in p for p in problems)
+    assert len(app.chat_message) > 0
+
+
+def test_a_conversation_parameter_that_is_not_a_uid_is_refused(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _open(dashboard, measured_db_url, "1; DROP TABLE x")
+
+    assert not app.exception
+    assert any("not a conversation uid" in w.value for w in app.warning)
+
+
+def test_an_unknown_conversation_says_so(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
+    app = _open(dashboard, measured_db_url, 99_999)
+
+    assert any("There is no conversation 99999" in w.value for w in app.warning)
+
+
+def test_without_a_choice_the_newest_conversations_are_listed(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, administrator=True, page="conversation")
+
+    listed = rendered.tables(app)[0]
+    assert list(listed["conversation"])[:3] == [120, 119, 118]
+    assert "be_user" not in listed.columns
+
+
+def test_the_conversation_page_says_what_to_do_on_a_database_without_tables(
+    dashboard: Callable[..., AppTest], empty_sqlite_url: str
+) -> None:
+    app = dashboard(empty_sqlite_url, administrator=True, page="conversation")
+
+    assert not app.exception
+    assert "runrecord init-db" in app.info[0].value

@@ -1,0 +1,98 @@
+"""The Health page (administrators): job runs and freshness, stuck conversations, the history horizon against
+the window, pending derivations; each with an explicit state when there is nothing to show."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.queries import health
+from jobs.database import make_engine
+from tests.app import rendered
+
+
+def _health(dashboard: Callable[..., AppTest], url: str) -> AppTest:
+    return dashboard(url, administrator=True, page="health")
+
+
+def test_health_lists_every_job_run_and_each_job_s_freshness(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _health(dashboard, measured_db_url)
+
+    assert not app.exception
+    freshness, runs = rendered.tables(app)[:2]
+    assert set(freshness["job"]) >= {"derive-outcomes", "measure-rates", "watch-conversations"}
+    assert set(runs["job"]) == {"derive-outcomes", "measure-rates", "watch-conversations"}
+    assert set(runs["status"]) == {"ok"}
+
+
+def test_health_shows_the_history_horizon_against_the_window_and_the_pending_derivations(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _health(dashboard, measured_db_url)
+
+    assert any("History retained since" in s.value and "window of 7 days" in s.value for s in app.success)
+    labels = {metric.label: metric.value for metric in app.metric}
+    assert int(labels["Writes pending derivation"]) > 0  # the runs still inside their window
+
+
+def test_health_lists_a_stuck_conversation_by_uid_and_status_only(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = _health(dashboard, url)
+
+    stuck = next(t for t in rendered.tables(app) if "stuck for" in t.columns)
+    assert list(stuck["conversation"]) == [planted["stuck_conversation"]]
+    assert list(stuck.columns) == ["conversation", "status", "since (UTC)", "stuck for"]
+    assert any("1 conversations are stuck" in e.value for e in app.error)
+
+
+def test_health_says_no_job_has_run_and_no_reading_exists_on_a_fresh_installation(
+    dashboard: Callable[..., AppTest], demo_db_url: str
+) -> None:
+    app = _health(dashboard, demo_db_url)
+
+    assert not app.exception
+    infos = " ".join(i.value for i in app.info)
+    assert "No job has run on this database yet" in infos
+    assert "runrecord watch-conversations" in infos
+
+
+def test_health_counts_rows_per_table_only_when_asked(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = _health(dashboard, measured_db_url)
+    before = len(rendered.tables(app))
+
+    app.toggle(key="count_tables").set_value(True).run()
+
+    counts = rendered.tables(app)[-1].set_index("table")["rows"]
+    assert len(rendered.tables(app)) == before + 1
+    assert counts["tx_nrmcpagent_conversation"] == 120
+
+
+def test_health_says_what_to_do_on_a_database_without_tables(
+    dashboard: Callable[..., AppTest], empty_sqlite_url: str
+) -> None:
+    app = _health(dashboard, empty_sqlite_url)
+
+    assert not app.exception
+    assert "runrecord init-db" in app.info[0].value
+
+
+def test_a_nightly_job_not_run_for_over_a_day_is_stale(measured_db_url: str) -> None:
+    engine = make_engine(measured_db_url)
+    later = int(time.time()) + 27 * 3600
+
+    fresh = health.freshness(engine, now=int(time.time())).set_index("job")["state"]
+    stale = health.freshness(engine, now=later).set_index("job")["state"]
+    engine.dispose()
+
+    assert set(fresh) == {"fresh"}
+    assert stale["derive-outcomes"] == stale["measure-rates"] == "stale: expected within 26.0 h"
+    assert stale["watch-conversations"].startswith("stale")

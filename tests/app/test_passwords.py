@@ -1,0 +1,96 @@
+"""The administrator password: stored as a PBKDF2-SHA256 hash, compared in constant time, never kept plain."""
+
+from __future__ import annotations
+
+import hmac
+
+import pytest
+from click.testing import CliRunner
+
+from jobs import passwords
+from jobs.cli import main
+from jobs.passwords import (
+    ITERATIONS,
+    MIN_ITERATIONS,
+    PasswordHashError,
+    hash_password,
+    parse_hash,
+    verify_password,
+)
+
+
+def test_a_hash_has_the_form_algorithm_iterations_salt_hash_and_verifies_its_password() -> None:
+    stored = hash_password("geheim", iterations=MIN_ITERATIONS)
+
+    algorithm, iterations, salt, digest = stored.split("$")
+    assert (algorithm, int(iterations)) == ("pbkdf2_sha256", MIN_ITERATIONS)
+    assert salt and digest and "geheim" not in stored
+    assert verify_password("geheim", stored)
+    assert not verify_password("Geheim", stored)
+    assert not verify_password("", stored)
+
+
+def test_two_hashes_of_one_password_differ_by_their_salt() -> None:
+    assert hash_password("geheim", iterations=MIN_ITERATIONS) != hash_password(
+        "geheim", iterations=MIN_ITERATIONS
+    )
+
+
+def test_the_default_follows_owasp_s_600000_iterations() -> None:
+    assert ITERATIONS == 600_000
+    assert parse_hash(hash_password("geheim"))[0] == ITERATIONS
+
+
+def test_the_comparison_is_hmac_compare_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[bytes, bytes]] = []
+    original = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        calls.append((a, b))
+        return original(a, b)
+
+    monkeypatch.setattr(passwords.hmac, "compare_digest", spy)
+
+    assert verify_password("geheim", hash_password("geheim", iterations=MIN_ITERATIONS))
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "",
+        "geheim",
+        "md5$1$abc$def",
+        "pbkdf2_sha256$abc$c2FsdA$aGFzaA",
+        "pbkdf2_sha256$1000$c2FsdA$" + "A" * 43,  # too few iterations to be a password check
+        "pbkdf2_sha256$600000$$" + "A" * 43,
+        "pbkdf2_sha256$600000$c2FsdA$c2hvcnQ",
+        "pbkdf2_sha256$600000$!!$" + "A" * 43,
+    ],
+)
+def test_a_stored_value_that_is_not_a_usable_hash_is_refused(stored: str) -> None:
+    with pytest.raises(PasswordHashError):
+        verify_password("geheim", stored)
+
+
+def test_an_empty_password_cannot_be_hashed() -> None:
+    with pytest.raises(PasswordHashError):
+        hash_password("")
+
+
+def test_hash_password_prints_a_hash_that_verifies_and_never_the_password() -> None:
+    result = CliRunner().invoke(main, ["hash-password"], input="s3cret-Passwort\ns3cret-Passwort\n")
+
+    assert result.exit_code == 0, result.output
+    stored = result.stdout.strip().splitlines()[-1]
+    assert stored.startswith("pbkdf2_sha256$600000$")
+    assert verify_password("s3cret-Passwort", stored)
+    assert "s3cret-Passwort" not in result.stdout
+    assert "RUNRECORD_ADMIN_PASSWORD_HASH" in result.stderr
+
+
+def test_hash_password_refuses_an_empty_password() -> None:
+    result = CliRunner().invoke(main, ["hash-password", "--password-stdin"], input="\n")
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("runrecord: error:")

@@ -1,0 +1,155 @@
+"""The Rates page: rates with their intervals and denominators, release markers on every chart, before/after,
+the outcome mix with UNKNOWN and open windows, the edit-scope split, groups too few to show, the CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from datetime import date
+
+from streamlit.testing.v1 import AppTest
+
+from core.measures import Metric
+from dashboard.queries import rates
+from jobs.database import make_engine
+from tests.app import rendered
+
+
+def _texts(elements: object) -> list[str]:
+    return [element.value for element in elements]  # type: ignore[attr-defined]
+
+
+def test_every_chart_carries_the_planted_release_marker(
+    dashboard: Callable[..., AppTest], measured: tuple[str, date]
+) -> None:
+    url, released_on = measured
+
+    app = dashboard(url)
+
+    assert not app.exception
+    charts = rendered.figures(app)
+    assert len(charts) == 5  # EDITED, nothingSaved stored and recomputed, the outcome mix, edit scope
+    for chart in charts:
+        lines = [shape for shape in chart["layout"]["shapes"] if shape["x0"] == released_on.isoformat()]
+        labels = [note["text"] for note in chart["layout"]["annotations"]]
+        assert lines and any(released_on.isoformat() in label for label in labels)
+
+
+def test_a_rate_is_drawn_with_its_wilson_band_and_its_denominator_on_hover(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    edited = rendered.figures(app)[0]
+    high, low, line = edited["data"]
+    assert low["fill"] == "tonexty" and high["hoverinfo"] == "skip"
+    assert "%{customdata[0]} of %{customdata[1]}" in line["hovertemplate"]
+    points = list(zip(line["customdata"], rendered.values(line["y"]), strict=True))
+    assert points
+    for (numerator, denominator, lower, upper, *_), rate in points:
+        assert 0 <= numerator <= denominator
+        assert (rate is None) == (denominator == 0)
+        assert rate is None or lower <= rate <= upper
+
+
+def test_the_before_after_panel_shows_both_sides_the_difference_and_a_verdict(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    labels = [metric.label for metric in app.metric]
+    assert "Before" in labels and "From the release on" in labels and "Difference" in labels
+    verdicts = " ".join(_texts(app.warning) + _texts(app.info) + _texts(app.success))
+    assert "too few to tell" in verdicts  # 120 conversations cannot tell 5 points apart
+
+
+def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    mix = rendered.figures(app)[3]
+    names = {trace["name"] for trace in mix["data"]}
+    assert {"accepted unchanged", "edited", "discarded", "unknown", rates.WINDOW_OPEN} <= names
+    waiting = next(trace for trace in mix["data"] if trace["name"] == rates.WINDOW_OPEN)
+    assert sum(rendered.values(waiting["y"])) > 0  # the demo plants runs inside their window
+
+
+def test_the_edit_scope_split_names_every_scope(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    scopes = {trace["name"] for trace in rendered.figures(app)[4]["data"]}
+    assert scopes == {label for _, label in rates.EDIT_SCOPES}
+
+
+def test_a_configuration_with_fewer_than_five_runs_in_a_period_reads_too_few_to_show(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    split = rendered.tables(app)[-1]
+    cells = [str(value) for value in split.to_numpy().ravel()]
+    assert rates.TOO_FEW in cells
+    assert any("%" in cell for cell in cells)
+
+
+def test_the_csv_holds_aggregates_only_and_no_figure_of_a_group_under_five_runs(measured_db_url: str) -> None:
+    engine = make_engine(measured_db_url)
+
+    rows = list(csv.DictReader(io.StringIO(rates.aggregates_csv(engine))))
+    engine.dispose()
+
+    assert rows and set(rows[0]) == {
+        "metric", "grain", "period_start", "group_kind", "group_value", "numerator", "denominator",
+        "excluded", "rate", "wilson_low", "wilson_high", "note",
+    }  # fmt: skip
+    runs = {
+        (r["grain"], r["period_start"], r["group_kind"], r["group_value"]): int(r["numerator"])
+        for r in rows
+        if r["metric"] == Metric.RUNS.value and r["note"] == ""
+    }
+    hidden = [r for r in rows if r["note"] == rates.TOO_FEW]
+    assert hidden and all(r["numerator"] == r["denominator"] == "" for r in hidden)
+    for row in rows:
+        if row["group_kind"] != "all" and row["note"] == "":
+            assert runs[(row["grain"], row["period_start"], row["group_kind"], row["group_value"])] >= 5
+
+
+def test_data_as_of_names_the_last_job_run(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
+    app = dashboard(measured_db_url)
+
+    assert any(
+        caption.startswith("Data as of ") and "watch-conversations" in caption
+        for caption in _texts(app.caption)
+    )
+
+
+def test_rates_say_to_run_measure_rates_before_any_rate_exists(
+    dashboard: Callable[..., AppTest], demo_db_url: str
+) -> None:
+    app = dashboard(demo_db_url)
+
+    assert not app.exception
+    assert any("runrecord measure-rates" in text for text in _texts(app.info))
+    assert any("no job has run" in text for text in _texts(app.caption))
+
+
+def test_rates_say_what_to_do_on_a_database_without_tables(
+    dashboard: Callable[..., AppTest], empty_sqlite_url: str
+) -> None:
+    app = dashboard(empty_sqlite_url)
+
+    assert not app.exception
+    assert "runrecord init-db" in app.info[0].value
+
+
+def test_rates_survive_a_database_with_bad_rows(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    app = dashboard(bad_row_db[0])
+
+    assert not app.exception
+    assert [title.value for title in app.title] == ["Rates"]

@@ -1,0 +1,157 @@
+"""A run's page (?run=<uuid>): its segments' record entries, the refused-call reading, each write with its
+outcome, reason, edit_scope and the history rows that decided it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from sqlalchemy import select
+from streamlit.testing.v1 import AppTest
+
+from core import schema
+from jobs.conversation_record import load_conversation, rebuild_record
+from jobs.database import make_engine
+from jobs.record_view import describe
+from tests.app import rendered
+
+
+def _run_with(url: str, outcome: str, edit_scope: str | None = None) -> str:
+    engine = make_engine(url)
+    run, written = schema.agentrun.c, schema.write_outcome.c
+    query = (
+        select(run.uuid)
+        .join_from(schema.agentrun, schema.write_outcome, written.run_uid == run.uid)
+        .where(written.outcome == outcome)
+        .order_by(run.uid)
+    )
+    if edit_scope is not None:
+        query = query.where(written.edit_scope == edit_scope)
+    with engine.connect() as connection:
+        uuid = connection.execute(query.limit(1)).scalar_one()
+    engine.dispose()
+    return str(uuid)
+
+
+def _with_declined_card(url: str) -> str:
+    """A run whose card the editor declined with "Behalten" (keep the current value)."""
+    engine = make_engine(url)
+    c = schema.conversation.c
+    with engine.connect() as connection:
+        stored = connection.execute(
+            select(c.card_outcomes).where(c.card_outcomes.like('%"Behalten"%'))
+        ).scalars()
+        outcomes = [o for text in stored for o in json.loads(text)]
+    engine.dispose()
+    return str(next(o["runUuid"] for o in outcomes if o["answer"] == "Behalten"))
+
+
+def test_an_edited_write_shows_its_scope_and_the_history_rows_that_decided_it(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uuid = _run_with(measured_db_url, "edited", "same_fields")
+
+    app = dashboard(measured_db_url, page="run", query={"run": uuid})
+
+    assert not app.exception
+    assert app.subheader[0].value == f"Run {uuid[:8]}"
+    tables = rendered.tables(app)
+    writes = next(t for t in tables if "edit_scope" in t.columns)
+    assert "same_fields" in set(writes["edit_scope"])
+    history = [t for t in tables if "part" in t.columns]
+    parts = {part for table in history for part in table["part"]}
+    assert "evidence: the write's own row is retained" in parts and "decided the outcome" in parts
+    assert all("userid" not in t.columns for t in tables)
+
+
+def test_a_declined_card_reads_as_its_answer_as_the_activity_list_shows_it(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uuid = _with_declined_card(measured_db_url)
+
+    app = dashboard(measured_db_url, page="run", query={"run": uuid})
+
+    steps = [t for t in rendered.tables(app) if "activity list shows" in t.columns]
+    shown = {(row["reading"], row["activity list shows"]) for t in steps for _, row in t.iterrows()}
+    assert ("decision", "Behalten") in shown
+    assert all(
+        row["in the run record"] == "no"
+        for t in steps
+        for _, row in t.iterrows()
+        if row["reading"] == "decision"
+    )
+
+
+def test_the_run_page_shows_its_record_entries_per_segment(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uuid = _run_with(measured_db_url, "accepted_unchanged")
+
+    app = dashboard(measured_db_url, page="run", query={"run": uuid})
+
+    entries = [m.value for m in app.markdown if m.value.startswith("**Run record entry:**")]
+    assert entries and any("wrote " in entry for entry in entries)
+
+
+def test_a_run_parameter_that_is_not_a_uuid_is_refused(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, page="run", query={"run": "1 OR 1=1"})
+
+    assert not app.exception
+    assert any("not a run uuid" in warning.value for warning in app.warning)
+
+
+def test_an_unknown_run_says_so(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
+    app = dashboard(measured_db_url, page="run", query={"run": "00000000-0000-4000-8000-000000000000"})
+
+    assert not app.exception
+    assert any("There is no run 00000000" in warning.value for warning in app.warning)
+
+
+def test_a_run_with_unreadable_write_targets_lists_them_as_unknown(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = dashboard(url, page="run", query={"run": str(planted["broken_run"])})
+
+    assert not app.exception
+    writes = next(t for t in rendered.tables(app) if "edit_scope" in t.columns)
+    assert any(record.startswith("unreadable target") for record in writes["record"])
+    assert "unreadable_target" in set(writes["reason"])
+    assert any("cannot be read" in warning.value for warning in app.warning)
+
+
+def test_only_an_administrator_gets_the_link_to_the_run_s_conversation(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uuid = _run_with(measured_db_url, "edited")
+
+    product = dashboard(measured_db_url, page="run", query={"run": uuid})
+    administrator = dashboard(measured_db_url, administrator=True, page="run", query={"run": uuid})
+
+    def conversation_links(app: AppTest) -> list[str]:
+        return [link.label for link in app.get("page_link") if link.label.startswith("Conversation")]
+
+    assert conversation_links(product) == []
+    assert len(conversation_links(administrator)) == 1
+
+
+def test_the_entries_of_a_tour_run_are_those_runrecord_record_rebuilds(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    engine = make_engine(measured_db_url)
+    report = rebuild_record(load_conversation(engine, 1))
+    engine.dispose()
+    tour = report.rebuilt[0].run_uuid
+
+    app = dashboard(measured_db_url, page="run", query={"run": tour})
+
+    shown = [
+        m.value.removeprefix("**Run record entry:** ")
+        for m in app.markdown
+        if m.value.startswith("**Run record entry:**")
+    ]
+    assert shown == [describe(entry) for entry in report.rebuilt if entry.run_uuid == tour]
+    assert not any("freigegeben" in entry for entry in shown)  # the cards' outcomes name the decisions

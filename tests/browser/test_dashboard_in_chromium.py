@@ -1,0 +1,177 @@
+"""Every page of `runrecord dashboard` in headless Chromium: the key texts are there, no Streamlit exception
+box is shown, and each page is saved as a screenshot for the README (docs/screenshots/)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from core import schema
+from jobs.database import make_engine
+from tests.browser.conftest import Served
+
+VIEWPORT = {"width": 1400, "height": 1000}
+SETTLE_TIMEOUT_MS = 60_000
+STABLE_POLLS = 4  # a second without a change in the page's text
+# Streamlit draws a page in steps: it is settled when the script stopped running, no element is a skeleton
+# any more and every plotly chart has drawn its SVG.
+SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
+    && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+        .every(c => c.querySelector('.main-svg'))"""
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    context = chromium.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def _settle(page: Any, until: str | None = None) -> None:
+    """Wait for the script run to end: the text `until` is shown (when given), nothing is loading any more,
+    and the page's text has stopped changing."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=SETTLE_TIMEOUT_MS)
+    if until is not None:
+        page.get_by_text(until, exact=False).first.wait_for(timeout=SETTLE_TIMEOUT_MS)
+    stable, last = 0, ""
+    for _ in range(SETTLE_TIMEOUT_MS // 250):
+        page.wait_for_function(SETTLED, timeout=SETTLE_TIMEOUT_MS)
+        text = page.inner_text("body")
+        stable = stable + 1 if text == last else 0
+        if stable >= STABLE_POLLS:
+            return
+        last = text
+        page.wait_for_timeout(250)
+
+
+def _shoot(page: Any, path: Path) -> None:
+    """The whole page: the window is made as tall as the app's content first (Streamlit scrolls inside)."""
+    height = page.evaluate(
+        '() => Math.max(...Array.from(document.querySelectorAll(\'[data-testid="stMain"], section.main, '
+        '[data-testid="stAppViewContainer"]\')).map(e => e.scrollHeight), 800)'
+    )
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(VIEWPORT)
+
+
+def _no_exception(page: Any) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "Traceback" not in page.inner_text("body")
+
+
+def _open(page: Any, url: str, until: str | None = None) -> str:
+    page.goto(url)
+    _settle(page, until)
+    _no_exception(page)
+    return str(page.inner_text("body"))
+
+
+def _edited_run(served: Served) -> str:
+    engine = make_engine(served.database)
+    run, written = schema.agentrun.c, schema.write_outcome.c
+    with engine.connect() as connection:
+        uuid = connection.execute(
+            select(run.uuid)
+            .join_from(schema.agentrun, schema.write_outcome, written.run_uid == run.uid)
+            .where(written.outcome == "edited", written.edit_scope == "same_fields")
+            .limit(1)
+        ).scalar_one()
+    engine.dispose()
+    return str(uuid)
+
+
+def test_the_rates_page_opens_first_with_the_planted_release(
+    page: Any, served: Served, screenshots: Path
+) -> None:
+    body = _open(page, served.base + "/", until="Rates as CSV")
+
+    for text in (
+        "Rates",
+        "EDITED and nothingSaved over time",
+        "Before and after a release",
+        "Observed outcome mix",
+    ):
+        assert text in body
+    assert page.locator("text=release 2026-10-10").count() >= 5  # a marker on each of the five charts
+    assert "window not closed yet" in body and "too few to show" in body
+    _shoot(page, screenshots / "rates.png")
+
+
+def test_the_runs_page_pages_through_the_runs(page: Any, served: Served, screenshots: Path) -> None:
+    body = _open(page, served.base + "/runs", until="Page 1 of")
+
+    assert "Runs" in body and "Page 1 of 3" in body
+    page.get_by_role("button", name="Older →").click()
+    _settle(page)
+    assert "Page 2 of 3" in page.inner_text("body")
+    page.get_by_role("button", name="← Newer").click()
+    _settle(page)
+    _no_exception(page)
+    _shoot(page, screenshots / "runs.png")
+
+
+def test_a_run_page_shows_segments_and_the_history_that_decided_its_writes(
+    page: Any, served: Served, screenshots: Path
+) -> None:
+    uuid = _edited_run(served)
+
+    body = _open(page, f"{served.base}/run?run={uuid}", until="Writes and their observed outcomes")
+
+    assert f"Run {uuid[:8]}" in body
+    for text in ("Segments", "Run record entry", "Writes and their observed outcomes", ": edited"):
+        assert text in body
+    page.get_by_text(": edited", exact=False).last.click()  # the write's history rows (tables draw on canvas)
+    _settle(page)
+    assert "only the names of the changed fields are read" in page.inner_text("body")
+    _shoot(page, screenshots / "run.png")
+
+
+def test_an_administrator_signs_in_and_opens_conversation_1_and_health(
+    page: Any, served: Served, screenshots: Path
+) -> None:
+    body = _open(page, served.base + "/sign-in", until="Administrator password")
+    assert "Administrator password" in body and served.password
+    _shoot(page, screenshots / "sign-in.png")
+
+    page.get_by_label("Administrator password").fill(served.password)
+    page.get_by_role("button", name="Sign in").click()
+    _settle(page)
+    page.get_by_role("link", name="Conversation").click()
+    _settle(page)
+    page.get_by_label("Conversation uid").fill("1")
+    page.keyboard.press("Enter")
+    _settle(page, until="Run record: stored and rebuilt from events")
+    _no_exception(page)
+    body = page.inner_text("body")
+    assert "Starte den SEO-Check für diese Seite." in body and "Übernehmen — approved" in body
+    assert "The stored record and the one rebuilt from events agree (8 entries)." in body
+    _shoot(page, screenshots / "conversation.png")
+
+    page.get_by_role("tab", name="What the model is given next turn").click()
+    _settle(page)
+    body = page.inner_text("body")
+    assert "6 written records" in body and "[Chat record — written by the chat from the run" in body
+    _shoot(page, screenshots / "conversation-notes.png")
+
+    page.get_by_role("link", name="Health").click()
+    _settle(page, until="Pending derivations")
+    _no_exception(page)
+    body = page.inner_text("body")
+    for text in ("Jobs", "Stuck conversations", "History horizon against the window", "Pending derivations"):
+        assert text in body
+    _shoot(page, screenshots / "health.png")
+
+
+def test_the_product_team_does_not_get_the_administrator_pages(page: Any, served: Served) -> None:
+    body = _open(page, served.base + "/health", until="Rates")
+
+    assert "Pending derivations" not in body
+    assert page.get_by_role("link", name="Health").count() == 0

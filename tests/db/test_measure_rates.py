@@ -1,0 +1,560 @@
+"""measure-rates end to end, on SQLite, MariaDB and PostgreSQL: facts, rates, reruns and privacy.
+
+Every installation is written with the builder (or the demo generator); rates are read back from
+tx_runrecord_rate.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from click.testing import Result
+from sqlalchemy import Engine, event, select, update
+
+from core import schema
+from core.measures import Grain, Metric, period_start
+from jobs.database import make_engine
+from jobs.derive import derive_outcomes
+from jobs.installation.builder import Installation, Run
+from jobs.installation.generate import generate
+from jobs.installation.scenarios import EDITORS, Story, Writer, seo_tour_story
+from jobs.measure import Summary, measure_rates
+
+DAY = 86_400
+WINDOW = 7 * DAY
+NOW = int(datetime(2026, 12, 2, 12, tzinfo=UTC).timestamp())  # a Wednesday
+OLD = NOW - 40 * DAY  # a week closed long ago
+OLD_WEEK = period_start(OLD, Grain.WEEK)
+OPEN_WEEK = period_start(NOW, Grain.WEEK)
+# Editor ids are never selected, and no query names these columns (DESIGN.md, "Privacy").
+EDITOR_COLUMNS = ("be_user", "userid", "decidedby", "submittedby")
+
+Key = tuple[str, date, str, str]
+
+
+# --- building -----------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def installation(engine: Engine, seed: int = 0) -> Iterator[Installation]:
+    """An installation written with the builder, in one transaction; a second one into the same database
+    takes another seed, or its run uuids would repeat the first one's."""
+    with engine.begin() as connection:
+        site = Installation(connection, seed=seed)
+        yield site
+        site.finish()
+
+
+def talk(
+    site: Installation,
+    at: int,
+    answer: str,
+    *,
+    configuration: str = "content-assistant",
+    skill: str = "",
+) -> Run:
+    """A turn that reads a page and answers without writing."""
+    chat = site.conversation(configuration=configuration, skill=skill, at=at)
+    chat.user("Kannst du die Überschrift ändern?", at=at)
+    run = chat.run()
+    run.llm("get_page")
+    run.tool("get_page")
+    run.answer(answer)
+    run.finish()
+    chat.close()
+    return run
+
+
+def edit(site: Installation, at: int, answer: str = "Erledigt: der Titel ist gespeichert.") -> Run:
+    """A turn that proposes a write, is approved and answers."""
+    page = site.page("Produkte", at=at - 30 * DAY)
+    chat = site.conversation(configuration="seo-assistant", skill="seo-check", page=page, at=at)
+    chat.user("Setze einen neuen Seitentitel.", at=at)
+    run = chat.run()
+    run.propose("update_page_seo", page, fields=("seo_title",))
+    run.approve(at=at + 60)
+    run.answer(answer)
+    run.finish()
+    chat.close()
+    return run
+
+
+def measure(engine: Engine, *, now: int = NOW, grains: tuple[Grain, ...] = (Grain.WEEK,)) -> Summary:
+    return measure_rates(engine, now=now, window_s=WINDOW, grains=grains)
+
+
+def rates(engine: Engine, grain: Grain = Grain.WEEK) -> dict[Key, tuple[int, int, int]]:
+    r = schema.rate.c
+    query = select(
+        r.metric, r.period_start, r.group_kind, r.group_value, r.numerator, r.denominator, r.excluded
+    ).where(r.grain == grain.value)
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return {(row[0], _day(row[1]), row[2], row[3]): (row[4], row[5], row[6]) for row in rows}
+
+
+def _day(value: object) -> date:
+    return value if isinstance(value, date) else date.fromisoformat(str(value))
+
+
+def rate(engine: Engine, metric: Metric, week: date, group: tuple[str, str] = ("all", "")) -> tuple[int, ...]:
+    return rates(engine)[(metric.value, week, *group)]
+
+
+# --- what is counted ----------------------------------------------------------------------------------------
+
+
+def test_claims_the_run_never_made_are_counted_over_every_completed_answer(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt! Ich habe die Überschrift geändert.")
+        talk(site, OLD + 3600, "Der Seitentitel wurde aktualisiert und gespeichert.")
+        talk(site, OLD + 7200, "Ich schlage vor, den Titel kürzer zu fassen.")
+        edit(site, OLD + 9000)
+
+    measure(installation_engine)
+
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (2, 4, 0)
+    assert rate(installation_engine, Metric.NOTHING_SAVED_RATE, OLD_WEEK) == (0, 4, 0)
+    assert rate(installation_engine, Metric.RUNS, OLD_WEEK) == (4, 4, 0)
+
+
+def test_the_nothing_saved_notice_the_chat_stored_is_counted_as_stored(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        chat = site.conversation(configuration="content-assistant", at=OLD)
+        chat.user("Ändere den Teaser.", at=OLD)
+        run = chat.run()
+        run.llm("get_content")
+        run.tool("get_content")
+        run.answer("Erledigt.", notice="nothingSaved")
+        run.finish()
+        chat.close()
+        talk(site, OLD + 60, "Hier ist ein Vorschlag.")
+
+    measure(installation_engine)
+
+    assert rate(installation_engine, Metric.NOTHING_SAVED_RATE, OLD_WEEK) == (1, 2, 0)
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (1, 2, 0)
+
+
+def test_rates_are_grouped_by_configuration_and_skill_and_a_skill_less_conversation_is_its_own_group(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.", configuration="content-assistant")
+        edit(site, OLD + 600)
+
+    measure(installation_engine)
+    found = rates(installation_engine)
+
+    assert found[("claimed_unwritten_rate", OLD_WEEK, "configuration", "content-assistant")] == (1, 1, 0)
+    assert found[("claimed_unwritten_rate", OLD_WEEK, "configuration", "seo-assistant")] == (0, 1, 0)
+    assert found[("claimed_unwritten_rate", OLD_WEEK, "skill", "")] == (1, 1, 0)
+    assert found[("claimed_unwritten_rate", OLD_WEEK, "skill", "seo-check")] == (0, 1, 0)
+    assert {kind for _, _, kind, _ in found} == {"all", "configuration", "skill"}
+
+
+def test_a_week_without_runs_has_no_rate_never_zero(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        talk(site, OLD + 14 * DAY, "Erledigt.")
+
+    measure(installation_engine)
+    weeks = {period for _, period, _, _ in rates(installation_engine)}
+
+    assert OLD_WEEK in weeks and period_start(OLD + 14 * DAY, Grain.WEEK) in weeks
+    assert period_start(OLD + 7 * DAY, Grain.WEEK) not in weeks
+
+
+def test_a_day_grain_writes_the_same_facts_by_day(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        talk(site, OLD + DAY, "Alles klar.")
+
+    measure(installation_engine, grains=(Grain.DAY,))
+    found = rates(installation_engine, Grain.DAY)
+
+    assert found[("claimed_unwritten_rate", period_start(OLD, Grain.DAY), "all", "")] == (1, 1, 0)
+    assert found[("claimed_unwritten_rate", period_start(OLD + DAY, Grain.DAY), "all", "")] == (0, 1, 0)
+
+
+def test_derived_outcomes_are_rated_in_the_week_of_the_runs_end_with_unknown_beside_them(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        kept = edit(site, OLD)
+        edited = edit(site, OLD + 600)
+        site.human_edit(edited.writes[0].record, {"seo_title": "von Hand"}, at=OLD + 2 * DAY)
+        trimmed = edit(site, OLD + 1200)
+    with installation_engine.begin() as connection:  # one write's history is gone: unknown
+        h = schema.sys_history.c
+        connection.execute(
+            schema.sys_history.delete().where(
+                h.recuid == trimmed.writes[0].record.uid, h.tablename == "pages"
+            )
+        )
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    measure(installation_engine)
+
+    assert kept.writes and rate(installation_engine, Metric.EDITED_RATE, OLD_WEEK)[:2] == (1, 2)
+    assert rate(installation_engine, Metric.UNKNOWN_SHARE, OLD_WEEK) == (1, 3, 0)
+    assert rate(installation_engine, Metric.EDITED_SAME_FIELDS, OLD_WEEK) == (1, 1, 0)
+
+
+def test_go_on_while_an_approval_waits_is_counted_once_per_conversation(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = site.page("Neuigkeiten", at=OLD - 30 * DAY)
+        waiting = site.conversation(configuration="content-assistant", page=page, at=OLD)
+        waiting.user("Lege eine Unterseite an.", at=OLD)
+        run = waiting.run()
+        run.propose("create_page_draft", page, fields=("title",))
+        waiting.user("weiter", at=run.now + 400)  # the approval still waits: "go on"
+        again = waiting.run()
+        again.propose("create_page_draft", page, fields=("title",))
+        again.approve(at=again.now + 60)
+        again.answer("Die Seite wurde angelegt.")
+        again.finish()
+        waiting.close()
+        decided = site.conversation(configuration="content-assistant", page=page, at=OLD + 3600)
+        decided.user("Lege eine Unterseite an.", at=OLD + 3600)
+        later = decided.run()
+        later.propose("create_page_draft", page, fields=("title",))
+        later.approve(at=later.now + 900)
+        later.finish()
+        decided.user("habe alles freigegeben", at=later.now + 30)  # after the decision: not "go on"
+        decided.close()
+
+    measure(installation_engine)
+
+    assert rate(installation_engine, Metric.GO_ON_WHILE_WAITING, OLD_WEEK) == (1, 2, 0)
+
+
+def test_the_story_of_000_counts_as_a_denial_of_earlier_work(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        story = Story.around(NOW, window_s=WINDOW)
+        seo_tour_story(Writer(site, story, random.Random(1), NOW - 20 * DAY))
+
+    measure(installation_engine)
+    found = {key: value for key, value in rates(installation_engine).items() if key[0] == "denial_rate"}
+
+    # The tour's own answer follows five earlier writes and claims them; the later question denies them.
+    assert [value for (_, _, kind, _), value in found.items() if kind == "all"] == [(1, 2, 0)]
+
+
+# --- malformed rows: excluded with a reason, never a zero ---------------------------------------------------
+
+
+def test_a_claim_whose_events_cannot_be_read_is_excluded_not_counted(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = site.page("Import", at=OLD - 30 * DAY)
+        chat = site.conversation(configuration="content-assistant", page=page, at=OLD)
+        chat.user("Räume auf.", at=OLD)
+        run = chat.run()
+        run.propose("update_record", page, fields=("title",))
+        run.approve(at=OLD + 20, raw_target="{not json")
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.close()
+        talk(site, OLD + 60, "Erledigt.")
+
+    summary = measure(installation_engine)
+
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (1, 1, 1)
+    assert rate(installation_engine, Metric.NOTHING_SAVED_RATE, OLD_WEEK) == (0, 2, 0)
+    assert summary.exclusions[(Metric.CLAIMED_UNWRITTEN_RATE, _reason("events_unreadable"))] == 1
+
+
+def test_an_assistant_message_that_is_not_json_is_excluded_from_every_answer_rate(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        run = talk(site, OLD, "Erledigt.")
+        run.chat.messages[-1]["payload"] = "{broken"  # stored so by an old version: the builder writes it
+        talk(site, OLD + 60, "Hier ist ein Vorschlag.")
+
+    measure(installation_engine)
+
+    for metric in (Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE):
+        assert rate(installation_engine, metric, OLD_WEEK) == (0, 1, 1)
+
+
+def _reason(value: str) -> Any:
+    from core.measures import Exclusion
+
+    return Exclusion(value)
+
+
+# --- reruns -------------------------------------------------------------------------------------------------
+
+
+def _without_time(engine: Engine) -> list[tuple[Any, ...]]:
+    r = schema.rate.c
+    query = select(
+        r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator, r.denominator, r.excluded
+    ).order_by(r.metric, r.grain, r.period_start, r.group_kind, r.group_value)
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(query)]
+
+
+def test_measuring_twice_replaces_every_row_with_the_same_row(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        edit(site, NOW - DAY)
+
+    measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    first = _without_time(installation_engine)
+    measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    second = _without_time(installation_engine)
+
+    assert second == first
+    assert len({row[:5] for row in second}) == len(second)
+
+
+def test_a_rerun_rewrites_the_open_periods_and_leaves_closed_ones_as_stored(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        talk(site, NOW - DAY, "Erledigt.")
+    measure(installation_engine)
+    r = schema.rate.c
+    with installation_engine.begin() as connection:
+        connection.execute(
+            update(schema.rate).where(r.metric == "claimed_unwritten_rate").values(excluded=99)
+        )
+
+    summary = measure(installation_engine)
+
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (
+        1,
+        1,
+        99,
+    )  # closed: untouched
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OPEN_WEEK) == (
+        1,
+        1,
+        0,
+    )  # open: recomputed
+    assert summary.periods[0].kept_periods == 1 and summary.periods[0].new_periods == 0
+
+
+def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        for n in range(5):
+            talk(site, OLD + n * DAY, "Erledigt.")
+    measure(installation_engine)
+    with installation(installation_engine, seed=2) as site:
+        talk(site, NOW - 3600, "Erledigt.")
+
+    summary = measure(installation_engine)
+
+    # The new conversation, and the newest one before it again: it is within the rescan margin of the mark.
+    assert summary.conversations == 2 and not summary.all_conversations
+    assert summary.periods[0].kept_changed == 0
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OPEN_WEEK) == (1, 1, 0)
+
+
+def test_a_late_run_in_a_closed_period_is_reported_and_the_stored_period_is_not_rewritten(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+    measure(installation_engine)
+    with installation(installation_engine, seed=2) as site:
+        talk(site, OLD + 3600, "Hier ist ein Vorschlag.")  # arrives after its period closed
+
+    summary = measure(installation_engine)
+
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (1, 1, 0)
+    assert summary.periods[0].kept_changed == 1
+
+
+def test_a_period_that_lost_its_data_loses_its_rows(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        run = talk(site, NOW - DAY, "Erledigt.")
+    measure(installation_engine)
+    with installation_engine.begin() as connection:
+        connection.execute(schema.message.delete().where(schema.message.c.conversation == run.chat.uid))
+        connection.execute(
+            update(schema.conversation).where(schema.conversation.c.uid == run.chat.uid).values(tstamp=NOW)
+        )
+
+    measure(installation_engine)
+
+    assert ("claimed_unwritten_rate", OPEN_WEEK, "all", "") not in rates(installation_engine)
+    assert rate(installation_engine, Metric.RUNS, OPEN_WEEK) == (1, 1, 0)  # the run is still there
+
+
+# --- privacy ------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine sends while the block runs."""
+    seen: list[str] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", capture)
+    try:
+        yield seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", capture)
+
+
+def test_no_statement_names_an_editor_and_no_group_is_an_editor(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        edit(site, OLD + 600)
+        talk(site, NOW - DAY, "Erledigt.")
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    with statements() as seen:
+        measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+        measure(installation_engine)
+        run_cli("release", "add", "2026-11-02", "Prompt rule", "--db", installation_url)
+        run_cli("release", "list", "--db", installation_url)
+        result = run_cli("compare", "claimed_unwritten_rate", "--at", "2026-11-02", "--db", installation_url)
+
+    assert result.exit_code == 0, result.output
+    assert seen
+    assert [s for s in seen if any(name in s.lower() for name in EDITOR_COLUMNS)] == []
+    groups = {(kind, value) for _, _, kind, value in rates(installation_engine)}
+    assert {kind for kind, _ in groups} <= {"all", "configuration", "skill"}
+    assert not any(str(editor) in value for _, value in groups for editor in EDITORS + (1,))
+
+
+# --- the command --------------------------------------------------------------------------------------------
+
+
+def test_the_command_prints_what_it_read_and_wrote(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+
+    result = run_cli("measure-rates", "--db", installation_url, "--now", "2026-12-02T12:00:00")
+    again = run_cli("measure-rates", "--db", installation_url, "--now", "2026-12-02T12:00:00", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert "runs 1 " in result.output and "week: open from 2026-11-30" in result.output
+    document = json.loads(again.output)
+    assert document["periods"][0]["closed_kept"] == 1 and document["rebuilt"] is False
+
+
+def test_a_database_without_our_newest_tables_is_one_error_line(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    engine = make_engine(empty_db_url)
+    from jobs.schema_setup import init_db
+
+    init_db(engine, with_upstream=True)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE tx_runrecord_alembic_version SET version_num = '0003'")
+    engine.dispose()
+
+    result = run_cli("measure-rates", "--db", empty_db_url)
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("runrecord: error:") and len(result.stderr.splitlines()) == 1
+    assert "init-db" in result.stderr
+
+
+# --- done when: the demo's release is a significant drop ----------------------------------------------------
+
+DEMO_NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _demo(url: str, tmp_path: Path, conversations: int) -> str:
+    manifest = tmp_path / "demo.manifest.json"
+    generate(url, conversations=conversations, seed=1, now=DEMO_NOW, manifest=manifest)
+    return str(json.loads(manifest.read_text(encoding="utf-8"))["release"]["date"])
+
+
+# The demo's default of 100 conversations is too few: each 4-week side holds about 24 completed answers.
+# With seed 1 the drop is significant from about 1,050 conversations (each side about 250 answers).
+SIGNIFICANT_DEMO = 1_200
+
+
+def test_the_release_the_demo_planted_is_a_significant_drop_of_claimed_unwritten_answers(
+    empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    released = _demo(empty_db_url, tmp_path, SIGNIFICANT_DEMO)
+    now = DEMO_NOW.isoformat()
+    derived = run_cli("derive-outcomes", "--db", empty_db_url, "--now", now)
+    run_cli(
+        "release", "add", released, "Prompt rule: claim a change only on a write result", "--db", empty_db_url
+    )
+
+    measured = run_cli("measure-rates", "--db", empty_db_url, "--now", now)
+    compared = run_cli(
+        "compare", "claimed_unwritten_rate", "--at", released, "--db", empty_db_url, "--now", now
+    )
+
+    assert derived.exit_code == 0, derived.output
+    assert measured.exit_code == 0, measured.output
+    line = next(line for line in measured.output.splitlines() if "claimed_unwritten_rate" in line)
+    assert line.endswith("significant drop"), measured.output
+    assert compared.exit_code == 0, compared.output
+    assert "→ significant drop" in compared.output
+    assert "before" in compared.output and "after" in compared.output and "Newcombe" in compared.output
+
+
+def test_at_the_demos_100_conversations_the_drop_is_too_few_to_tell(
+    empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    released = _demo(empty_db_url, tmp_path, 100)
+    now = DEMO_NOW.isoformat()
+    run_cli("measure-rates", "--db", empty_db_url, "--now", now)
+
+    compared = run_cli(
+        "compare", "claimed_unwritten_rate", "--at", released, "--db", empty_db_url, "--now", now, "--json"
+    )
+
+    assert compared.exit_code == 0, compared.output
+    assert json.loads(compared.output)["verdict"] == "too few to tell"
+
+
+def test_the_scheduled_job_measures_both_grains_and_says_what_it_did(
+    installation_engine: Engine, installation_url: str
+) -> None:
+    from jobs.measure import run_job
+
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+
+    result = run_job(installation_url, now=datetime.fromtimestamp(NOW, UTC))
+
+    assert result.processed == 1 and result.failed == 0
+    assert "week: periods written" in result.message and "day: periods written" in result.message
+    assert rates(installation_engine, Grain.DAY) and rates(installation_engine, Grain.WEEK)
+
+
+def test_batches_of_any_size_give_the_same_rates(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        for n in range(5):
+            talk(site, OLD + n * 3600, "Erledigt." if n % 2 else "Ein Vorschlag.")
+        edit(site, NOW - DAY)
+    measure(installation_engine)
+    whole = _without_time(installation_engine)
+    with installation_engine.begin() as connection:
+        for table in (schema.rate, schema.measure_fact, schema.measure_mark):
+            connection.execute(table.delete())
+
+    summary = measure_rates(installation_engine, now=NOW, window_s=WINDOW, batch_size=2)
+
+    assert summary.batches == 3
+    assert _without_time(installation_engine) == whole

@@ -1,0 +1,244 @@
+"""release add|list and compare, on SQLite, MariaDB and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import Result
+from sqlalchemy import Engine
+
+from core.measures import Grain
+from jobs.installation.builder import Installation
+from jobs.measure import measure_rates
+
+DAY = 86_400
+WINDOW = 7 * DAY
+NOW = int(datetime(2026, 12, 2, 12, tzinfo=UTC).timestamp())
+NOW_TEXT = "2026-12-02T12:00:00"
+RELEASE = "2026-11-02"  # a Monday
+RELEASED_AT = int(datetime(2026, 11, 2, tzinfo=UTC).timestamp())
+
+
+def assert_one_error_line(result: Result) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output + result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("runrecord: error:"), result.stderr
+
+
+@contextmanager
+def installation(engine: Engine) -> Iterator[Installation]:
+    with engine.begin() as connection:
+        site = Installation(connection)
+        yield site
+        site.finish()
+
+
+def talks(site: Installation, at: int, answers: list[str], configuration: str = "content-assistant") -> None:
+    """One conversation per answer, an hour apart, each a turn that writes nothing."""
+    for n, answer in enumerate(answers):
+        chat = site.conversation(configuration=configuration, at=at + n * 3600)
+        chat.user("Ändere bitte die Überschrift.", at=at + n * 3600)
+        run = chat.run()
+        run.llm("get_page")
+        run.tool("get_page")
+        run.answer(answer)
+        run.finish()
+        chat.close()
+
+
+@pytest.fixture
+def measured(installation_engine: Engine) -> Engine:
+    """Four weeks before the release: 6 of 20 answers claim a change; after it 1 of 21, one of them in a
+    configuration with a single run."""
+    with installation(installation_engine) as site:
+        for week in range(4):
+            before = RELEASED_AT - (week + 1) * 7 * DAY + DAY
+            claims = 2 if week < 2 else 1
+            talks(site, before, ["Erledigt, gespeichert."] * claims + ["Ein Vorschlag."] * (5 - claims))
+            after = RELEASED_AT + week * 7 * DAY + DAY
+            claims = 1 if week == 0 else 0
+            talks(site, after, ["Erledigt."] * claims + ["Ein Vorschlag."] * (5 - claims))
+        talks(site, RELEASED_AT + 2 * DAY, ["Ein Vorschlag."], configuration="rare-assistant")
+    measure_rates(installation_engine, now=NOW, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
+    return installation_engine
+
+
+# --- markers ------------------------------------------------------------------------------------------------
+
+
+def test_a_marker_is_recorded_once_and_listed_by_date(
+    installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    first = run_cli("release", "add", "2026-11-02", "Prompt rule", "--db", installation_url)
+    again = run_cli("release", "add", "2026-11-02", "Prompt   rule", "--db", installation_url)
+    run_cli("release", "add", "2026-10-01", "Notice shown", "--db", installation_url)
+
+    listed = run_cli("release", "list", "--db", installation_url)
+    as_json = run_cli("release", "list", "--db", installation_url, "--json")
+
+    assert first.output.startswith("recorded: 2026-11-02 Prompt rule")
+    assert again.output.startswith("already recorded")
+    assert listed.output.splitlines() == ["2026-10-01  Notice shown", "2026-11-02  Prompt rule"]
+    assert json.loads(as_json.output) == [
+        {"released_on": "2026-10-01", "label": "Notice shown"},
+        {"released_on": "2026-11-02", "label": "Prompt rule"},
+    ]
+
+
+def test_no_marker_says_how_to_add_one(installation_url: str, run_cli: Callable[..., Result]) -> None:
+    assert "runrecord release add" in run_cli("release", "list", "--db", installation_url).output
+
+
+@pytest.mark.parametrize(("day", "label"), [("2026-13-01", "x"), ("yesterday", "x"), ("2026-11-02", "   ")])
+def test_a_bad_date_or_an_empty_label_is_one_error_line(
+    installation_url: str, run_cli: Callable[..., Result], day: str, label: str
+) -> None:
+    assert_one_error_line(run_cli("release", "add", day, label, "--db", installation_url))
+
+
+# --- compare ------------------------------------------------------------------------------------------------
+
+
+def test_compare_prints_both_sides_the_difference_the_test_and_the_rule(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    run_cli("release", "add", RELEASE, "Prompt rule", "--db", installation_url)
+
+    result = run_cli(
+        "compare", "claimed_unwritten_rate", "--at", RELEASE, "--db", installation_url, "--now", NOW_TEXT
+    )
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "claimed_unwritten_rate, all runs, at 2026-11-02 (release: Prompt rule)"
+    assert any(
+        line.startswith("  before  2026-10-05 – 2026-11-01 (4 weeks, 4 with data): 6 / 20 = 30.0%, 95% CI")
+        for line in lines
+    )
+    assert any(
+        line.startswith("  after   2026-11-02 – 2026-11-29 (4 weeks, 4 with data")
+        and ": 1 / 21 = 4.8%" in line
+        for line in lines
+    )
+    assert any("difference −25.2 points, 95% CI" in line and "p = 0.0" in line for line in lines)
+    assert "  → too few to tell" in lines  # an interval of ±20 points cannot tell 5 points apart
+    assert any(line.startswith('  rule: "too few to tell" when') for line in lines)
+
+
+def test_compare_as_json_carries_every_figure(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "compare",
+        "claimed_unwritten_rate",
+        "--at",
+        RELEASE,
+        "--db",
+        installation_url,
+        "--now",
+        NOW_TEXT,
+        "--json",
+    )
+
+    document = json.loads(result.output)
+    assert document["before"]["numerator"] == 6 and document["before"]["denominator"] == 20
+    assert document["after"]["numerator"] == 1 and document["after"]["denominator"] == 21
+    low, high = document["before"]["wilson_95"]
+    assert low < 0.3 < high
+    assert document["difference"]["too_few_to_tell"] is True and document["verdict"] == "too few to tell"
+    assert 0 < document["difference"]["p_value"] < 0.05
+    assert document["definition"]["denominator"].startswith("completed answers")
+
+
+def test_the_week_that_holds_a_midweek_date_is_on_neither_side(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "compare", "claimed_unwritten_rate", "--at", "2026-11-04", "--db", installation_url, "--json"
+    )
+
+    document = json.loads(result.output)
+    assert document["straddling_period"] == "2026-11-02"
+    assert document["before"]["to"] == "2026-11-01" and document["after"]["from"] == "2026-11-09"
+
+
+def test_compare_by_day_meets_exactly_at_the_date(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "compare",
+        "claimed_unwritten_rate",
+        "--at",
+        RELEASE,
+        "--grain",
+        "day",
+        "--db",
+        installation_url,
+        "--json",
+    )
+
+    document = json.loads(result.output)
+    assert (document["before"]["numerator"], document["before"]["denominator"]) == (6, 20)
+    assert document["after"]["periods"] == 28
+
+
+def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "compare",
+        "claimed_unwritten_rate",
+        "--at",
+        RELEASE,
+        "--group",
+        "configuration:rare-assistant",
+        "--db",
+        installation_url,
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "too few to show (fewer than 5 runs)" in result.output
+    assert "→ too few to show" in result.output
+    assert "1 / 1" not in result.output
+
+
+def test_measure_rates_shows_every_recorded_release(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    run_cli("release", "add", RELEASE, "Prompt rule", "--db", installation_url)
+
+    result = run_cli("measure-rates", "--db", installation_url, "--now", NOW_TEXT)
+
+    assert "release 2026-11-02 'Prompt rule'" in result.output
+    assert any(
+        "claimed_unwritten_rate" in line and "30.0% (6/20)" in line for line in result.output.splitlines()
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("compare", "be_user_rate", "--at", RELEASE),
+        ("compare", "runs", "--at", RELEASE),
+        ("compare", "edited_rate", "--at", "soon"),
+        ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
+    ],
+)
+def test_a_bad_metric_date_or_group_is_one_error_line(
+    installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...]
+) -> None:
+    assert_one_error_line(run_cli(*arguments, "--db", installation_url))
+
+
+def test_compare_before_any_measurement_says_to_measure(
+    installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli("compare", "edited_rate", "--at", RELEASE, "--db", installation_url)
+
+    assert_one_error_line(result)
+    assert "runrecord measure-rates" in result.stderr
