@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from jobs.database import parse_url
+from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.installation.generate import default_manifest, generate
 from tests.app.installations import measured_copy
 from tests.conftest import REPO_ROOT
@@ -94,7 +95,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`runrecord dashboard --port N` on the measured demo installation, and its one-time password."""
     work = tmp_path_factory.mktemp("browser")
     demo = f"sqlite:///{work / 'demo.sqlite'}"
-    generate(demo, conversations=120, seed=1, now=NOW, manifest=default_manifest(parse_url(demo)))
+    generate(
+        demo,
+        conversations=DEMO_CONVERSATIONS,
+        seed=DEMO_SEED,
+        now=NOW,
+        manifest=default_manifest(parse_url(demo)),
+    )
     url, _ = measured_copy(demo, work / "measured.sqlite", NOW)
     port = _free_port()
     environment = {key: value for key, value in os.environ.items() if not key.startswith("RUNRECORD_")}
