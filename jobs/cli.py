@@ -200,20 +200,16 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored and rebuilt record as JSON.")
 def record_command(conversation: int, db_url: str, as_json: bool) -> None:
     """The run record of CONVERSATION rebuilt from events, beside the stored one, differences marked."""
-    from jobs.conversation_record import load_conversation, rebuild_record
-    from jobs.database import make_engine
+    from jobs.conversation_record import rebuild_record
     from jobs.record_view import record_json, record_text
 
-    engine = make_engine(db_url)
-    try:
-        report = rebuild_record(load_conversation(engine, conversation))
-    finally:
-        engine.dispose()
-    click.echo(
-        json.dumps(record_json(report), indent=2, ensure_ascii=False) if as_json else record_text(report)
+    _show_conversation(
+        conversation,
+        db_url,
+        lambda _engine, loaded: rebuild_record(loaded),
+        record_json if as_json else None,
+        record_text,
     )
-    for problem in report.conversation.problems:
-        click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)
 
 
 @main.command("notes")
@@ -222,18 +218,29 @@ def record_command(conversation: int, db_url: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the notes as JSON.")
 def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
     """The notes the next turn of CONVERSATION gets, placed in its transcript, within the budget."""
-    from jobs.conversation_record import load_conversation, next_turn_notes
-    from jobs.database import make_engine
+    from jobs.conversation_record import next_turn_notes
     from jobs.record_view import notes_json, notes_text
+
+    _show_conversation(conversation, db_url, next_turn_notes, notes_json if as_json else None, notes_text)
+
+
+def _show_conversation(
+    conversation: int,
+    db_url: str,
+    build: Callable[[Any, Any], Any],
+    as_json: Callable[[Any], dict[str, Any]] | None,
+    as_text: Callable[[Any], str],
+) -> None:
+    """Load one conversation, build a report of it, print it, and name every row that could not be read."""
+    from jobs.conversation_record import load_conversation
+    from jobs.database import make_engine
 
     engine = make_engine(db_url)
     try:
-        report = next_turn_notes(engine, load_conversation(engine, conversation))
+        report = build(engine, load_conversation(engine, conversation))
     finally:
         engine.dispose()
-    click.echo(
-        json.dumps(notes_json(report), indent=2, ensure_ascii=False) if as_json else notes_text(report)
-    )
+    click.echo(json.dumps(as_json(report), indent=2, ensure_ascii=False) if as_json else as_text(report))
     for problem in report.conversation.problems:
         click.echo(f"runrecord: warning: conversation {conversation}: {problem}", err=True)
 

@@ -33,6 +33,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _health_when_up(port: int) -> str:
+    """What the dashboard's health endpoint says once it answers, or "" when it never did."""
+    deadline = time.monotonic() + SERVE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                return str(answer.read().decode())
+        except OSError:
+            time.sleep(0.3)
+    return ""
+
+
 def test_demo_builds_the_embedded_database_once_under_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]
 ) -> None:
@@ -65,14 +77,7 @@ def test_the_dashboard_serves_a_page_on_localhost(demo_db_url: str) -> None:
     command = [sys.executable, "-m", "jobs.cli", "dashboard", "--port", str(port)]
     server = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + SERVE_TIMEOUT_S
-        health = ""
-        while time.monotonic() < deadline and health != "ok":
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
-                    health = answer.read().decode()
-            except OSError:
-                time.sleep(0.3)
+        health = _health_when_up(port)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as page:
             body = page.read().decode()
     finally:
@@ -175,14 +180,7 @@ def test_stopping_the_demo_stops_the_dashboard_and_the_scheduler_with_it(tmp_pat
         command, cwd=tmp_path, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + SERVE_TIMEOUT_S
-        health = ""
-        while time.monotonic() < deadline and health != "ok":
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
-                    health = answer.read().decode()
-            except OSError:
-                time.sleep(0.3)
+        health = _health_when_up(port)
     finally:
         demo.send_signal(signal.SIGTERM)
         output = demo.communicate(timeout=30)[0].decode()
