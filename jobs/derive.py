@@ -153,11 +153,11 @@ def derive_outcomes(
     # DESIGN.md rule 1 (core.outcomes.is_due): due when now > last_write_at + window.
     cutoff = now - window_s
     options = sql.job_execution_options(engine.dialect.name)
-    settings, resets = sql.job_session(engine.dialect.name)
+    session_settings, resets = sql.job_session(engine.dialect.name)
     with reported(engine, "deriving outcomes"), engine.connect().execution_options(**options) as connection:
         try:
             with connection.begin():
-                for statement in settings:
+                for statement in session_settings:
                     connection.exec_driver_sql(statement)
                 q.create_write_targets(connection)
             with connection.begin():
