@@ -11,7 +11,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jobs.installation.builder import Conversation, Installation, Privacy, Record, Run, Write
+from jobs.installation.builder import Installation, Privacy, Record
+from jobs.installation.chat import Conversation, Run, Write
 from jobs.installation.fates import DAY, Fate, PlantedFate, apply_fate
 
 SEO_CONFIGURATION = "seo-assistant"

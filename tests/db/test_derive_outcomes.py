@@ -25,7 +25,8 @@ from jobs import outcome_queries as q
 from jobs.database import make_engine
 from jobs.derive import Summary, derive_outcomes
 from jobs.dialect import fields_of
-from jobs.installation.builder import Action, Installation, Record, Run, Write
+from jobs.installation.builder import Action, Installation, Record
+from jobs.installation.chat import Run, Write
 from jobs.installation.generate import generate
 
 DAY = 86_400

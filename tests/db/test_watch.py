@@ -13,7 +13,8 @@ from sqlalchemy import Engine, func, insert, select, update
 
 from core import schema
 from core.health import HorizonLevel
-from jobs.installation.builder import Installation, Record, Write
+from jobs.installation.builder import Installation, Record
+from jobs.installation.chat import Write
 from jobs.watch import watch
 
 NOW = 1_800_000_000

@@ -1,0 +1,621 @@
+"""The AI chat side of the builder: conversations with their messages and card outcomes, and nr-llm's runs
+with their events, segments and writes (see jobs/installation/builder.py for the installation itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import schema
+from core.cards import APPROVE_ANSWER, CardDecision, CardOutcome
+from jobs.installation.builder import (
+    DISPLAY_TOOLS,
+    QUESTION_TOOL,
+    Action,
+    Installation,
+    Privacy,
+    Record,
+    compact_json,
+    iso,
+    new_value,
+)
+from jobs.installation.rows import Row
+
+
+@dataclass(frozen=True)
+class Write:
+    """One tool_write step the builder planted."""
+
+    event_uid: int
+    run_uuid: str
+    record: Record
+    written_at: int
+    fields: tuple[str, ...]
+    completeness: str | None
+    readable: bool = True
+
+
+@dataclass
+class _Segment:
+    index: int
+    opened_by: str  # "turn", "approval", "input"
+    tools: dict[str, list[int]] = field(default_factory=dict)  # name -> [calls, failed]
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
+    decision: tuple[str, str] | None = None
+    undecided: tuple[str, str] | None = None
+    ended: str = "unknown"
+    position: int = 0
+    card_outcomes_before: int = 0
+    at: int = 0
+    has_answer: bool = False
+
+    def count(self, tool: str, *, failed: bool) -> None:
+        calls = self.tools.setdefault(tool, [0, 0])
+        calls[0] += 1
+        calls[1] += int(failed)
+
+    def entry(self, run_uuid: str) -> dict[str, Any]:
+        return {
+            "runUuid": run_uuid,
+            "segment": self.index,
+            "position": self.position,
+            "cardOutcomesBefore": self.card_outcomes_before,
+            "ended": self.ended,
+            "tools": [{"name": n, "calls": c, "failed": f} for n, (c, f) in sorted(self.tools.items())],
+            "writes": [{"record": r, "completeness": c} for r, c in self.writes],
+            "waiting": [{"tool": t} for t in self.waiting],
+            "decision": None
+            if self.decision is None
+            else {"tool": self.decision[0], "answer": self.decision[1]},
+            "undecided": None
+            if self.undecided is None
+            else {"kind": self.undecided[0], "by": self.undecided[1]},
+            "at": self.at,
+        }
+
+
+class Conversation:
+    """A conversation of the AI chat: messages, runs, card outcomes, status."""
+
+    def __init__(
+        self,
+        site: Installation,
+        configuration: str,
+        *,
+        at: int,
+        skill: str,
+        page: Record | None,
+        editor: int,
+        title: str,
+    ) -> None:
+        self.site = site
+        self.uid = site.rows.uid(schema.conversation)
+        self.configuration = configuration
+        self.skill = skill
+        self.page = page
+        self.editor = editor
+        self.crdate = at
+        self.tstamp = at
+        self.title = title
+        self.messages: list[Row] = []
+        self.card_outcomes: list[dict[str, Any]] = []
+        self.runs: list[Run] = []
+        self.status = "idle"
+        self.error_code = ""
+        self.error_message = ""
+        self.approval_run_uuid = ""
+        self.approval_decision = ""
+        self.last_page_id = 0
+        self.stores_run_record = True
+        self.run_record_override: str | None = None
+        self.card_outcomes_override: str | None = None
+
+    @property
+    def position(self) -> int:
+        """The sorting the next message takes."""
+        return len(self.messages)
+
+    def _message(self, role: str, content: str, at: int, **extra: Any) -> int:
+        sorting = self.position
+        payload = {"role": role, "content": content, "createdAt": iso(at), **extra}
+        self.messages.append(
+            {
+                "uid": self.site.rows.uid(schema.message),
+                "conversation": self.uid,
+                "sorting": sorting,
+                "role": role,
+                "payload": compact_json(payload),
+                "crdate": at,
+            }
+        )
+        self.tstamp = max(self.tstamp, at)
+        return sorting
+
+    def user(self, text: str, *, at: int) -> int:
+        """The editor sends a message; a card or question still open is left undecided by it."""
+        for run in self.runs:
+            run.left_undecided("new_message")
+        return self._message("user", text, at)
+
+    def assistant(
+        self,
+        text: str,
+        *,
+        at: int,
+        run: Run | None = None,
+        notice: str | None = None,
+        notice_args: str | None = None,
+    ) -> int:
+        """An assistant message; one a run segment produced names the run and the segment."""
+        extra: dict[str, Any] = {}
+        if notice is not None:
+            extra["notice"] = notice
+        if notice_args is not None:
+            extra["noticeArgs"] = notice_args
+        if run is not None:
+            extra["runUuid"] = run.uuid
+            extra["segment"] = run.segment.index
+        return self._message("assistant", text, at, **extra)
+
+    def run(
+        self, *, at: int | None = None, privacy: Privacy = Privacy.METADATA, uuid: str | None = None
+    ) -> Run:
+        """A new nr-llm agent run for the editor's last message; `uuid` replaces the one it would get ('' for
+        a run row without one)."""
+        run = Run(self, at=self.tstamp + 2 if at is None else at, privacy=privacy, uuid=uuid)
+        self.runs.append(run)
+        return run
+
+    def end_tour(self, *, at: int) -> None:
+        """The editor's × ends the tour: a waiting run is cancelled, its card or question left undecided."""
+        for run in self.runs:
+            if run.waiting_for is not None:
+                run.clock = max(run.clock, float(at))
+                run.left_undecided("tour_ended")
+                run.status = "cancelled"
+                run.termination = "cancelled"
+        self.skill = ""
+        self.tstamp = max(self.tstamp, at)
+
+    def stuck(self, status: str = "processing", *, since: int) -> None:
+        """The conversation stays in a claimed state (processing, locked, tool_loop) from `since`."""
+        self.status = status
+        self.tstamp = since
+
+    def fail(self, code: str, message: str, *, at: int) -> None:
+        """The turn failed with an error code (001_…, 'A failure carries its kind')."""
+        self.status = "failed"
+        self.error_code = code
+        self.error_message = message
+        self.tstamp = max(self.tstamp, at)
+
+    def run_record(self) -> list[dict[str, Any]]:
+        """The run record the chat stored: the newest 200 entries of every run segment."""
+        entries = [entry for run in self.runs for entry in run.planted_entries()]
+        entries.sort(key=lambda e: e["at"])  # the chat appends an entry when its segment returns
+        return entries[-200:]
+
+    def close(self) -> None:
+        """Write the conversation row and its messages."""
+        rows = self.site.rows
+        waiting = next((run for run in reversed(self.runs) if run.waiting_for), None)
+        if waiting is not None and self.status == "idle":
+            self.status = "awaiting_approval" if waiting.waiting_for == "card" else "awaiting_input"
+            self.approval_run_uuid = waiting.uuid
+        activity = self.runs[-1].activity[-100:] if self.runs else []
+        view_context: dict[str, Any] = {"pageId": self.page.uid if self.page else 0, "module": "web_layout"}
+        if self.last_page_id:
+            view_context = {"pageId": 0, "module": "", "lastPageId": self.last_page_id}
+        if self.run_record_override is not None:
+            run_record: str | None = self.run_record_override
+        else:
+            run_record = compact_json(self.run_record()) if self.stores_run_record else None
+        if self.card_outcomes_override is not None:
+            card_outcomes: str | None = self.card_outcomes_override
+        else:
+            card_outcomes = compact_json(self.card_outcomes) if self.card_outcomes else None
+        rows.add(
+            schema.conversation,
+            {
+                "uid": self.uid,
+                "be_user": self.editor,
+                "title": self.title,
+                "message_count": len(self.messages),
+                "status": self.status,
+                "view_context": compact_json(view_context),
+                "skill_identifier": self.skill,
+                "activity": compact_json(activity),
+                "error_message": self.error_message,
+                "error_code": self.error_code,
+                "approval_run_uuid": self.approval_run_uuid,
+                "approval_decision": self.approval_decision,
+                "run_record": run_record,
+                "card_outcomes": card_outcomes,
+                "tstamp": self.tstamp,
+                "crdate": self.crdate,
+            },
+        )
+        for message in self.messages:
+            rows.add(schema.message, message)
+        for run in self.runs:
+            run.store()
+
+
+class Run:
+    """An nr-llm agent run: its events, segments, writes and the run-record entries it plants."""
+
+    def __init__(self, chat: Conversation, *, at: int, privacy: Privacy, uuid: str | None = None) -> None:
+        self.chat = chat
+        self.site = chat.site
+        self.uid = self.site.rows.uid(schema.agentrun)
+        self.uuid = self.site.new_uuid() if uuid is None else uuid
+        self.privacy = privacy
+        self.started_at = at
+        self.clock = float(at)
+        self.sequence = 0
+        self.round = 0
+        self.status = "running"
+        self.termination = ""
+        self.segments: list[_Segment] = [_Segment(0, "turn", card_outcomes_before=len(chat.card_outcomes))]
+        self.waiting_for: str | None = None  # "card" | "question"
+        self.pending: list[tuple[str, Record | None, tuple[str, ...]]] = []
+        self.beside: list[str] = []  # calls requested in the waiting round beside the proposal or question
+        self.writes: list[Write] = []
+        self.activity: list[dict[str, Any]] = []
+        self.wrote = False
+
+    @property
+    def segment(self) -> _Segment:
+        return self.segments[-1]
+
+    @property
+    def now(self) -> int:
+        return int(self.clock)
+
+    # --- events -------------------------------------------------------------------------------------------
+
+    def _event(
+        self, kind: str, payload: dict[str, Any], *, ms: float = 0.0, round_: int | None = None
+    ) -> int:
+        self.clock += ms / 1000.0
+        uid = self.site.rows.uid(schema.agentrun_event)
+        round_value = self.round if round_ is None else round_
+        body = {"kind": kind, "round": round_value, "durationMs": ms, **payload}
+        self.site.rows.add(
+            schema.agentrun_event,
+            {
+                "uid": uid,
+                "run": self.uid,
+                "sequence": self.sequence,
+                "kind": kind,
+                "round": round_value,
+                "duration_ms": round(ms, 2),
+                "payload": compact_json(body),
+                "crdate": self.now,
+            },
+        )
+        self.sequence += 1
+        return uid
+
+    def llm(self, *tools: str, ms: float = 1800.0, finish: str | None = None) -> None:
+        """A model round that requests the given tool calls (none: the final answer)."""
+        self.round += 1
+        self._event("context", {"contextBudget": 128000}, ms=0.0)
+        self._event("request", {"toolSpecs": 24})
+        payload: dict[str, Any] = {"finishReason": finish or ("tool_calls" if tools else "stop")}
+        payload |= {"promptTokens": 2100, "completionTokens": 180, "totalTokens": 2280}
+        if self.privacy == Privacy.FULL:
+            calls = [
+                {"id": f"call_{self.round}_{i}", "name": t, "arguments": "{}"} for i, t in enumerate(tools)
+            ]
+            payload["requestedToolCalls"] = calls
+            payload["content"] = ""
+        else:
+            payload["requestedToolNames"] = list(tools)
+            payload["contentLength"] = 0
+        self._event("llm", payload, ms=ms)
+        self.activity.append({"kind": "llm", "round": self.round, "ms": int(ms)})
+
+    def tool(
+        self,
+        name: str,
+        *,
+        ms: float = 140.0,
+        error: bool = False,
+        counted: bool = True,
+        arguments: str = '{"pageId":1}',
+        result: str = '{"ok":true}',
+    ) -> int:
+        """A tool step; `counted` is whether the chat's record lists it (refused calls are not)."""
+        payload: dict[str, Any] = {"toolName": name, "toolIsError": error}
+        if self.privacy == Privacy.FULL:
+            payload |= {"toolArguments": arguments, "toolResult": result}
+        else:
+            payload |= {"toolArgumentsLength": len(arguments), "toolResultLength": len(result)}
+        uid = self._event("tool", payload, ms=ms)
+        if counted and name != QUESTION_TOOL and name not in DISPLAY_TOOLS:
+            self.segment.count(name, failed=error)
+        self.activity.append(
+            {"kind": "tool", "round": self.round, "ms": int(ms), "tool": name, "error": error}
+        )
+        return uid
+
+    def display(self, name: str = "chat_set_progress") -> None:
+        """A call that only drives the chat's display (left out of the record)."""
+        self.llm(name, ms=900.0)
+        self.tool(name, ms=4.0)
+
+    def write(
+        self,
+        record: Record,
+        fields: Mapping[str, Any] | Sequence[str],
+        *,
+        tool: str = "update_record",
+        completeness: str | None = "complete",
+        history: bool = True,
+        history_delay: int = 0,
+        raw_target: Mapping[str, Any] | str | None = None,
+    ) -> Write:
+        """The tool runs, the DataHandler writes the record, and nr-llm leaves a tool_write step.
+
+        `history=False` plants a write without its sys_history row; `raw_target` replaces the write
+        target with a malformed one (a payload that is not JSON when given as text).
+        """
+        changes = dict(fields) if isinstance(fields, Mapping) else {f: new_value(f) for f in fields}
+        self.tool(tool, ms=85.0)
+        written_at = self.now
+        if history and not record.gone:
+            old = {name: record.values.get(name, "") for name in changes}
+            record.values.update(changes)
+            self.site.history(
+                record,
+                Action.MODIFY,
+                at=written_at + history_delay,
+                new=changes,
+                old=old,
+                by=self.chat.editor,
+            )
+        return self._tool_write(record, tool, tuple(changes), completeness, written_at, raw_target)
+
+    def _tool_write(
+        self,
+        record: Record,
+        tool: str,
+        fields: tuple[str, ...],
+        completeness: str | None,
+        written_at: int,
+        raw_target: Mapping[str, Any] | str | None,
+    ) -> Write:
+        payload: dict[str, Any] = {
+            "toolName": tool,
+            "writeTargetTable": record.table,
+            "writeTargetUid": record.uid,
+        }
+        if completeness is not None:
+            payload["writeCompleteness"] = completeness
+        readable = raw_target is None
+        if isinstance(raw_target, Mapping):
+            payload = {"toolName": tool, **raw_target}
+        uid = self._event("tool_write", payload, ms=0.0)
+        if isinstance(raw_target, str):
+            self.site.rows.rows(schema.agentrun_event)[-1]["payload"] = raw_target
+        planted = Write(uid, self.uuid, record, written_at, fields, completeness, readable=readable)
+        self.writes.append(planted)
+        record.ai_fields.update(fields)
+        self.wrote = True
+        self.segment.writes.append((record.ref, completeness or "unconfirmed"))
+        return planted
+
+    # --- cards and questions ------------------------------------------------------------------------------
+
+    def propose(
+        self, tool: str, record: Record | None, *, fields: Sequence[str] = (), beside: Sequence[str] = ()
+    ) -> None:
+        """The model asks for a write that needs approval: a card; the run waits. `beside` are further calls
+        of the same round, which nr-llm holds back."""
+        self.llm(tool, *beside)
+        self.pending = [(tool, record, tuple(fields))]
+        self.beside = list(beside)
+        self._wait("card", [tool])
+
+    def ask(self, *, beside: Sequence[str] = ()) -> None:
+        """The model asks the editor a question (ask_choice); the run waits for input."""
+        self.llm(QUESTION_TOOL, *beside)
+        self.pending = [(QUESTION_TOOL, None, ())]
+        self.beside = list(beside)
+        self._wait("question", [QUESTION_TOOL])
+
+    def _wait(self, kind: str, tools: list[str]) -> None:
+        self.waiting_for = kind
+        self.status = "waiting_for_approval" if kind == "card" else "waiting_for_input"
+        self.segment.waiting = tools
+        self._end_segment("waiting")
+
+    def _end_segment(self, ended: str) -> None:
+        segment = self.segment
+        segment.ended = ended
+        segment.at = self.now
+        segment.card_outcomes_before = len(self.chat.card_outcomes)
+        if not segment.has_answer:
+            segment.position = self.chat.position
+
+    def _open_segment(self, opened_by: str) -> _Segment:
+        segment = _Segment(len(self.segments), opened_by, card_outcomes_before=len(self.chat.card_outcomes))
+        self.segments.append(segment)
+        return segment
+
+    def _decide(self, at: int | None) -> tuple[str, Record | None, tuple[str, ...]]:
+        if not self.pending:
+            raise ValueError("the run waits for no decision")
+        self.clock = max(self.clock, float(at if at is not None else self.now + 30))
+        decided = self.pending[0]
+        self.pending = []
+        self.waiting_for = None
+        self.status = "running"
+        return decided
+
+    def approve(
+        self,
+        *,
+        at: int | None = None,
+        changes: Mapping[str, Any] | None = None,
+        completeness: str | None = "complete",
+        history: bool = True,
+        history_delay: int = 0,
+        raw_target: Mapping[str, Any] | str | None = None,
+        permitted: bool = True,
+    ) -> Write | None:
+        """The editor answers "Übernehmen": the call runs (and writes), or nr-llm no longer permits it."""
+        waiting_segment = self.segment
+        tool, record, fields = self._decide(at)
+        self._event("approval", {"approved": True, "decidedBy": self.chat.editor}, round_=0)
+        self.activity.append({"kind": "approval", "round": 0, "ms": 0, "approved": True})
+        self._open_segment("approval")
+        written: Write | None = None
+        if not permitted:
+            self.tool(tool, ms=0.0, error=True)  # approved, tool no longer offered: failure (not_permitted)
+        elif record is None:
+            self.tool(tool, ms=210.0)  # a remote write: no write target
+        else:
+            written = self.write(
+                record,
+                changes if changes is not None else fields,
+                tool=tool,
+                completeness=completeness,
+                history=history,
+                history_delay=history_delay,
+                raw_target=raw_target,
+            )
+        for held in self.beside:
+            self.tool(held, ms=0.0, error=True, counted=False)  # held back while the run waited
+        self.beside = []
+        self._card_outcome(waiting_segment, tool, record, fields, CardDecision.APPROVED, APPROVE_ANSWER)
+        return written
+
+    def decline(self, answer: str = "Überspringen", *, at: int | None = None) -> None:
+        """The editor declines: "Behalten", "Überspringen", "Andere Variante" or a plain "abgelehnt"."""
+        waiting_segment = self.segment
+        tool, record, fields = self._decide(at)
+        self._event("approval", {"approved": False, "decidedBy": self.chat.editor}, round_=0)
+        self.activity.append({"kind": "approval", "round": 0, "ms": 0, "approved": False})
+        segment = self._open_segment("approval")
+        self.tool(tool, ms=0.0, error=True, counted=False)  # a declined card's call: refused, no entry
+        for held in self.beside:
+            self.tool(held, ms=0.0, error=True, counted=False)
+        self.beside = []
+        if answer == "abgelehnt":
+            segment.decision = (tool, answer)  # a plain denial leaves no card outcome
+            self.chat.approval_decision = "deny"
+        else:
+            self._card_outcome(waiting_segment, tool, record, fields, CardDecision.DECLINED, answer)
+
+    def answer_question(self, *, at: int | None = None, permitted: bool = True) -> None:
+        """The editor picks a reply button: nr-llm runs the question's tool with the answer."""
+        self._decide(at)
+        self._event("input", {"submittedBy": self.chat.editor}, round_=0)
+        self._open_segment("input")
+        self.tool(QUESTION_TOOL, ms=3.0 if permitted else 0.0, error=not permitted)
+        for held in self.beside:
+            self.tool(held, ms=0.0, error=True, counted=False)
+        self.beside = []
+        self.chat.approval_decision = "input"
+
+    def _card_outcome(
+        self,
+        waiting: _Segment,
+        tool: str,
+        record: Record | None,
+        fields: tuple[str, ...],
+        decision: CardDecision,
+        answer: str,
+    ) -> None:
+        outcome = CardOutcome(
+            position=waiting.position,
+            run_uuid=self.uuid,
+            tool=tool,
+            record=record.ref if record is not None else "",
+            fields=fields,
+            decision=decision,
+            answer=answer,
+            at=self.now,
+        )
+        self.chat.card_outcomes.append(outcome.to_json())
+        self.chat.approval_decision = "approve" if decision == CardDecision.APPROVED else "deny"
+
+    def left_undecided(self, by: str) -> None:
+        """A card or question left open by a new message or the end of a tour (000_…, 'Decision')."""
+        if self.waiting_for is None:
+            return
+        self.segment.undecided = (self.waiting_for, by)
+        self.waiting_for = None
+        self.pending = []
+
+    # --- answers and the end ------------------------------------------------------------------------------
+
+    def answer(self, text: str, *, notice: str | None = None, notice_args: str | None = None) -> int:
+        """The model's final answer of this segment, stored as an assistant message."""
+        self.llm(ms=2400.0)
+        self.segment.has_answer = True
+        self.segment.position = self.chat.assistant(
+            text, at=self.now, run=self, notice=notice, notice_args=notice_args
+        )
+        return self.segment.position
+
+    def say(self, text: str) -> int:
+        """An assistant message of the current segment without ending it (a proposal's text)."""
+        self.segment.has_answer = True
+        self.segment.position = self.chat.assistant(text, at=self.now, run=self)
+        return self.segment.position
+
+    def finish(self, status: str = "completed", *, termination: str | None = None) -> None:
+        """The run ends: completed, failed or cancelled."""
+        self.status = status
+        self.termination = termination or status
+        self._end_segment({"completed": "completed", "failed": "failed", "cancelled": "cancelled"}[status])
+        self.chat.tstamp = max(self.chat.tstamp, self.now)
+
+    def fail_before_steps(self) -> None:
+        """The turn failed before nr-llm returned its steps: no events, the segment's end unknown."""
+        self.status = "failed"
+        self.termination = "provider_failed"
+        self.segment.at = self.now
+        self.segment.position = self.chat.position
+        self.segment.card_outcomes_before = len(self.chat.card_outcomes)
+
+    def store(self) -> None:
+        """Write the agent-run row as the run stands now (the conversation does, when it is closed)."""
+        self.site.rows.add(
+            schema.agentrun,
+            {
+                "uid": self.uid,
+                "uuid": self.uuid,
+                "status": self.status,
+                "configuration_uid": self.site.configuration(
+                    self.chat.configuration, self.chat.configuration
+                ),
+                "configuration_identifier": self.chat.configuration,
+                "be_user": self.chat.editor,
+                "iterations": self.round,
+                "total_tokens": 2280 * self.round,
+                "termination_reason": self.termination
+                if self.status in ("completed", "failed", "cancelled")
+                else "",
+                "started_at": self.started_at,
+                "finished_at": self.now if self.status in ("completed", "failed", "cancelled") else 0,
+                "tstamp": self.now,
+                "crdate": self.started_at,
+            },
+        )
+
+    def call_outcome(self, outcome: str, *, at: int) -> None:
+        """A tx_nrllm_call_outcome row under the run's correlation id: the editor's explicit rating
+        (helpful, not_helpful), or an observed outcome that nr-llm's own deriver wrote."""
+        table = schema.call_outcome
+        row = {"uid": self.site.rows.uid(table), "correlation_id": self.uuid, "outcome": outcome}
+        self.site.rows.add(table, row | {"crdate": at, "tstamp": at})
+
+    def planted_entries(self) -> list[dict[str, Any]]:
+        """The run-record entries the chat stored for this run's segments."""
+        return [segment.entry(self.uuid) for segment in self.segments]
