@@ -21,7 +21,8 @@ from core import schema
 from core.measures import Grain, Metric, period_start
 from jobs.database import make_engine
 from jobs.derive import derive_outcomes
-from jobs.installation.builder import Installation, Run
+from jobs.installation.builder import Installation
+from jobs.installation.chat import Run
 from jobs.installation.generate import generate
 from jobs.installation.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.measure import Summary, measure_rates
