@@ -10,7 +10,9 @@ Two steps, both over plain values:
   tx_runrecord_measure_fact stores; be_user and editor ids are no part of them.
 * Aggregation. Facts and derived outcomes, counted per period and group by the database, become numerator,
   denominator and excluded per metric (`rate_counts`). A group is all runs, a configuration or a skill, never
-  an editor. Periods are the UTC day or the ISO week (Monday to Sunday) of the run's end.
+  an editor. Periods are the UTC day or the ISO week (Monday to Sunday) of the run's end. Two metrics are
+  counts, not rates: the runs, and the runs still inside their window (`COUNTS`); they are stored the same
+  way, with the denominator equal to the numerator, so that the pages read every figure from one table.
 
 `METRICS` states every metric's exact definition; the README quotes it.
 """
@@ -38,6 +40,11 @@ from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_mes
 # Raise whenever a rule here changes what a fact says: the job rebuilds every fact when the version it
 # stored differs, instead of mixing facts of two rule sets in one rate.
 MEASURE_VERSION = 1
+# What a measurement writes beyond what the facts say: raise when measure-rates writes a metric it did not
+# write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
+# can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
+# 2: window_open.
+RATES_VERSION = 2
 
 DAY_S = 86_400
 
@@ -62,6 +69,9 @@ class Metric(StrEnum):
     CLAIMED_UNWRITTEN_RATE = "claimed_unwritten_rate"
     GO_ON_WHILE_WAITING = "go_on_while_waiting"
     DENIAL_RATE = "denial_rate"
+    # Runs ending in the period that are still inside their window (not derived yet): a count, beside the
+    # outcome mix. A period that holds none has no row (a closed period never holds one).
+    WINDOW_OPEN = "window_open"
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,7 @@ class MetricDefinition:
     numerator: str
     denominator: str
     excluded: str
+    count: bool = False  # a count, not a rate: never compared, never given a rate or an interval
 
 
 _KNOWN_OUTCOME = (
@@ -81,15 +92,16 @@ _EDITED_RUNS = (
     "among its EDITED writes"
 )
 _SCOPE_EXCLUDED = "EDITED runs without an EDITED write that names a scope"
+_COUNT = "the same (a count, not a rate)"
 _ANSWERS = (
     "completed answers: a completed run's last assistant message in its last segment (one per run), "
     "and the last assistant message naming a run that tx_nrllm_agentrun no longer holds"
 )
 
-# The exact definitions (README, `runrecord compare --help`). Every metric is a proportion of units; a unit
-# that could feed it but cannot be read is excluded, never counted as a zero.
+# The exact definitions (README, `runrecord compare --help`). Every metric but the counts is a proportion of
+# units; a unit that could feed it but cannot be read is excluded, never counted as a zero.
 METRICS: tuple[MetricDefinition, ...] = (
-    MetricDefinition(Metric.RUNS, "runs ending in the period", "the same (a count, not a rate)", "nothing"),
+    MetricDefinition(Metric.RUNS, "runs ending in the period", _COUNT, "nothing", count=True),
     MetricDefinition(
         Metric.EDITED_RATE, "derived runs with outcome edited", _KNOWN_OUTCOME, _OUTCOME_EXCLUDED
     ),
@@ -152,9 +164,24 @@ METRICS: tuple[MetricDefinition, ...] = (
         "answers in conversations whose run record cannot be read, and assistant messages whose payload "
         "cannot be read",
     ),
+    MetricDefinition(
+        Metric.WINDOW_OPEN,
+        "runs ending in the period with at least one tool_write event whose last write's window had not "
+        "closed when measure-rates ran (core.outcomes.is_due: the last write at or after now − window) and "
+        "without a derived outcome (tx_runrecord_run_outcome)",
+        _COUNT,
+        "nothing; a run whose recorded end is before now − window is not looked at (a run ends after its "
+        "writes), so a closed period has no such run and no row",
+        count=True,
+    ),
 )
 
 DEFINITIONS: Mapping[Metric, MetricDefinition] = {definition.metric: definition for definition in METRICS}
+# The counts (no rate, no interval, no comparison) and the rates: what compare and the pages offer.
+COUNTS: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if definition.count)
+RATES: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if not definition.count)
+# The RATES_VERSION from which measure-rates stores a metric; a metric not named here is stored since 1.
+STORED_SINCE: Mapping[Metric, int] = {Metric.WINDOW_OPEN: 2}
 
 
 def parse_metric(name: str) -> Metric | None:
@@ -185,10 +212,11 @@ def unix_of(day: date) -> int:
 
 
 def open_from(now: int, window_s: int, earliest_open_end: int | None, grain: Grain) -> date:
-    """The first open period: runs ending after now − window may still change, and so may the current period.
+    """The first open period: runs ending at or after now − window may still change (a write at that second is
+    not due yet: core.outcomes.is_due), and so may the current period.
 
-    `earliest_open_end` is the earliest run end after now − window (None when there is none). Every period
-    from the one holding it on is open, since each later period's runs end later still.
+    `earliest_open_end` is the earliest run end at or after now − window (None when there is none). Every
+    period from the one holding it on is open, since each later period's runs end later still.
     """
     current = period_start(now, grain)
     if earliest_open_end is None:
@@ -767,6 +795,16 @@ class OutcomeTally:
 
 
 @dataclass(frozen=True)
+class OpenTally:
+    """Runs still inside their window (Metric.WINDOW_OPEN) per period of the run's end and group values."""
+
+    period: date
+    configuration: str | None
+    skill: str | None
+    runs: int
+
+
+@dataclass(frozen=True)
 class EditedWrite:
     """An EDITED run's EDITED write (tx_runrecord_write_outcome); edit_scope None: the run has no such row."""
 
@@ -906,11 +944,15 @@ def _reason(problems: str, *candidates: Exclusion) -> Exclusion | None:
 
 
 def rate_counts(
-    facts: Iterable[FactTally], outcomes: Iterable[OutcomeTally], edited: Iterable[EditedWrite]
+    facts: Iterable[FactTally],
+    outcomes: Iterable[OutcomeTally],
+    edited: Iterable[EditedWrite],
+    window_open: Iterable[OpenTally] = (),
 ) -> RateCounts:
     """Numerator, denominator and excluded per metric, period and group (METRICS has the definitions).
 
     `edited` comes in run order (all EDITED writes of a run together), so that it can be a stream.
+    `window_open`: the runs still inside their window, counted as of the measurement.
     """
     result = RateCounts()
     for tally in facts:
@@ -929,6 +971,10 @@ def rate_counts(
                 result.add(metric, period, groups, Count(0, 0, 1), Exclusion.EDIT_SCOPE_MISSING)
             else:
                 result.add(metric, period, groups, Count(int(scope is run_scope), 1, 0))
+    for open_tally in window_open:
+        groups = groups_of(open_tally.configuration, open_tally.skill)
+        runs = open_tally.runs
+        result.add(Metric.WINDOW_OPEN, open_tally.period, groups, Count(runs, runs, 0))
     return result
 
 

@@ -130,9 +130,9 @@ def outcome_mix(url: str, data: common.Marks, grain: str, at: int, window: int) 
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
-def window_open(url: str, data: common.Marks, at: int, window: int, grain: str) -> pd.DataFrame:
-    """Runs inside their window without an outcome, per period."""
-    return rates.window_open(_engine(url), data.tables, now=at, window_s=window, grain=grain)
+def window_open(url: str, data: common.Marks, grain: str) -> pd.DataFrame | None:
+    """Runs inside their window without an outcome, per period, as measured; None: not measured."""
+    return rates.window_open(_engine(url), data.tables, grain)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)

@@ -50,7 +50,7 @@ from jobs import outcome_queries as q
 from jobs import settings
 from jobs.database import RunrecordError, make_engine, reported
 from jobs.job_log import JobResult, stop_requested
-from jobs.schema_setup import current_revision, head_revision
+from jobs.schema_setup import require_head
 
 # Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
 # per write (measured at 191,525 writes: 5,000 a batch takes 8% less CPU and 15-30% less time than 1,000,
@@ -149,7 +149,7 @@ def derive_outcomes(
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
-    _check_schema(engine)
+    require_head(engine, "derive-outcomes")
     # DESIGN.md rule 1 (core.outcomes.is_due): due when now > last_write_at + window.
     cutoff = now - window_s
     options = sql.job_execution_options(engine.dialect.name)
@@ -186,16 +186,6 @@ def derive_outcomes(
             _drop_quietly(connection, resets)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _check_schema(engine: Engine) -> None:
-    revision = current_revision(engine)
-    head = head_revision()
-    if revision != head:
-        raise RunrecordError(
-            f"our tables are at revision {revision or 'none'}, the derivation needs {head}: "
-            "run `runrecord init-db` first"
-        )
 
 
 def _run_batch(

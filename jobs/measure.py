@@ -8,11 +8,13 @@ Two kinds of unit of work, one transaction each:
    only those changed since the stored marks (a conversation row, a new message, or a run or event of a run
    it names). Runs no conversation names get a fact of their own.
 2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
-   window has not closed at `now`, or it is the current period) and every period that has facts but no
-   stored rates; the database counts their facts and derived outcomes per group, core.measures turns the
-   counts into numerator, denominator and excluded, and the rows are upserted. A row of such a period that
-   no longer has data is deleted: a period without data is absent, never 0%. Closed periods already stored
-   are not touched. The marks are stored in the same transaction, so a failed run leaves the last ones.
+   window has not closed at `now`, or it is the current period), every period that has facts but no
+   stored rates, and every closed period still stored with runs inside their window (it was last written
+   while open; written once more now that their windows have closed); the database counts their facts,
+   derived outcomes and the runs still inside their window per group, core.measures turns the counts into
+   numerator, denominator and excluded, and the rows are upserted. A row of such a period that no longer
+   has data is deleted: a period without data is absent, never 0%. Other closed periods already stored are
+   not touched. The marks are stored in the same transaction, so a failed run leaves the last ones.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from sqlalchemy import Connection, Engine, Row, delete
 from core import schema
 from core.events import parse_event
 from core.measures import (
+    ALL_RUNS,
     MEASURE_VERSION,
+    RATES_VERSION,
     Answer,
     ConversationInput,
     EventCounts,
@@ -60,7 +64,7 @@ from jobs import rate_queries as q
 from jobs import settings
 from jobs.database import RunrecordError, make_engine, reported
 from jobs.job_log import JobResult, stop_requested
-from jobs.schema_setup import current_revision, head_revision
+from jobs.schema_setup import require_head
 
 JOB = "measure-rates"
 
@@ -90,10 +94,12 @@ class PeriodReport:
     first_open: date
     open_periods: int = 0  # open periods with data, written
     new_periods: int = 0  # closed periods written for the first time
+    closing_periods: int = 0  # closed periods last written with runs inside their window, written once more
     kept_periods: int = 0  # closed periods already stored, left as they are
     kept_changed: int = 0  # of those, periods a fact of this run moved into or out of
     rows: int = 0  # rate rows written
     deleted: int = 0  # rows of written periods that no longer have data
+    inside_window: int = 0  # runs still inside their window (Metric.WINDOW_OPEN, all runs)
 
 
 @dataclass
@@ -161,7 +167,7 @@ def measure_rates(
     check_window(window_s)
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
-    _check_schema(engine)
+    require_head(engine, "measure-rates")
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
     with reported(engine, "measuring rates"), engine.connect() as connection:
@@ -222,16 +228,6 @@ def measure_rates(
             _save_marks(connection, current, now)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _check_schema(engine: Engine) -> None:
-    revision = current_revision(engine)
-    head = head_revision()
-    if revision != head:
-        raise RunrecordError(
-            f"our tables are at revision {revision or 'none'}, measure-rates needs {head}: "
-            "run `runrecord init-db`"
-        )
 
 
 def _since(stored: dict[str, int]) -> q.Marks | None:
@@ -471,7 +467,7 @@ def _same(stored: Row[Any], row: dict[str, Any]) -> bool:
 
 
 def _save_marks(connection: Connection, marks: q.Marks, now: int) -> None:
-    values = {**marks.as_rows(), VERSION_MARK: MEASURE_VERSION}
+    values = {**marks.as_rows(), VERSION_MARK: MEASURE_VERSION, q.RATES_VERSION_MARK: RATES_VERSION}
     rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
     connection.execute(sql.upsert(connection.dialect.name, schema.measure_mark, ("name",)), rows)
 
@@ -488,20 +484,27 @@ def _write_rates(
     rewrite_all: bool,
     changed: set[tuple[Grain, date]],
 ) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
-    first_open = open_from(now, window_s, q.earliest_end_after(connection, now - window_s), grain)
+    cutoff = now - window_s
+    first_open = open_from(now, window_s, q.earliest_end_after(connection, cutoff), grain)
     report = PeriodReport(grain, first_open)
     closed = q.fact_periods(connection, grain, before=first_open)
     stored = q.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
-    kept = closed - new
+    # Closed since the last run, which counted runs of it inside their window: their outcomes have been
+    # derived since (derive-outcomes runs first), and no run of a closed period is inside its window.
+    closing = q.periods_with(connection, grain, Metric.WINDOW_OPEN, before=first_open) - new
+    kept = closed - new - closing
     report.new_periods = len(new)
+    report.closing_periods = len(closing)
     report.kept_periods = len(kept)
     report.kept_changed = sum(1 for period in kept if (grain, period) in changed)
-    chosen: dict[str, Any] = {"open_from": first_open, "periods": new}
+    chosen: dict[str, Any] = {"open_from": first_open, "periods": new | closing}
     counts = rate_counts(
         q.fact_tallies(connection, grain, **chosen),
         q.outcome_tallies(connection, grain, **chosen),
         q.edited_writes(connection, grain, **chosen),
+        # Every run inside its window ends at or after the cutoff, i.e. in an open period.
+        q.window_open_tallies(connection, grain, cutoff=cutoff),
     )
     rows = [
         {
@@ -532,6 +535,11 @@ def _write_rates(
     report.open_periods = len({period for (_, period, _), _ in counts.rows() if period >= first_open})
     report.rows = len(rows)
     report.deleted = len(stale)
+    report.inside_window = sum(
+        count.numerator
+        for (metric, _, group), count in counts.rows()
+        if metric is Metric.WINDOW_OPEN and group == ALL_RUNS
+    )
     return report, counts.exclusions
 
 
@@ -552,8 +560,8 @@ def result_line(summary: Summary) -> str:
     ]
     for report in summary.periods:
         parts.append(
-            f"{report.grain.value}: periods written {report.open_periods} open, {report.new_periods} new; "
-            f"closed kept {report.kept_periods}"
+            f"{report.grain.value}: periods written {report.open_periods} open, {report.new_periods} new"
+            f"{_closing(report)}; closed kept {report.kept_periods}"
         )
     excluded = sum(summary.exclusions.values())
     if excluded:
@@ -581,8 +589,12 @@ def summary_lines(summary: Summary) -> list[str]:
             kept += f" (with late changes, not rewritten: {report.kept_changed})"
         lines.append(
             f"  {report.grain.value}: open from {report.first_open.isoformat()}; periods written: "
-            f"{report.open_periods} open, {report.new_periods} new ({report.rows:,} rows, "
+            f"{report.open_periods} open, {report.new_periods} new{_closing(report)} ({report.rows:,} rows, "
             f"{report.deleted:,} removed); {kept}"
+        )
+    if summary.periods:
+        lines.append(
+            f"  runs still inside their window (no outcome yet): {summary.periods[0].inside_window:,}"
         )
     if summary.exclusions:
         excluded = ", ".join(
@@ -591,6 +603,10 @@ def summary_lines(summary: Summary) -> list[str]:
         )
         lines.append(f"  excluded in the periods written (all runs): {excluded}")
     return lines
+
+
+def _closing(report: PeriodReport) -> str:
+    return f", {report.closing_periods} closed since the last run" if report.closing_periods else ""
 
 
 def summary_json(summary: Summary) -> dict[str, Any]:
@@ -615,10 +631,12 @@ def summary_json(summary: Summary) -> dict[str, Any]:
                 "open_from": report.first_open.isoformat(),
                 "open_written": report.open_periods,
                 "new_written": report.new_periods,
+                "closed_since_written": report.closing_periods,
                 "closed_kept": report.kept_periods,
                 "closed_kept_with_late_changes": report.kept_changed,
                 "rows": report.rows,
                 "removed": report.deleted,
+                "inside_window": report.inside_window,
             }
             for report in summary.periods
         ],

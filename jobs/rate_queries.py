@@ -26,6 +26,8 @@ from core.measures import (
     EventCounts,
     FactTally,
     Grain,
+    Metric,
+    OpenTally,
     OutcomeTally,
     Step,
     unix_of,
@@ -46,6 +48,8 @@ write_outcome = schema.write_outcome
 _KINDS = tuple(kind.value for kind in EventKind)
 STREAM_ROWS = 5_000  # rows a streamed result fetches at a time
 _OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+# The mark that says which metrics the stored rates hold (core.measures.RATES_VERSION); 0 before it existed.
+RATES_VERSION_MARK = "rates_version"
 
 
 def day_of(value: object) -> date:
@@ -95,6 +99,12 @@ def stored_marks(connection: Connection) -> dict[str, int]:
     """The marks the last measurement stored, by name (empty before the first)."""
     rows = connection.execute(select(mark.c.name, mark.c.value))
     return {str(row.name): int(row.value) for row in rows}
+
+
+def rates_version(connection: Connection) -> int:
+    """The RATES_VERSION of the last measurement: 0 when none stored one (no measurement, or an older one)."""
+    query = select(mark.c.value).where(mark.c.name == RATES_VERSION_MARK)
+    return int(connection.execute(query).scalar() or 0)
 
 
 def touched_conversations(connection: Connection, marks: Marks, margin_s: int, limit: int) -> set[int] | None:
@@ -343,9 +353,9 @@ def facts_of_runs(connection: Connection, run_uids: Collection[int]) -> Sequence
 
 
 def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
-    """The earliest run end after `cutoff` (now − window): the first run that may still change."""
+    """The earliest run end at or after `cutoff` (now − window): the first run that may still change."""
     f = fact.c
-    value = connection.execute(select(func.min(f.ended_at)).where(f.ended_at > cutoff)).scalar()
+    value = connection.execute(select(func.min(f.ended_at)).where(f.ended_at >= cutoff)).scalar()
     return None if value is None else int(value)
 
 
@@ -364,6 +374,17 @@ def stored_periods(connection: Connection, grain: Grain) -> set[date]:
     """The periods tx_runrecord_rate holds rows of at this grain."""
     r = rate.c
     query = select(r.period_start).where(r.grain == grain.value).distinct()
+    return {day_of(value) for value in connection.execute(query).scalars()}
+
+
+def periods_with(connection: Connection, grain: Grain, metric: Metric, *, before: date) -> set[date]:
+    """The periods before `before` that tx_runrecord_rate holds a row of the metric in, at this grain."""
+    r = rate.c
+    query = (
+        select(r.period_start)
+        .where(r.grain == grain.value, r.metric == metric.value, r.period_start < before)
+        .distinct()
+    )
     return {day_of(value) for value in connection.execute(query).scalars()}
 
 
@@ -460,6 +481,30 @@ def edited_writes(
     )
     for row in connection.execute(query):
         yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4])
+
+
+def window_open_tallies(connection: Connection, grain: Grain, *, cutoff: int) -> list[OpenTally]:
+    """Runs still inside their window at `cutoff` = now − window, per period of the run's end, configuration
+    and skill: run facts ending at or after the cutoff, with a tool_write at or after it (the last write's
+    window has not closed: core.outcomes.is_due) and without a row in tx_runrecord_run_outcome.
+
+    A run ends after its writes, so only the run facts of the last window (the ended_at index) are looked at,
+    and for each an index probe of its events (run, sequence) that stops at the first write in the window.
+    On PostgreSQL both probes are fenced (OFFSET 0): unfenced, and without statistics, its planner may hash
+    every tool_write event instead (as jobs.outcome_queries fences the answered runs).
+    """
+    f, e, o = fact.c, event.c, run_outcome.c
+    answered = select(o.run_uid).where(o.run_uid == f.run_uid)
+    wrote = select(e.uid).where(e.run == f.run_uid, e.kind == EventKind.TOOL_WRITE.value, e.crdate >= cutoff)
+    if connection.dialect.name == sql.POSTGRESQL:
+        answered, wrote = answered.offset(0), wrote.offset(0)
+    keys = (_period_column(grain), f.configuration_identifier, f.skill_identifier)
+    query = (
+        select(*keys, func.count())
+        .where(f.message_uid == 0, f.ended_at >= cutoff, ~answered.exists(), wrote.exists())
+        .group_by(*keys)
+    )
+    return [OpenTally(day_of(row[0]), row[1], row[2], int(row[3])) for row in connection.execute(query).all()]
 
 
 def rate_keys(

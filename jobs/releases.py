@@ -22,7 +22,7 @@ from core import schema
 from core.measures import (
     ALL_RUNS,
     DEFINITIONS,
-    METRICS,
+    RATES,
     Grain,
     Group,
     GroupKind,
@@ -40,8 +40,8 @@ from jobs.database import RunrecordError, reported
 DEFAULT_WEEKS = 4
 MAX_LABEL = 255  # tx_runrecord_release.label
 
-# The metrics a comparison can name: every rate (runs is a count).
-RATE_METRICS: tuple[Metric, ...] = tuple(d.metric for d in METRICS if d.metric is not Metric.RUNS)
+# The metrics a comparison can name: every rate (runs and window_open are counts).
+RATE_METRICS: tuple[Metric, ...] = RATES
 
 RULE = (
     f'"too few to tell" when the 95% interval of the difference (Newcombe) is wider than '

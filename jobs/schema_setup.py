@@ -87,6 +87,17 @@ def head_revision() -> str:
     return head
 
 
+def require_head(engine: Engine, job: str) -> None:
+    """Refuse to run `job` on our tables at another revision than this code needs, in one line."""
+    revision = current_revision(engine)
+    head = head_revision()
+    if revision != head:
+        raise RunrecordError(
+            f"our tables are at revision {revision or 'none'}, {job} needs {head}: "
+            "run `runrecord init-db` first"
+        )
+
+
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic configuration that migrates on the connection (no alembic.ini involved)."""
     config = Config()

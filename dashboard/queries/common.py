@@ -44,13 +44,10 @@ class DataVersion:
 
     @property
     def rates(self) -> Marks:
-        """The Rates page reads rates, releases and (open windows) outcomes; not the 5-minute watch."""
-        marks = (
-            self._uid(schema.rate),
-            self.rates_computed,
-            self._uid(schema.release),
-            self._uid(schema.run_outcome),
-        )
+        """The Rates page reads rates and releases only (the runs inside their window are a stored figure):
+        not the outcomes themselves, which derive-outcomes writes before measure-rates rates them, and not
+        the 5-minute watch."""
+        marks = (self._uid(schema.rate), self.rates_computed, self._uid(schema.release))
         return Marks(self.tables, marks)
 
     @property

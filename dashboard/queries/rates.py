@@ -1,6 +1,8 @@
 """The Rates page reads tx_runrecord_rate (written by `runrecord measure-rates`) and tx_runrecord_release.
 
-Both tables are small whatever the number of runs: a row per metric, period and group. Metric names,
+Both tables are small whatever the number of runs: a row per metric, period and group. Nothing here counts
+runs, events or outcomes: even the runs still inside their window are a figure measure-rates stored (the
+window_open metric), so the page costs the same on the demo and on a million runs. Metric names,
 periods and the "too few to show" rule are core.measures'; intervals are core.rates'; the before/after
 comparison is jobs.releases.compare_at, the same as `runrecord compare`. A configuration or skill with fewer
 than MIN_GROUP_RUNS runs in a period (the `runs` metric) is never given a figure here, so neither the page
@@ -15,10 +17,21 @@ from dataclasses import dataclass
 from datetime import date
 
 import pandas as pd
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 
 from core import schema
-from core.measures import DEFINITIONS, Grain, Group, GroupKind, Metric, period_length, shown, unix_of
+from core.measures import (
+    COUNTS,
+    RATES,
+    STORED_SINCE,
+    Grain,
+    Group,
+    GroupKind,
+    Metric,
+    period_length,
+    shown,
+    unix_of,
+)
 from core.rates import InvalidProportionError, Proportion
 from jobs import rate_queries
 from jobs.database import reported
@@ -47,10 +60,10 @@ LABELS: dict[str, str] = {
 # The charts of the page, in order: EDITED, then nothingSaved as the chat stored it (the notice, since the
 # chat has stored it; 001_…) and as runrecord recomputes it from the runs' events.
 CHARTED: tuple[str, ...] = (Metric.EDITED_RATE, Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE)
-# The rates the before/after panel and the group split offer.
-COMPARED: tuple[str, ...] = tuple(
-    metric for metric in DEFINITIONS if metric is not Metric.RUNS and metric in LABELS
-)
+# The rates the before/after panel and the group split offer: no count (runs, window_open) is among them.
+COMPARED: tuple[str, ...] = tuple(metric for metric in RATES if metric in LABELS)
+# Metrics that are counts: the CSV gives them no rate and no interval.
+COUNTED: frozenset[str] = frozenset(metric.value for metric in COUNTS)
 
 # The observed-outcome mix: the numerator of each metric is the derived runs with that outcome.
 OUTCOME_MIX: tuple[tuple[str, str], ...] = (
@@ -61,9 +74,8 @@ OUTCOME_MIX: tuple[tuple[str, str], ...] = (
 )
 WINDOW_OPEN = "window not closed yet"
 # Runs that wrote, whose last write's window had not closed when measure-rates ran and that had no outcome
-# yet, per period of the run's end (numerator). Read when measure-rates writes it, as cheap as any rate;
-# until then the page counts them live (window_open), which reads the events of one window.
-WINDOW_OPEN_METRIC = "window_open"
+# yet, per period of the run's end (the numerator; core.measures.METRICS has the definition).
+WINDOW_OPEN_METRIC = Metric.WINDOW_OPEN.value
 
 GROUP_KINDS = (GroupKind.CONFIGURATION.value, GroupKind.SKILL.value)
 ALL = GroupKind.ALL.value
@@ -179,42 +191,30 @@ def outcome_mix(engine: Engine, grain: str, *, now: int, window_s: int) -> pd.Da
     ).reset_index(drop=True)
 
 
-def window_open(
-    engine: Engine, tables: frozenset[str], *, now: int, window_s: int, grain: str
-) -> pd.DataFrame:
-    """Runs that wrote, whose last write's window has not closed and that have no outcome yet, per period of
-    the run's end (the periods measure-rates counts runs in): period_start, runs. WINDOW_OPEN_METRIC when
-    measure-rates wrote it; else counted now, for the runs measure-rates has facts of.
-
-    Only a run ending after now − window can have a write after it, so the candidates are the run facts of
-    one window (tx_runrecord_measure_fact, by its ended_at index) and only their events are read.
-    """
-    measured = series(engine, [WINDOW_OPEN_METRIC], grain, now=now, window_s=window_s).frame
-    if not measured.empty:
-        counted = measured[measured["numerator"] > 0]
-        return pd.DataFrame(
-            {"period_start": counted["period_start"], "runs": counted["numerator"]}
-        ).reset_index(drop=True)
-    if schema.measure_fact.name not in tables or schema.run_outcome.name not in tables:
-        return pd.DataFrame(columns=["period_start", "runs"])
-    f = schema.measure_fact.c
-    e = schema.agentrun_event.c
-    o = schema.run_outcome.c
-    cutoff = now - window_s
-    period = f.week_start if grain == Grain.WEEK.value else f.day_start
-    answered = select(o.run_uid).where(o.run_uid == f.run_uid).exists()
-    # EXISTS, not a join: it stops at a run's first write in the window instead of reading all its events.
-    wrote = select(e.uid).where(e.run == f.run_uid, e.kind == "tool_write", e.crdate > cutoff).exists()
+def window_open(engine: Engine, tables: frozenset[str], grain: str) -> pd.DataFrame | None:
+    """Runs inside their window without an outcome, as the last measurement counted them, per period of the
+    run's end (group all): period_start, runs; only periods that hold some. None when the last measurement
+    on this database did not count them (none yet, or one by a runrecord that did not store the metric)."""
+    if schema.measure_mark.name not in tables:
+        return None
+    r = schema.rate.c
     query = (
-        select(period.label("period_start"), func.count().label("runs"))
-        .where(f.message_uid == 0, f.ended_at > cutoff, ~answered, wrote)
-        .group_by(period)
-        .order_by(period)
+        select(r.period_start, r.numerator)
+        .where(
+            r.metric == WINDOW_OPEN_METRIC,
+            r.grain == grain,
+            r.group_kind == ALL,
+            r.group_value == "",
+            r.numerator > 0,
+        )
+        .order_by(r.period_start)
     )
-    with reported(engine, "counting the runs inside their window"), engine.connect() as connection:
+    with reported(engine, "reading the runs inside their window"), engine.connect() as connection:
+        if rate_queries.rates_version(connection) < STORED_SINCE[Metric.WINDOW_OPEN]:
+            return None
         rows = connection.execute(query).all()
     return pd.DataFrame(
-        [{"period_start": rate_queries.day_of(row.period_start), "runs": int(row.runs)} for row in rows],
+        [{"period_start": rate_queries.day_of(row.period_start), "runs": int(row.numerator)} for row in rows],
         columns=["period_start", "runs"],
     )
 
@@ -297,9 +297,9 @@ def aggregates_csv(engine: Engine) -> str:
                 "numerator": proportion.numerator,
                 "denominator": proportion.denominator,
                 "excluded": int(row.excluded),
-                "rate": None if row.metric == Metric.RUNS.value else proportion.rate,
-                "wilson_low": None if interval is None or row.metric == Metric.RUNS.value else interval.low,
-                "wilson_high": None if interval is None or row.metric == Metric.RUNS.value else interval.high,
+                "rate": None if row.metric in COUNTED else proportion.rate,
+                "wilson_low": None if interval is None or row.metric in COUNTED else interval.low,
+                "wilson_high": None if interval is None or row.metric in COUNTED else interval.high,
                 "note": "",
             }
         )

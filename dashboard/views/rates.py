@@ -68,7 +68,7 @@ else:
 st.header("Observed outcome mix")
 with guard.reading():
     mix = state.outcome_mix(url, data, chosen_grain, now, window)
-    open_runs = state.window_open(url, data, now, window, chosen_grain)
+    open_runs = state.window_open(url, data, chosen_grain)
 outcome_mix.show(mix, open_runs, releases, key="mix")
 
 st.header("EDITED by edit scope")

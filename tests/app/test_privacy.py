@@ -147,3 +147,19 @@ def test_the_csv_download_names_no_editor(measured_db_url: str) -> None:
 
     assert PLANTED.findall(text) == []
     assert not EDITOR_COLUMNS & {name.lower() for name in text.splitlines()[0].split(",")}
+
+
+def test_the_runs_inside_their_window_are_counted_by_configuration_and_skill_never_by_editor(
+    measured_db_url: str,
+) -> None:
+    engine = make_engine(measured_db_url)
+    r = schema.rate.c
+    query = select(r.group_kind, r.group_value).where(r.metric == rates.WINDOW_OPEN_METRIC).distinct()
+    with engine.connect() as connection:
+        groups = [(str(kind), str(value)) for kind, value in connection.execute(query)]
+    text = rates.aggregates_csv(engine)
+    engine.dispose()
+
+    assert groups and {kind for kind, _ in groups} == {"all", "configuration", "skill"}
+    assert [value for _, value in groups if PLANTED.search(value)] == []
+    assert rates.WINDOW_OPEN_METRIC in text and PLANTED.findall(text) == []

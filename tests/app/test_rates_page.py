@@ -5,15 +5,31 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+import re
+import shutil
+from collections.abc import Callable, Iterator
 from datetime import date
+from pathlib import Path
 
+import pytest
+from sqlalchemy import Engine, event, select
 from streamlit.testing.v1 import AppTest
 
+from core import schema
 from core.measures import Metric
+from dashboard.components import outcome_mix
 from dashboard.queries import rates
-from jobs.database import make_engine
+from jobs import rate_queries
+from jobs.database import make_engine, parse_url, sqlite_path
 from tests.app import rendered
+from tests.app.conftest import NOW
+from tests.app.installations import WINDOW_S
+
+# The tables of the runs themselves: the Rates page reads none of them, only what the jobs aggregated.
+RUN_TABLES = re.compile(
+    r"\b(tx_nrllm_agentrun|tx_nrllm_agentrun_event|tx_nrmcpagent_message|tx_nrmcpagent_conversation"
+    r"|tx_runrecord_measure_fact|tx_runrecord_write_outcome|sys_history)\b"
+)
 
 
 def _texts(elements: object) -> list[str]:
@@ -64,6 +80,34 @@ def test_the_before_after_panel_shows_both_sides_the_difference_and_a_verdict(
     assert "too few to tell" in verdicts  # 120 conversations cannot tell 5 points apart
 
 
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine sends while the test runs."""
+    sent: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        sent.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    yield sent
+    event.remove(Engine, "before_cursor_execute", record)
+
+
+def _inside_their_window(url: str) -> int:
+    """Runs with a tool_write whose last write's window had not closed when the jobs ran (NOW) and without an
+    outcome, counted here from the events."""
+    e, o = schema.agentrun_event.c, schema.run_outcome.c
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        last_write: dict[int, int] = {}
+        for run, crdate in connection.execute(select(e.run, e.crdate).where(e.kind == "tool_write")):
+            last_write[int(run)] = max(last_write.get(int(run), 0), int(crdate))
+        answered = set(connection.execute(select(o.run_uid)).scalars())
+    engine.dispose()
+    at = int(NOW.timestamp())
+    return sum(1 for run, written in last_write.items() if at <= written + WINDOW_S and run not in answered)
+
+
 def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
@@ -73,7 +117,46 @@ def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
     names = {trace["name"] for trace in mix["data"]}
     assert {"accepted unchanged", "edited", "discarded", "unknown", rates.WINDOW_OPEN} <= names
     waiting = next(trace for trace in mix["data"] if trace["name"] == rates.WINDOW_OPEN)
-    assert sum(rendered.values(waiting["y"])) > 0  # the demo plants runs inside their window
+    shown = sum(rendered.values(waiting["y"]))
+    assert shown > 0  # the demo plants runs inside their window
+    assert shown == _inside_their_window(measured_db_url)  # as measure-rates stored them
+    assert any(
+        f"{shown} runs {rates.WINDOW_OPEN} as of the last measurement" in t for t in _texts(app.caption)
+    )
+
+
+def test_the_rates_page_reads_aggregates_only_never_the_runs_or_their_events(
+    dashboard: Callable[..., AppTest], measured_db_url: str, statements: list[str]
+) -> None:
+    app = dashboard(measured_db_url)
+
+    assert not app.exception and rendered.figures(app)
+    assert statements
+    assert [s for s in statements if RUN_TABLES.search(s)] == []
+    outcomes = [s for s in statements if "tx_runrecord_run_outcome" in s]
+    assert all("max(tx_runrecord_run_outcome.uid)" in s for s in outcomes)  # the data version only
+
+
+def test_a_database_measured_before_the_runs_inside_their_window_were_stored_says_so(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    source = sqlite_path(parse_url(measured_db_url))
+    assert source is not None
+    shutil.copyfile(source, tmp_path / "older.sqlite")
+    url = f"sqlite:///{tmp_path / 'older.sqlite'}"
+    engine = make_engine(url)
+    with engine.begin() as connection:  # as a measure-rates from before the metric left it
+        mark = schema.measure_mark
+        connection.execute(mark.delete().where(mark.c.name == rate_queries.RATES_VERSION_MARK))
+        connection.execute(schema.rate.delete().where(schema.rate.c.metric == rates.WINDOW_OPEN_METRIC))
+    engine.dispose()
+
+    app = dashboard(url)
+
+    assert not app.exception
+    names = {trace["name"] for trace in rendered.figures(app)[3]["data"]}
+    assert rates.WINDOW_OPEN not in names and "edited" in names
+    assert any(outcome_mix.NOT_COUNTED in text for text in _texts(app.caption))
 
 
 def test_the_edit_scope_split_names_every_scope(
@@ -113,6 +196,11 @@ def test_the_csv_holds_aggregates_only_and_no_figure_of_a_group_under_five_runs(
     }
     hidden = [r for r in rows if r["note"] == rates.TOO_FEW]
     assert hidden and all(r["numerator"] == r["denominator"] == "" for r in hidden)
+    counts = [
+        r for r in rows if r["metric"] in (Metric.RUNS.value, Metric.WINDOW_OPEN.value) and r["note"] == ""
+    ]
+    assert {r["metric"] for r in counts} == {Metric.RUNS.value, Metric.WINDOW_OPEN.value}
+    assert all(r["rate"] == r["wilson_low"] == r["wilson_high"] == "" for r in counts)  # counts, not rates
     for row in rows:
         if row["group_kind"] != "all" and row["note"] == "":
             assert runs[(row["grain"], row["period_start"], row["group_kind"], row["group_value"])] >= 5

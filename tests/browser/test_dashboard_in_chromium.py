@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from core import schema
 from jobs.database import make_engine
@@ -75,6 +75,19 @@ def _open(page: Any, url: str, until: str | None = None) -> str:
     return str(page.inner_text("body"))
 
 
+def _inside_their_window(served: Served) -> int:
+    """What measure-rates stored of the runs inside their window: week grain, all runs."""
+    engine = make_engine(served.database)
+    r = schema.rate.c
+    query = select(func.coalesce(func.sum(r.numerator), 0)).where(
+        r.metric == "window_open", r.grain == "week", r.group_kind == "all"
+    )
+    with engine.connect() as connection:
+        stored = int(connection.execute(query).scalar_one())
+    engine.dispose()
+    return stored
+
+
 def _edited_run(served: Served) -> str:
     engine = make_engine(served.database)
     run, written = schema.agentrun.c, schema.write_outcome.c
@@ -103,6 +116,8 @@ def test_the_rates_page_opens_first_with_the_planted_release(
         assert text in body
     assert page.locator("text=release 2026-10-10").count() >= 5  # a marker on each of the five charts
     assert "window not closed yet" in body and "too few to show" in body
+    waiting = re.search(r"(\d+) runs window not closed yet as of the last measurement", body)
+    assert waiting is not None and int(waiting[1]) == _inside_their_window(served)  # the stored count
     _shoot(page, screenshots / "rates.png")
 
 

@@ -18,7 +18,7 @@ from click.testing import Result
 from sqlalchemy import Engine, event, select, update
 
 from core import schema
-from core.measures import Grain, Metric, period_start
+from core.measures import Grain, Metric, period_start, run_end
 from jobs.database import make_engine
 from jobs.derive import derive_outcomes
 from jobs.installation.builder import Installation
@@ -248,6 +248,109 @@ def test_the_story_of_000_counts_as_a_denial_of_earlier_work(installation_engine
 
     # The tour's own answer follows five earlier writes and claims them; the later question denies them.
     assert [value for (_, _, kind, _), value in found.items() if kind == "all"] == [(1, 2, 0)]
+
+
+# --- runs inside their window: a stored count -----------------------------------------------------------
+
+
+def test_the_runs_inside_their_window_are_stored_per_period_and_group_as_a_count(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        edit(site, OLD)  # its window closed long ago: derived
+        edit(site, NOW - 2 * DAY)  # wrote two days ago: inside its window
+        edit(site, NOW - DAY)
+        talk(site, NOW - DAY, "Erledigt.")  # no write: never inside a window
+    derived = derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    summary = measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    found = rates(installation_engine)
+    days = rates(installation_engine, Grain.DAY)
+
+    assert derived.runs_inside_window == 2 and summary.periods[0].inside_window == 2
+    assert found[("window_open", OPEN_WEEK, "all", "")] == (2, 2, 0)
+    assert found[("window_open", OPEN_WEEK, "configuration", "seo-assistant")] == (2, 2, 0)
+    assert found[("window_open", OPEN_WEEK, "skill", "seo-check")] == (2, 2, 0)
+    assert {key for key in found if key[0] == "window_open"} == {
+        ("window_open", OPEN_WEEK, "all", ""),
+        ("window_open", OPEN_WEEK, "configuration", "seo-assistant"),
+        ("window_open", OPEN_WEEK, "skill", "seo-check"),
+    }  # never a row of zero: not for the closed week, not for the configuration that did not write
+    for day in (NOW - 2 * DAY, NOW - DAY):
+        assert days[("window_open", period_start(day, Grain.DAY), "all", "")] == (1, 1, 0)
+
+
+def test_a_period_closed_since_the_last_run_is_written_once_more_without_runs_inside_their_window(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        edit(site, NOW - 2 * DAY)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+    measure(installation_engine)
+    assert rate(installation_engine, Metric.WINDOW_OPEN, OPEN_WEEK) == (1, 1, 0)
+    assert ("unknown_share", OPEN_WEEK, "all", "") not in rates(installation_engine)  # not derived yet
+    later = NOW + 14 * DAY  # the week has closed; derive-outcomes runs first, as the scheduler runs it
+    derive_outcomes(installation_engine, now=later, window_s=WINDOW)
+
+    summary = measure(installation_engine, now=later)
+    again = measure(installation_engine, now=later + DAY)
+
+    found = rates(installation_engine)
+    assert ("window_open", OPEN_WEEK, "all", "") not in found
+    assert found[("unknown_share", OPEN_WEEK, "all", "")][1] == 1  # its outcome is counted now
+    assert summary.periods[0].closing_periods == 1 and summary.periods[0].inside_window == 0
+    assert again.periods[0].closing_periods == 0 and again.periods[0].kept_periods == 1
+
+
+def _inside_their_window(engine: Engine, now: int) -> dict[date, int]:
+    """Runs with a tool_write whose last write's window has not closed at `now` and without an outcome, per
+    week of the run's end: counted here from the events, in Python."""
+    e, r, o = schema.agentrun_event.c, schema.agentrun.c, schema.run_outcome.c
+    with engine.connect() as connection:
+        last_write: dict[int, int] = {}
+        for run, crdate in connection.execute(select(e.run, e.crdate).where(e.kind == "tool_write")):
+            last_write[int(run)] = max(last_write.get(int(run), 0), int(crdate))
+        answered = {int(uid) for uid in connection.execute(select(o.run_uid)).scalars()}
+        ends = {
+            int(row.uid): run_end(int(row.finished_at), int(row.tstamp), int(row.started_at), int(row.crdate))
+            for row in connection.execute(select(r.uid, r.finished_at, r.tstamp, r.started_at, r.crdate))
+        }
+    weeks: dict[date, int] = {}
+    for run, written in last_write.items():
+        if now > written + WINDOW or run in answered:  # core.outcomes.is_due, or derived
+            continue
+        week = period_start(ends[run], Grain.WEEK)
+        weeks[week] = weeks.get(week, 0) + 1
+    return weeks
+
+
+def test_the_stored_count_is_every_run_derive_outcomes_left_inside_its_window(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    _demo(empty_db_url, tmp_path, 100)
+    engine = make_engine(empty_db_url)
+    now = int(DEMO_NOW.timestamp())
+    try:
+        derived = derive_outcomes(engine, now=now, window_s=WINDOW)
+        summary = measure(engine, now=now, grains=(Grain.WEEK, Grain.DAY))
+        expected = _inside_their_window(engine, now)
+        weeks, days = rates(engine), rates(engine, Grain.DAY)
+    finally:
+        engine.dispose()
+
+    stored = {key[1]: value for key, value in weeks.items() if key[0] == "window_open" and key[2] == "all"}
+    assert derived.runs_inside_window > 0
+    assert stored == {week: (runs, runs, 0) for week, runs in expected.items()}
+    assert sum(runs for runs, _, _ in stored.values()) == derived.runs_inside_window
+    assert summary.periods[0].inside_window == summary.periods[1].inside_window == derived.runs_inside_window
+    by_day = [value[0] for key, value in days.items() if key[0] == "window_open" and key[2] == "all"]
+    assert sum(by_day) == derived.runs_inside_window
+    by_configuration = [
+        value[0] for key, value in weeks.items() if key[0] == "window_open" and key[2] == "configuration"
+    ]
+    assert sum(by_configuration) == derived.runs_inside_window  # every run has its configuration
+    first_open = min(report.first_open for report in summary.periods if report.grain is Grain.WEEK)
+    assert all(week >= first_open for week in stored)  # only open periods hold runs inside their window
 
 
 # --- malformed rows: excluded with a reason, never a zero ---------------------------------------------------

@@ -225,6 +225,7 @@ def test_measure_rates_shows_every_recorded_release(
     [
         ("compare", "be_user_rate", "--at", RELEASE),
         ("compare", "runs", "--at", RELEASE),
+        ("compare", "window_open", "--at", RELEASE),
         ("compare", "edited_rate", "--at", "soon"),
         ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
     ],
@@ -233,6 +234,20 @@ def test_a_bad_metric_date_or_group_is_one_error_line(
     installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...]
 ) -> None:
     assert_one_error_line(run_cli(*arguments, "--db", installation_url))
+
+
+def test_a_count_is_not_compared_and_measure_rates_compares_no_count(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    run_cli("release", "add", RELEASE, "Prompt rule", "--db", installation_url)
+
+    refused = run_cli("compare", "window_open", "--at", RELEASE, "--db", installation_url)
+    measured_now = run_cli("measure-rates", "--db", installation_url, "--now", NOW_TEXT)
+
+    assert_one_error_line(refused)
+    assert "window_open is a count, not a rate" in refused.stderr
+    compared = [line.split()[0] for line in measured_now.output.splitlines() if "points, p = " in line]
+    assert "claimed_unwritten_rate" in compared and not {"runs", "window_open"} & set(compared)
 
 
 def test_compare_before_any_measurement_says_to_measure(

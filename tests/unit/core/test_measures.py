@@ -12,6 +12,12 @@ from hypothesis import strategies as st
 from core.events import Event, EventKind, EventProblem, Problem
 from core.measures import (
     ALL_RUNS,
+    COUNTS,
+    DEFINITIONS,
+    METRICS,
+    RATES,
+    RATES_VERSION,
+    STORED_SINCE,
     AnswerState,
     ClaimState,
     ConversationInput,
@@ -26,6 +32,7 @@ from core.measures import (
     Group,
     GroupKind,
     Metric,
+    OpenTally,
     OutcomeTally,
     RunRow,
     Step,
@@ -120,6 +127,8 @@ def test_every_period_from_the_first_run_still_inside_its_window_is_open() -> No
     assert first == date(2026, 10, 26)
     assert open_from(now, 7 * DAY, None, Grain.WEEK) == date(2026, 11, 2)  # the current period is open
     assert open_from(now, 7 * DAY, unix("2026-10-29T08:00:00"), Grain.DAY) == date(2026, 10, 29)
+    # A run ending at now − window exactly may still change: a write at that second is not due yet.
+    assert open_from(now, 7 * DAY, now - 7 * DAY, Grain.DAY) == date(2026, 10, 28)
 
 
 def test_a_comparison_on_a_monday_sums_n_weeks_each_side() -> None:
@@ -535,6 +544,43 @@ def test_a_period_without_data_is_absent_never_zero() -> None:
     rows = rate_counts(tallies, [], []).rows()
 
     assert [key[0] for key, _ in rows] == [Metric.RUNS] * 3  # all, configuration and skill: runs only
+
+
+def test_runs_inside_their_window_are_a_count_per_group_beside_the_rates() -> None:
+    window_open = [
+        OpenTally(WEEK, "seo-assistant", "seo-check", 3),
+        OpenTally(WEEK, "content-assistant", None, 2),  # a run no conversation names: no skill group
+    ]
+
+    counts = rate_counts([], [], [], window_open).counts
+
+    assert counts[(Metric.WINDOW_OPEN, WEEK, ALL_RUNS)] == Count(5, 5, 0)
+    assert counts[(Metric.WINDOW_OPEN, WEEK, Group(GroupKind.CONFIGURATION, "seo-assistant"))] == Count(
+        3, 3, 0
+    )
+    assert counts[(Metric.WINDOW_OPEN, WEEK, Group(GroupKind.SKILL, "seo-check"))] == Count(3, 3, 0)
+    assert (Metric.WINDOW_OPEN, WEEK, Group(GroupKind.SKILL, "")) not in counts
+    assert {group.kind for _, _, group in counts} == {GroupKind.ALL, GroupKind.CONFIGURATION, GroupKind.SKILL}
+
+
+def test_a_period_without_a_run_inside_its_window_has_no_window_open_row_not_a_zero() -> None:
+    rows = rate_counts([tally("no_claim")], [], [], [OpenTally(WEEK, "c", "", 0)]).rows()
+
+    assert Metric.WINDOW_OPEN not in {key[0] for key, _ in rows}
+
+
+def test_the_counts_are_no_rates_and_every_metric_is_one_or_the_other() -> None:
+    assert set(COUNTS) == {Metric.RUNS, Metric.WINDOW_OPEN}
+    assert set(COUNTS) | set(RATES) == set(Metric) and not set(COUNTS) & set(RATES)
+    assert [definition.metric for definition in METRICS] == list(DEFINITIONS)
+    assert set(DEFINITIONS) == set(Metric)
+    for metric in COUNTS:
+        assert DEFINITIONS[metric].denominator == "the same (a count, not a rate)"
+
+
+def test_a_metric_is_stored_since_a_rates_version_no_newer_than_the_current_one() -> None:
+    assert STORED_SINCE[Metric.WINDOW_OPEN] == 2
+    assert all(1 <= version <= RATES_VERSION for version in STORED_SINCE.values())
 
 
 def test_a_skill_less_conversation_is_its_own_group_and_a_run_without_conversation_is_in_none() -> None:
