@@ -17,7 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-NOW = datetime(2026, 11, 29, tzinfo=UTC)
+# The pages read the wall clock (dashboard/state.py), so the data is built around the current hour: a fixed
+# date would drift out of the windows the pages compute as the calendar moves on.
+NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 SERVE_TIMEOUT_S = 90
 SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 PASSWORD_LINE = re.compile(r"^administrator password: (\S+)$")
@@ -77,6 +79,7 @@ class Served:
     database: str
     password: str
     output: list[str]
+    release: date
 
 
 def _free_port() -> int:
@@ -102,7 +105,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         now=NOW,
         manifest=default_manifest(parse_url(demo)),
     )
-    url, _ = measured_copy(demo, work / "measured.sqlite", NOW)
+    url, release = measured_copy(demo, work / "measured.sqlite", NOW)
     port = _free_port()
     environment = {key: value for key, value in os.environ.items() if not key.startswith("RUNRECORD_")}
     environment |= {"RUNRECORD_DB": url, "HOME": str(work)}  # no secrets.toml: the password sign-in
@@ -128,7 +131,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for(base, server)
-        yield Served(base, url, password, output)
+        yield Served(base, url, password, output, release)
     finally:
         server.terminate()
         try:
