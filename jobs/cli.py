@@ -13,17 +13,23 @@ import click
 from sqlalchemy.exc import SQLAlchemyError
 
 from jobs import settings
-from jobs.database import RunrecordError, one_line, parse_url
+from jobs.database import RunrecordError, one_line, parse_url, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Group(click.Group):
-    """Turns every RunrecordError and database error into one line on stderr and exit code 1."""
+    """Turns every RunrecordError and database error into one line on stderr and exit code 1, and a
+    malformed option or argument into one line and exit code 2 (click's code for usage errors)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:
+            command = error.ctx.command_path if error.ctx is not None else ctx.command_path
+            message = " ".join(error.format_message().split())
+            click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
+            sys.exit(2)
         except RunrecordError as error:
             click.echo(f"runrecord: error: {error}", err=True)
             sys.exit(1)
@@ -32,15 +38,40 @@ class _Group(click.Group):
             sys.exit(1)
 
 
-def db_option(function: F) -> F:
-    """The --db option every command takes."""
+def _existing_database(_ctx: click.Context | None, _param: click.Parameter | None, value: str) -> str:
+    """A command that reads a SQLite file must not create it as an empty one by opening it."""
+    path = sqlite_path(parse_url(value))
+    if path is not None and not path.exists():
+        raise RunrecordError(
+            f"no database file at {path}: `runrecord demo` builds the demo there, "
+            "`runrecord init-db --db …` prepares an installation's database"
+        )
+    return value
+
+
+def _db_option(function: F, *, creates: bool) -> F:
     return click.option(
         "--db",
         "db_url",
         default=lambda: settings.get("db"),
         show_default=f"${settings.SETTINGS[0].env}, else {settings.SETTINGS[0].default}",
         help="SQLAlchemy URL of the database.",
+        callback=None if creates else _existing_database,
     )(function)
+
+
+def _db_option_unchecked(function: F) -> F:
+    return _db_option(function, creates=True)
+
+
+def db_option(function: F) -> F:
+    """The --db option of a command that reads an existing database."""
+    return _db_option(function, creates=False)
+
+
+def creating_db_option(function: F) -> F:
+    """The --db option of a command that may create the database as a new SQLite file."""
+    return _db_option(function, creates=True)
 
 
 def parse_now(value: str | None) -> datetime:
@@ -61,7 +92,7 @@ def main() -> None:
 
 
 @main.command("init-db")
-@db_option
+@creating_db_option
 @click.option(
     "--with-upstream",
     is_flag=True,
@@ -90,7 +121,7 @@ def init_db(db_url: str, with_upstream: bool) -> None:
 
 
 @main.command("generate")
-@db_option
+@creating_db_option
 @click.option("--conversations", type=click.IntRange(min=2), default=100, show_default=True)
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="The same seed writes the same installation."
@@ -170,7 +201,7 @@ def dashboard_command(db_url: str, port: int) -> None:
 
 
 @main.command("demo")
-@db_option
+@creating_db_option
 @_port_option
 @click.option("--no-dashboard", is_flag=True, help="Build the database and run the jobs, then exit.")
 def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
@@ -346,10 +377,12 @@ def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool
 
 
 @main.command("scheduler")
-@db_option
+@_db_option_unchecked
 @click.option("--dry-run", is_flag=True, help="List the jobs and their next run times, then exit.")
 def scheduler_command(db_url: str, dry_run: bool) -> None:
     """Run the jobs on schedule in the foreground until SIGTERM or Ctrl-C; one scheduler per database."""
+    if not dry_run:  # a dry run lists the schedule and opens no database
+        _existing_database(None, None, db_url)
     import logging
 
     from jobs import scheduler

@@ -171,7 +171,8 @@ def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, 
 def _next_position(conversation: Conversation, at: int) -> int:
     """Where the answer of a segment that returned at `at` would stand: before the first later message."""
     later = [sorting for sorting, created in conversation.message_times.items() if created > at]
-    return min(later, default=len(conversation.message_times))
+    # After the last message: the next sorting (sortings need not start at 0 or be dense).
+    return min(later, default=max(conversation.message_times, default=-1) + 1)
 
 
 def _left_by(conversation: Conversation, run: Run, returned_at: int) -> UndecidedBy | None:

@@ -29,6 +29,6 @@ def run_cli() -> Callable[..., Result]:
     """Run `runrecord ARGS...` in-process; stdout and stderr are kept apart."""
 
     def run(*args: str) -> Result:
-        return CliRunner().invoke(main, list(args))
+        return CliRunner().invoke(main, list(args), prog_name="runrecord")
 
     return run

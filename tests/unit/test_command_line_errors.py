@@ -1,0 +1,40 @@
+"""Bad input on the command line: one line on stderr, a non-zero exit, nothing created."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("record", "1"), ("notes", "1"), ("watch-conversations",), ("measure-rates",), ("release", "list")],
+    ids=lambda args: " ".join(args),
+)
+def test_a_command_that_reads_a_sqlite_file_refuses_a_missing_one_and_does_not_create_it(
+    command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    missing = tmp_path / "missing.sqlite"
+
+    result = run_cli(*command, "--db", f"sqlite:///{missing}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: no database file")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("record", "abc"), ("measure-rates", "--grain", "month"), ("release", "add"), ("no-such-command",)],
+    ids=lambda args: " ".join(args),
+)
+def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(
+    command: tuple[str, ...], run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(*command)
+
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: runrecord")
