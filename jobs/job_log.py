@@ -47,7 +47,7 @@ from sqlalchemy import Engine, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.schema import job_run
-from jobs.database import RunrecordError, make_engine, one_line
+from jobs.database import RunrecordError, describe, make_engine, one_line
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging
@@ -121,6 +121,23 @@ def resolve(target: str) -> Callable[..., JobResult]:
     if not callable(function):
         raise JobLoadError(f"cannot load {target}: {module_name} has no function {attribute}")
     return function  # type: ignore[no-any-return]
+
+
+# The database URLs of this process's schedulers, by their form without a password: the job store keeps only
+# that form, so that no password is written into the installation's database.
+_DATABASES: dict[str, str] = {}
+
+
+def use_database(db_url: str) -> str:
+    """Register a scheduler's database URL; returns the password-less form its stored jobs name."""
+    stored = describe(db_url)
+    _DATABASES[stored] = db_url
+    return stored
+
+
+def run_scheduled(job: str, target: str, database: str, *, now: datetime | None = None) -> Execution:
+    """The callable the scheduler's job store keeps: run_logged on the database this process registered."""
+    return run_logged(job, target, _DATABASES.get(database, database), now=now)
 
 
 def run_logged(job: str, target: str, db_url: str, *, now: datetime | None = None) -> Execution:

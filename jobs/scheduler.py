@@ -4,8 +4,9 @@ Wiring only: what a job does is its module's (the contract is in jobs.job_log's 
 is recorded is jobs.job_log's; the lease is jobs.lease's.
 
 * `JOBS` names every job's callable by its textual reference. APScheduler's job store (our table
-  tx_runrecord_apscheduler_jobs, in the same database) keeps `jobs.job_log:run_logged` with plain arguments
-  (job name, reference, database URL), and run_logged imports the reference only when the job runs: a
+  tx_runrecord_apscheduler_jobs, in the same database) keeps `jobs.job_log:run_scheduled` with plain arguments
+  (job name, reference, the database URL without its password), and the reference is imported only when the
+  job runs: a
   module that is missing or broken fails that job, recorded and logged, not the scheduler.
 * Schedules come from the settings: a crontab expression per job in the scheduler's time zone, or
   "after derive-outcomes" — measure-rates by default runs as soon as derive-outcomes has finished without
@@ -62,7 +63,7 @@ SCHEDULE_SETTINGS: dict[str, str] = {
     "watch-conversations": "watch_cron",
 }
 
-RUN_LOGGED = "jobs.job_log:run_logged"
+RUN_LOGGED = "jobs.job_log:run_scheduled"
 LEASE_NAME = "scheduler"
 AFTER = "after "  # a schedule "after JOB": run when JOB has finished without an error
 WORKERS = 3  # one per job: the three may overlap, none with itself (max_instances=1)
@@ -346,7 +347,9 @@ def run_after(scheduler: BackgroundScheduler, spec: JobSpec, db_url: str, config
 
 
 def _args(spec: JobSpec, db_url: str) -> tuple[str, str, str]:
-    return (spec.name, spec.target, db_url)
+    # The job store pickles the arguments into the installation's database: the URL goes there without its
+    # password, and job_log.run_scheduled finds the full URL this process registered under that form.
+    return (spec.name, spec.target, describe(db_url))
 
 
 def _same(stored: Any, trigger: CronTrigger, args: tuple[str, ...], config: SchedulerConfig) -> bool:
@@ -385,6 +388,7 @@ class Runner:
     def run(self, stop: threading.Event) -> None:
         """Run until `stop` is set; a database that is not at our newest revision fails at once."""
         engine = make_engine(self.db_url)
+        job_log.use_database(self.db_url)
         try:
             _check_revision(engine)
             logger.info("scheduler: started on %s", describe(engine.url))

@@ -176,7 +176,7 @@ def test_the_scheduler_registers_its_jobs_from_configuration(
     jobs = {job.id: job for job in runner.scheduler.get_jobs()}
     assert set(jobs) == stored_jobs(installation_engine) == {"derive-outcomes", "watch-conversations"}
     derive, watch_job = jobs["derive-outcomes"], jobs["watch-conversations"]
-    assert derive.func_ref == "jobs.job_log:run_logged"
+    assert derive.func_ref == "jobs.job_log:run_scheduled"
     assert derive.args == ("derive-outcomes", "jobs.derive:run_job", installation_url)
     assert str(derive.trigger) == (
         "cron[month='*', day='*', day_of_week='mon,tue,wed,thu,fri', hour='1', minute='15']"

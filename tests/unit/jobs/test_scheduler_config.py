@@ -155,3 +155,17 @@ def test_dry_run_lists_the_three_jobs_with_their_next_run_times(run_cli: Callabl
     listed = result.stdout.splitlines()[1:]
     assert [line.split()[0] for line in listed] == list(JOBS)
     assert all(" next " in line for line in listed)
+
+
+def test_the_job_store_keeps_the_database_url_without_its_password() -> None:
+    from jobs import job_log
+    from jobs.scheduler import JobSpec, _args
+
+    url = "postgresql+psycopg://runrecord:s3cret-pw@db.example/typo3"
+    spec = JobSpec("watch-conversations", "jobs.watch:run_job", "*/5 * * * *")
+
+    stored = _args(spec, url)
+    job_log.use_database(url)
+
+    assert "s3cret-pw" not in repr(stored)
+    assert job_log._DATABASES[stored[2]] == url
