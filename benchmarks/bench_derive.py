@@ -31,25 +31,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import random
-import resource
-import secrets
 import sys
 import tempfile
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, column, create_engine, func, insert, select, text
+from sqlalchemy import Connection, bindparam, column, func, insert, select
 from sqlalchemy import table as table_clause
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
+from benchmarks.harness import in_process, peak_mb, scratch_database
 from core import schema
 from core.outcomes import (
     RULE_VERSION,
@@ -74,10 +72,6 @@ NOW = int(datetime(2026, 11, 29, tzinfo=UTC).timestamp())
 FULL_WRITES = 1_000_000
 FULL_HISTORY = 10_000_000
 CHUNK = 50_000  # rows per executemany/COPY chunk: memory stays flat whatever the scale
-SERVERS = {
-    "postgresql": "postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
-    "mariadb": "mysql+pymysql://root@127.0.0.1:3306/mysql",
-}
 OTHER_TABLES = ("tt_content", "pages", "sys_file_metadata", "sys_category", "tx_news_domain_model_news")
 
 
@@ -286,20 +280,6 @@ def _write(
 # --- the measurements, each in a process of its own --------------------------------------------------------
 
 
-def _peak_mb() -> float:
-    """This process's own peak resident memory.
-
-    Not getrusage's ru_maxrss on Linux: it survives the exec of a spawned process, which would report the
-    peak of the parent that built the rows. The high-water mark in /proc belongs to the process image alone.
-    """
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _floor(url: str) -> dict[str, float]:
     engine = make_engine(url)
     best = float("inf")
@@ -309,7 +289,7 @@ def _floor(url: str) -> dict[str, float]:
             connection.execute(select(func.count(), func.sum(schema.sys_history.c.tstamp))).one()
             best = min(best, time.perf_counter() - started)
     engine.dispose()
-    return {"seconds": best, "peak_mb": _peak_mb()}
+    return {"seconds": best, "peak_mb": peak_mb()}
 
 
 def _loop(url: str, sample: int) -> dict[str, float]:
@@ -362,7 +342,7 @@ def _loop(url: str, sample: int) -> dict[str, float]:
         "setup_s": setup_s,
         "seconds_per_write": seconds / max(done, 1),
         "sample": done,
-        "peak_mb": _peak_mb(),
+        "peak_mb": peak_mb(),
     }
 
 
@@ -589,36 +569,12 @@ def _derive(url: str) -> dict[str, Any]:
         "seconds": summary.seconds,
         "runs": summary.runs_derived,
         "writes": summary.writes_derived,
-        "peak_mb": _peak_mb(),
+        "peak_mb": peak_mb(),
         "summary": summary.to_json(),
     }
 
 
-def _in_process(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        return pool.apply(function, args)
-
-
 # --- main -------------------------------------------------------------------------------------------------
-
-
-def _database(engine_name: str, directory: Path) -> tuple[URL, Callable[[], None]]:
-    if engine_name == "sqlite":
-        path = directory / "bench.sqlite"
-        return URL.create("sqlite", database=str(path)), lambda: path.unlink(missing_ok=True)
-    server = make_url(SERVERS[engine_name])
-    name = f"runrecord_bench_{secrets.token_hex(4)}"
-    admin: Engine = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE DATABASE {name}"))
-
-    def drop() -> None:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP DATABASE IF EXISTS {name}"))
-        admin.dispose()
-
-    return server.set(database=name), drop
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -633,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         writes=max(int(FULL_WRITES * args.scale), 10), history=max(int(FULL_HISTORY * args.scale), 100)
     )
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
-        url, drop = _database(args.engine, Path(directory))
+        url, drop = scratch_database(args.engine, Path(directory))
         try:
             started = time.perf_counter()
             counts = build(url, plan)
@@ -644,11 +600,11 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             target = url.render_as_string(hide_password=False)
-            floor = _in_process(_floor, target)
-            targets = _in_process(_write_targets, target)
-            classified = _in_process(_classification, target)
-            loop = _in_process(_loop, target, args.sample)
-            derived = _in_process(_derive, target)
+            floor = in_process(_floor, target)
+            targets = in_process(_write_targets, target)
+            classified = in_process(_classification, target)
+            loop = in_process(_loop, target, args.sample)
+            derived = in_process(_derive, target)
         finally:
             drop()
     report = _report(args.engine, args.scale, counts, floor, targets, classified, loop, derived)

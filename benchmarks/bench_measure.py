@@ -22,19 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
-import resource
-import secrets
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, func, select, text
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy import func, select
 
+from benchmarks.harness import in_process, peak_mb, scratch_database
 from core import schema
 from core.measures import Grain
 from jobs.database import make_engine
@@ -46,14 +42,6 @@ DAY = 86_400
 WINDOW = 7 * DAY
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FULL_CONVERSATIONS = 870_000  # the generator gives about 1.15 runs and 3.6 messages per conversation
-SERVERS = {
-    "postgresql": "postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
-    "mariadb": "mysql+pymysql://root@127.0.0.1:3306/mysql",
-}
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _counts(url: str) -> dict[str, int]:
@@ -85,7 +73,7 @@ def _scan(url: str) -> dict[str, Any]:
                 connection.execute(query).one()
             best = min(best, time.perf_counter() - started)
     engine.dispose()
-    return {"seconds": best, "peak_mb": _peak_mb()}
+    return {"seconds": best, "peak_mb": peak_mb()}
 
 
 def _read(url: str) -> dict[str, Any]:
@@ -109,7 +97,7 @@ def _read(url: str) -> dict[str, Any]:
                     pass
             best = min(best, time.perf_counter() - started)
     engine.dispose()
-    return {"seconds": best, "peak_mb": _peak_mb()}
+    return {"seconds": best, "peak_mb": peak_mb()}
 
 
 def _derive(url: str) -> dict[str, Any]:
@@ -140,37 +128,8 @@ def _measure(url: str) -> dict[str, Any]:
             }
             for p in summary.periods
         ],
-        "peak_mb": _peak_mb(),
+        "peak_mb": peak_mb(),
     }
-
-
-def _in_process(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        return pool.apply(function, args)
-
-
-def _database(engine_name: str, directory: Path) -> tuple[URL, Callable[[], None]]:
-    if engine_name == "sqlite":
-        path = directory / "bench.sqlite"
-        return URL.create("sqlite", database=str(path)), lambda: path.unlink(missing_ok=True)
-    server = make_url(SERVERS[engine_name])
-    name = f"runrecord_bench_{secrets.token_hex(4)}"
-    admin: Engine = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE DATABASE {name}"))
-
-    def drop() -> None:
-        with admin.connect() as connection:
-            if engine_name == "postgresql":
-                connection.execute(
-                    text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :name"),
-                    {"name": name},
-                )
-            connection.execute(text(f"DROP DATABASE IF EXISTS {name}"))
-        admin.dispose()
-
-    return server.set(database=name), drop
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     conversations = max(int(FULL_CONVERSATIONS * args.scale), 10)
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
-        url, drop = _database(args.engine, Path(directory))
+        url, drop = scratch_database(args.engine, Path(directory))
         target = url.render_as_string(hide_password=False)
         try:
             report = generate(target, conversations=conversations, seed=1, now=NOW)
@@ -190,12 +149,12 @@ def main(argv: list[str] | None = None) -> int:
                 with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                     connection.exec_driver_sql("VACUUM ANALYZE")
                 engine.dispose()
-            counts = _in_process(_counts, target)
-            derived = _in_process(_derive, target)
-            scan = _in_process(_scan, target)
-            read = _in_process(_read, target)
-            full = _in_process(_measure, target)
-            rerun = _in_process(_measure, target)
+            counts = in_process(_counts, target)
+            derived = in_process(_derive, target)
+            scan = in_process(_scan, target)
+            read = in_process(_read, target)
+            full = in_process(_measure, target)
+            rerun = in_process(_measure, target)
         finally:
             drop()
     result = {
