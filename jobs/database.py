@@ -76,7 +76,26 @@ def reported(engine: Engine, action: str) -> Iterator[None]:
         yield
     except SQLAlchemyError as error:
         message = f"{action} on {describe(engine.url)} failed: {one_line(error)}"
+        if missing_table(error):
+            message += " (run `runrecord init-db` on the installation's database first)"
         raise DatabaseUnavailableError(message) from error
+
+
+# How each driver says that a table is missing: SQLite's message, MariaDB's error 1146, PostgreSQL's SQLSTATE.
+_MISSING_TABLE_TEXT = "no such table"
+_MARIADB_NO_SUCH_TABLE = 1146
+_POSTGRESQL_UNDEFINED_TABLE = "42P01"
+
+
+def missing_table(error: BaseException) -> bool:
+    """Whether a database error says that a table the statement names does not exist."""
+    original = error.orig if isinstance(error, DBAPIError) else error
+    if getattr(original, "sqlstate", None) == _POSTGRESQL_UNDEFINED_TABLE:
+        return True
+    arguments = getattr(original, "args", ())
+    if arguments and arguments[0] == _MARIADB_NO_SUCH_TABLE:
+        return True
+    return _MISSING_TABLE_TEXT in str(original)
 
 
 def check_reachable(engine: Engine) -> None:

@@ -47,7 +47,7 @@ from sqlalchemy import Engine, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.schema import job_run
-from jobs.database import RunrecordError, describe, make_engine, one_line
+from jobs.database import RunrecordError, describe, make_engine, missing_table, one_line
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging
@@ -192,6 +192,8 @@ def failure_line(error: BaseException) -> str:
     """Why a job failed, on one line: the driver's message for a database error, else the error itself."""
     if isinstance(error, SQLAlchemyError):
         text = f"database: {one_line(error)}"
+        if missing_table(error):
+            text += " (run `runrecord init-db` on the installation's database first)"
     elif isinstance(error, RunrecordError):
         text = " ".join(str(error).split())
     else:

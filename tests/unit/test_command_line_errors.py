@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,3 +39,20 @@ def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(
 
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: runrecord")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("watch-conversations",), ("record", "1"), ("notes", "1"), ("release", "list")],
+    ids=lambda args: " ".join(args),
+)
+def test_a_database_without_the_tables_says_to_run_init_db_in_one_line(
+    command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    database = tmp_path / "other.sqlite"
+    sqlite3.connect(database).execute("CREATE TABLE unrelated (a INTEGER)").connection.close()
+
+    result = run_cli(*command, "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "run `runrecord init-db`" in result.stderr
