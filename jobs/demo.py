@@ -84,11 +84,7 @@ def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
 
 def serve_demo(db_url: str, *, port: int, say: Callable[[str], None]) -> int:
     """The dashboard as a child process and the scheduler in this one, until Ctrl-C or SIGTERM stops both."""
-    url = absolute(parse_url(db_url))
-    environment = {**os.environ, "RUNRECORD_DB": url.render_as_string(hide_password=False)}
-    environment, lines = sign_in(environment, oidc=oidc_configured(Path.cwd(), Path.home()))
-    for line in lines:
-        say(line)
+    url, environment = _dashboard_environment(db_url, say)
     target = url.render_as_string(hide_password=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -190,11 +186,7 @@ def serve_dashboard(db_url: str, *, port: int, say: Callable[[str], None] | None
     The command becomes the Streamlit process (exec), so that stopping it (Ctrl-C, SIGTERM) stops the server
     itself rather than leaving it running without its parent.
     """
-    url = absolute(parse_url(db_url))
-    environment = {**os.environ, "RUNRECORD_DB": url.render_as_string(hide_password=False)}
-    environment, lines = sign_in(environment, oidc=oidc_configured(Path.cwd(), Path.home()))
-    for line in lines:
-        (say or _print)(line)
+    url, environment = _dashboard_environment(db_url, say or _print)
     command = dashboard_command(url, port=port)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -203,6 +195,16 @@ def serve_dashboard(db_url: str, *, port: int, say: Callable[[str], None] | None
     except OSError as error:
         raise RunrecordError(f"cannot start the dashboard: {error}") from error
     return 0  # not reached: execve replaces this process
+
+
+def _dashboard_environment(db_url: str, say: Callable[[str], None]) -> tuple[URL, dict[str, str]]:
+    """The database URL (a SQLite path made absolute) and the dashboard's environment; says how to sign in."""
+    url = absolute(parse_url(db_url))
+    environment = {**os.environ, "RUNRECORD_DB": url.render_as_string(hide_password=False)}
+    environment, lines = sign_in(environment, oidc=oidc_configured(Path.cwd(), Path.home()))
+    for line in lines:
+        say(line)
+    return url, environment
 
 
 def _env_of(name: str) -> str:

@@ -165,8 +165,11 @@ class Writer:
         position = run.answer(self.rng.choice(CLAIMS), notice=notice)
         self.planted.claims_unwritten.append((position, run.uuid))
 
-    def written_answer(self, run: Run, text: str) -> None:
-        run.answer(text)
+    def close(self, chat: Conversation) -> Planted:
+        """Write the conversation and return what it planted."""
+        assert self.planted is not None
+        chat.close()
+        return self.planted
 
 
 Scenario = Callable[[Writer], Planted]
@@ -197,9 +200,7 @@ def seo_tour_story(w: Writer) -> Planted:
     question.finish()
     chat.last_page_id = page.uid
     w.settle(page, Fate.KEPT)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def seo_tour(w: Writer) -> Planted:
@@ -219,9 +220,7 @@ def seo_tour(w: Writer) -> Planted:
         if index == cards - 1 and w.rng.random() < 0.07:
             chat.end_tour(at=run.now + 600)  # the editor's ×: the card is left undecided
             w.settle(page, fate)
-            chat.close()
-            assert w.planted is not None
-            return w.planted
+            return w.close(chat)
         roll = w.rng.random()
         if roll < 0.76:
             run.approve(at=run.now + w.rng.randint(10, 300), completeness=_completeness(w.rng))
@@ -240,9 +239,7 @@ def seo_tour(w: Writer) -> Planted:
         run.answer("Es wurde nichts übernommen.")
     run.finish()  # completed with chat_set_progress(completed=true): the conversation keeps its skill
     w.settle(page, fate)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def _completeness(rng: random.Random) -> str | None:
@@ -273,9 +270,7 @@ def content_edit(w: Writer) -> Planted:
         run.answer("Erledigt: der Teaser ist aktualisiert.")
         run.finish()
     w.settle(element, fate)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def talk(w: Writer) -> Planted:
@@ -291,9 +286,7 @@ def talk(w: Writer) -> Planted:
     else:
         run.answer(w.rng.choice(PLAIN_ANSWERS))
     run.finish()
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def question(w: Writer) -> Planted:
@@ -316,9 +309,7 @@ def question(w: Writer) -> Planted:
         run.answer("Die Beschreibung wurde gespeichert.")
         run.finish()
     w.settle(page, fate)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def go_on(w: Writer) -> Planted:
@@ -348,9 +339,7 @@ def go_on(w: Writer) -> Planted:
             notice_args=page.ref,
         )
     w.settle(page, fate)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def failure(w: Writer) -> Planted:
@@ -366,9 +355,7 @@ def failure(w: Writer) -> Planted:
         run.tool("translate_page", ms=2.5, error=True)  # refused by the policy: timed, a failure
         run.answer("Das Übersetzen ist für dich nicht freigegeben.")
         run.finish("failed", termination="policy_denied")
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def follow_up(w: Writer) -> Planted:
@@ -388,9 +375,7 @@ def follow_up(w: Writer) -> Planted:
     second.answer("Die Beschreibung ist gespeichert.")
     second.finish()
     w.settle(page, fate)
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def remote_write(w: Writer) -> Planted:
@@ -402,9 +387,7 @@ def remote_write(w: Writer) -> Planted:
     run.approve(at=run.now + 50)
     run.answer("Der Entwurf wurde übertragen.")
     run.finish()
-    chat.close()
-    assert w.planted is not None
-    return w.planted
+    return w.close(chat)
 
 
 def stuck(w: Writer) -> Planted:
@@ -412,10 +395,9 @@ def stuck(w: Writer) -> Planted:
     chat = w.open(configuration=CONTENT_CONFIGURATION)
     chat.user("Prüfe alle Seiten auf fehlende Alt-Texte.", at=w.at)
     chat.stuck(w.rng.choice(("processing", "locked")), since=w.at + 5)
-    assert w.planted is not None
-    w.planted.stuck = True
-    chat.close()
-    return w.planted
+    planted = w.close(chat)
+    planted.stuck = True
+    return planted
 
 
 SCENARIOS: tuple[tuple[Scenario, int], ...] = (
@@ -456,12 +438,12 @@ def bad_rows(w: Writer) -> Planted:
     chat.card_outcomes_override = "[{broken"
     w.settle(page, Fate.KEPT)
     w.settle(gone, Fate.KEPT)
-    chat.close()
-    assert w.planted is not None
-    w.planted.bad_rows += [
+    planted = w.close(chat)
+    planted.bad_rows += [
         "tool_write not JSON",
         "tool_write table not an identifier",
         "tool_write without uid",
+        "run_record not JSON",
+        "card_outcomes not JSON",
     ]
-    w.planted.bad_rows += ["run_record not JSON", "card_outcomes not JSON"]
-    return w.planted
+    return planted
