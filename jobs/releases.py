@@ -5,7 +5,8 @@ rather than recomputing: both sides are sums of whole periods of one grain, N we
 weeks from it (core.measures.comparison_periods); a week that holds the date without starting on it is left
 out of both sides. Open periods count with what they hold now, and the output says how many there are. The
 arithmetic and the "too few to tell" rule are core.rates'; a configuration or skill with fewer than
-MIN_GROUP_RUNS runs on a side is "too few to show" (DESIGN.md, "Privacy").
+MIN_GROUP_RUNS runs in any period of a side is "too few to show" (DESIGN.md, "Privacy"): judged per period,
+not per side, or comparing sides of different lengths would give the figures of a small period away.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class Side:
     with_data: int  # periods that hold the metric's rows
     open_periods: int  # periods a run may still change at `now`
     runs: int  # runs of the group in these periods
-    shown: bool  # a configuration or skill with fewer than MIN_GROUP_RUNS runs is too few to show
+    shown: bool  # a configuration or skill with fewer than MIN_GROUP_RUNS runs in a period is too few to show
     proportion: Proportion
     excluded: int
 
@@ -193,16 +194,17 @@ def _compare(
 
     def side(periods: Sequence[date]) -> Side:
         rows = [figures[(metric.value, p)] for p in periods if (metric.value, p) in figures]
-        runs = sum(
+        per_period = [
             figures[(Metric.RUNS.value, p)].numerator for p in periods if (Metric.RUNS.value, p) in figures
-        )
+        ]
+        runs = sum(per_period)
         length = period_length(grain)
         return Side(
             periods=tuple(periods),
             with_data=len(rows),
             open_periods=sum(1 for p in periods if unix_of(p + length) > now - window_s),
             runs=runs,
-            shown=shown(group, runs),
+            shown=shown(group, runs) and all(shown(group, n) for n in per_period if n > 0),
             proportion=Proportion(sum(r.numerator for r in rows), sum(r.denominator for r in rows)),
             excluded=sum(r.excluded for r in rows),
         )
@@ -261,7 +263,8 @@ def comparison_text(report: ComparisonReport) -> list[str]:
         if side.open_periods:
             count += f", {side.open_periods} still open"
         if not side.shown:
-            lines.append(f"  {name:<6}  {span} ({count}): too few to show (fewer than {MIN_GROUP_RUNS} runs)")
+            few = f"fewer than {MIN_GROUP_RUNS} runs in a {report.grain.value}"
+            lines.append(f"  {name:<6}  {span} ({count}): too few to show ({few})")
             continue
         p = side.proportion
         lines.append(

@@ -202,7 +202,7 @@ def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show(
     )
 
     assert result.exit_code == 0, result.output
-    assert "too few to show (fewer than 5 runs)" in result.output
+    assert "too few to show (fewer than 5 runs in a week)" in result.output
     assert "→ too few to show" in result.output
     assert "1 / 1" not in result.output
 
@@ -218,6 +218,28 @@ def test_measure_rates_shows_every_recorded_release(
     assert any(
         "claimed_unwritten_rate" in line and "30.0% (6/20)" in line for line in result.output.splitlines()
     )
+
+
+def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whatever_the_side_holds(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    # Summed over a side, 5 + 2 runs would pass; the longer side minus the shorter would give the small
+    # week's own figure away (DESIGN.md, "Privacy": fewer than 5 runs in a period).
+    sparse = "sparse-assistant"
+    with installation(installation_engine) as site:
+        talks(site, RELEASED_AT - 7 * DAY + DAY, ["Ein Vorschlag."] * 6, configuration=sparse)
+        talks(site, RELEASED_AT + DAY, ["Erledigt."] + ["Ein Vorschlag."] * 4, configuration=sparse)
+        talks(site, RELEASED_AT + 8 * DAY, ["Erledigt."] * 2, configuration=sparse)
+    measure_rates(installation_engine, now=NOW, window_s=WINDOW, grains=(Grain.WEEK,))
+    arguments = ("compare", "claimed_unwritten_rate", "--at", RELEASE, "--db", installation_url, "--json")
+    group = ("--group", f"configuration:{sparse}")
+
+    one_week = json.loads(run_cli(*arguments, *group, "--weeks", "1").output)
+    two_weeks = json.loads(run_cli(*arguments, *group, "--weeks", "2").output)
+
+    assert one_week["after"]["denominator"] == 5 and one_week["verdict"] != "too few to show"
+    assert two_weeks["after"] == {**two_weeks["after"], "too_few_to_show": True}
+    assert "numerator" not in two_weeks["after"] and two_weeks["verdict"] == "too few to show"
 
 
 @pytest.mark.parametrize(
