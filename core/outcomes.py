@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
+from operator import attrgetter
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
@@ -83,6 +84,7 @@ class RunWithoutWritesError(ValueError):
 
 
 _ACTIONS = {action.value: action for action in Action}
+_HISTORY_ORDER = attrgetter("tstamp", "uid")
 
 
 @dataclass(frozen=True)
@@ -186,9 +188,9 @@ def classify_write(
     """What became of W, from the retained history rows of its record inside its window (rules 2-4, 7)."""
     t = write.written_at
     closes = window_closes_at(t, window_s)
-    rows = sorted(history, key=lambda row: (row.tstamp, row.uid))
+    rows = sorted(history, key=_HISTORY_ORDER)
     evidence = _evidence_row(rows, t)
-    human = _human_rows(rows, t, closes, (t, *ai_write_times))
+    human = _human_rows(rows, t, closes, ai_write_times)
     first_change = human[0].tstamp - t if human else None
 
     if presence is not Presence.PRESENT and not _deleted_after_the_window(rows, t, closes):
@@ -230,9 +232,15 @@ def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
 
 
 def _evidence_row(rows: Sequence[HistoryRow], t: int) -> HistoryRow | None:
-    """The newest retained row at or just after W (normally W's own row), proving its history survived."""
-    candidates = [row for row in rows if row.tstamp <= t + SAME_SAVE_S]
-    return candidates[-1] if candidates else None
+    """The newest retained row at or just after W (normally W's own row), proving its history survived.
+
+    `rows` are in (tstamp, uid) order: the candidates are the rows before the first one stamped later."""
+    evidence = None
+    for row in rows:
+        if row.tstamp > t + SAME_SAVE_S:
+            break
+        evidence = row
+    return evidence
 
 
 def _missing_evidence_reason(t: int, oldest_retained_tstamp: int | None) -> UnknownReason:
@@ -246,11 +254,19 @@ def _missing_evidence_reason(t: int, oldest_retained_tstamp: int | None) -> Unkn
 def _human_rows(
     rows: Sequence[HistoryRow], t: int, closes: int, ai_write_times: Sequence[int]
 ) -> tuple[HistoryRow, ...]:
-    return tuple(
-        row
-        for row in rows
-        if t < row.tstamp <= closes and all(abs(row.tstamp - at) > SAME_SAVE_S for at in ai_write_times)
-    )
+    """The rows of W's window that are no AI write's own: none within SAME_SAVE_S of W or of another AI write.
+
+    W's own: a row after t within SAME_SAVE_S of it, i.e. not t + SAME_SAVE_S < tstamp."""
+    human = []
+    for row in rows:
+        tstamp = row.tstamp
+        if t + SAME_SAVE_S < tstamp <= closes:
+            for at in ai_write_times:
+                if abs(tstamp - at) <= SAME_SAVE_S:
+                    break
+            else:
+                human.append(row)
+    return tuple(human)
 
 
 def _deleted_after_the_window(rows: Sequence[HistoryRow], t: int, closes: int) -> bool:
@@ -262,6 +278,8 @@ def _deleted_after_the_window(rows: Sequence[HistoryRow], t: int, closes: int) -
 
 
 def _classify_window(human: Sequence[HistoryRow]) -> tuple[CallOutcome, tuple[HistoryRow, ...]]:
+    if not human:
+        return CallOutcome.ACCEPTED_UNCHANGED, ()
     for action, outcome in WINDOW_CLASSIFICATION:
         deciding = tuple(row for row in human if row.action is action)
         if deciding:
@@ -298,4 +316,4 @@ def _edit_scope(modifications: Sequence[HistoryRow], written: frozenset[str] | N
 
 def _uids(evidence: HistoryRow | None, deciding: Iterable[HistoryRow]) -> tuple[int, ...]:
     head = (evidence.uid,) if evidence is not None else ()
-    return head + tuple(row.uid for row in deciding)
+    return head + tuple(row.uid for row in deciding) if deciding else head

@@ -223,6 +223,22 @@ def _derive(
 ) -> list[_Derived]:
     window_s = summary.window_s
     runs = [run for run in page if run.uuid and is_due(run.last_write_at, summary.now, window_s)]
+    return _classify(_load(connection, runs, catalog, window_s), oldest, window_s)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """A batch's due runs with everything core needs to classify their writes."""
+
+    runs: list[q.DueRun]
+    writes: dict[int, list[q.TargetRow]]  # by run uid, in event order
+    history: dict[q.RecordKey, list[HistoryRow]]
+    ai_times: dict[q.RecordKey, list[int]]
+    presence: dict[q.RecordKey, Presence]
+    no_records: frozenset[str]  # tables without a uid column: they hold no records a target could name
+
+
+def _load(connection: Connection, runs: list[q.DueRun], catalog: q.TableCatalog, window_s: int) -> _Inputs:
     writes = q.batch_writes(connection, [run.run_uid for run in runs])
     records: dict[str, set[int]] = defaultdict(set)
     by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
@@ -236,19 +252,46 @@ def _derive(
         keys_to = max(write.written_at for write in writes) + window_s
     else:
         keys_from = keys_to = 0
-    history = q.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to)
-    ai_times = q.ai_write_times(connection, records)
-    presence = _presence(connection, records, catalog)
+    return _Inputs(
+        runs=runs,
+        writes=by_run,
+        history=q.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to),
+        ai_times=q.ai_write_times(connection, records),
+        presence=_presence(connection, records, catalog),
+        no_records=frozenset(name for name in records if not _holds_records(catalog, name)),
+    )
+
+
+def _classify(inputs: _Inputs, oldest: int | None, window_s: int) -> list[_Derived]:
+    history, ai_times, presence = inputs.history, inputs.ai_times, inputs.presence
+    no_records = inputs.no_records
+
+    def classify(write: q.TargetRow) -> WriteOutcome:
+        if not write.readable or write.tablename in no_records:
+            return unreadable_target(write.event_uid)
+        assert write.tablename is not None and write.recuid is not None
+        key = (write.tablename, write.recuid)
+        return classify_write(
+            # The card's fields are not loaded: the write's own history row names what it wrote (rule 7).
+            Write(write.event_uid, write.tablename, write.recuid, write.written_at),
+            history.get(key, ()),
+            ai_times.get(key, ()),
+            presence[key],
+            oldest,
+            window_s,
+        )
 
     derived = []
-    for run in runs:
-        outcomes = tuple(
-            (write, _classify(write, history, ai_times, presence, catalog, oldest, window_s))
-            for write in by_run[run.run_uid]
-        )
+    for run in inputs.runs:
+        outcomes = tuple((write, classify(write)) for write in inputs.writes.get(run.run_uid, ()))
         if outcomes:
             derived.append(_Derived(run, run_outcome(o.outcome for _, o in outcomes), outcomes))
     return derived
+
+
+def _holds_records(catalog: q.TableCatalog, name: str) -> bool:
+    table = catalog.get(name)
+    return table is None or table.has_uid
 
 
 def _presence(
@@ -263,36 +306,6 @@ def _presence(
         else:
             found.update({(name, uid): state for uid, state in q.presence(connection, table, uids).items()})
     return found
-
-
-def _classify(
-    write: q.TargetRow,
-    history: dict[q.RecordKey, list[HistoryRow]],
-    ai_times: dict[q.RecordKey, list[int]],
-    presence: dict[q.RecordKey, Presence],
-    catalog: q.TableCatalog,
-    oldest: int | None,
-    window_s: int,
-) -> WriteOutcome:
-    if not write.readable:
-        return unreadable_target(write.event_uid)
-    assert write.tablename is not None and write.recuid is not None
-    table = catalog.get(write.tablename)
-    if table is not None and not table.has_uid:
-        # A table that holds no records (no uid column) cannot be what a write target names.
-        return unreadable_target(write.event_uid)
-    key = (write.tablename, write.recuid)
-    return classify_write(
-        # The card's fields are not loaded: the write's own history row names what it wrote (rule 7).
-        Write(
-            event_uid=write.event_uid, table=write.tablename, uid=write.recuid, written_at=write.written_at
-        ),
-        history.get(key, ()),
-        ai_times.get(key, ()),
-        presence[key],
-        oldest,
-        window_s,
-    )
 
 
 @dataclass(frozen=True)
@@ -322,19 +335,20 @@ def _save(connection: Connection, derived: list[_Derived], now: int, window_s: i
     # The run rows first, in one statement: their unique key decides which transaction derives each run.
     inserted = frozenset(
         sql.insert_rows(
-            connection, schema.run_outcome, _RUN_COLUMNS, run_rows, or_ignore=True, returning="run_uid"
+            connection, schema.run_outcome, RUN_COLUMNS, run_rows, or_ignore=True, returning="run_uid"
         )
     )
     mine = [item for item in derived if item.run.run_uid in inserted]
     write_rows = [
         _write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
     ]
-    sql.insert_rows(connection, schema.write_outcome, _WRITE_COLUMNS, write_rows, or_ignore=True)
+    sql.insert_rows(connection, schema.write_outcome, WRITE_COLUMNS, write_rows, or_ignore=True)
     mirrored, not_mirrored = _mirror(connection, mine, now)
     return _Saved(inserted, mirrored, not_mirrored)
 
 
-_RUN_COLUMNS = (
+# The column orders of the rows _save writes (the benchmark writes the same rows alone).
+RUN_COLUMNS = (
     "run_uid",
     "correlation_id",
     "outcome",
@@ -345,7 +359,7 @@ _RUN_COLUMNS = (
     "derived_at",
     "last_write_at",
 )
-_WRITE_COLUMNS = (
+WRITE_COLUMNS = (
     "run_uid",
     "correlation_id",
     "event_uid",
@@ -359,11 +373,11 @@ _WRITE_COLUMNS = (
     "rule_version",
     "derived_at",
 )
-_CALL_COLUMNS = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
+CALL_COLUMNS = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
 
 
 def _write_row(run: q.DueRun, write: q.TargetRow, outcome: WriteOutcome, now: int) -> tuple[Any, ...]:
-    """A tx_runrecord_write_outcome row, in _WRITE_COLUMNS order."""
+    """A tx_runrecord_write_outcome row, in WRITE_COLUMNS order."""
     readable = write.readable and outcome.reason is not UnknownReason.UNREADABLE_TARGET
     return (
         run.run_uid,
@@ -396,7 +410,7 @@ def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple
             continue
         taken.add(uuid)
         rows.append((0, uuid, item.outcome.value, now, now))
-    sql.insert_rows(connection, schema.call_outcome, _CALL_COLUMNS, rows)
+    sql.insert_rows(connection, schema.call_outcome, CALL_COLUMNS, rows)
     return len(rows), len(runs) - len(rows)
 
 

@@ -23,8 +23,8 @@ import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
     Column,
@@ -47,6 +47,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy import table as table_clause
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlalchemy.sql.expression import ColumnClause, FromClause
 from sqlalchemy.types import TypeEngine
@@ -62,10 +63,11 @@ _scratch = MetaData()
 # Temporary: each job run builds its own from the events, so it is never stale, two processes never share
 # one, and the installation's schema is left as it is. tablename/recuid are NULL when the payload does not
 # name a readable target (DESIGN.md rule 6).
+# No primary key: event_uid is the events' own, unique already, and no query looks a target up by it.
 write_target = Table(
     "tx_runrecord_write_target",
     _scratch,
-    Column("event_uid", Integer, primary_key=True, autoincrement=False),
+    Column("event_uid", Integer, nullable=False),
     Column("run_uid", Integer, nullable=False),
     Column("written_at", Integer, nullable=False),
     Column("tablename", String(sql.MAX_TABLE_NAME), nullable=True),
@@ -96,6 +98,21 @@ def create_write_targets(connection: Connection) -> int:
     dialect = connection.dialect.name
     connection.exec_driver_sql(sql.drop_temporary_table(dialect, write_target))
     connection.execute(CreateTable(write_target))  # without its indexes: those are built once it is full
+    columns = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
+
+    def fill(guarded: bool) -> None:
+        targets = _write_targets_query(dialect, guarded=guarded)
+        connection.execute(insert(write_target).from_select(columns, targets))
+
+    _cast_first(connection, fill)
+    for index in write_target.indexes:
+        connection.execute(CreateIndex(index))
+    for statement in sql.analyze_statements(dialect, write_target):
+        connection.exec_driver_sql(statement)
+    return int(connection.execute(select(func.count()).select_from(write_target)).scalar_one())
+
+
+def _write_targets_query(dialect: str, *, guarded: bool) -> Select[Any]:
     event = schema.agentrun_event
     parsed = sql.fenced(
         dialect,
@@ -103,23 +120,37 @@ def create_write_targets(connection: Connection) -> int:
             event.c.uid,
             event.c.run,
             event.c.crdate,
-            sql.json_document(dialect, event.c.payload).label("document"),
+            sql.json_document(dialect, event.c.payload, guarded=guarded).label("document"),
         ).where(event.c.kind == _WRITE_KIND),
     ).subquery("parsed")
-    targets = select(
+    return select(
         parsed.c.uid,
         parsed.c.run,
         parsed.c.crdate,
         sql.json_string(dialect, parsed.c.document, "writeTargetTable", sql.MAX_TABLE_NAME),
         sql.json_uid(dialect, parsed.c.document, "writeTargetUid"),
     )
-    columns = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
-    connection.execute(insert(write_target).from_select(columns, targets))
-    for index in write_target.indexes:
-        connection.execute(CreateIndex(index))
-    for statement in sql.analyze_statements(dialect, write_target):
-        connection.exec_driver_sql(statement)
-    return int(connection.execute(select(func.count()).select_from(write_target)).scalar_one())
+
+
+_T = TypeVar("_T")
+
+
+def _cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
+    """`run(guarded)`; on PostgreSQL first unguarded, in a savepoint, and guarded only if that fails.
+
+    The guarded function (sql.json_document) opens a subtransaction for every text it parses: a third of
+    the time it takes to read the tool_write payloads (measured). The direct cast gives the same documents
+    and raises only on a text that is not JSON, which the guarded run then reads as NULL, as always.
+    """
+    if connection.dialect.name != sql.POSTGRESQL:
+        return run(True)
+    try:
+        with connection.begin_nested():
+            return run(False)
+    except DBAPIError as error:
+        if not sql.is_json_cast_error(error):
+            raise
+    return run(True)
 
 
 def drop_write_targets(connection: Connection) -> None:
@@ -237,35 +268,34 @@ def due_runs_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Sele
 def due_runs(connection: Connection, *, after: int, cutoff: int, limit: int) -> list[DueRun]:
     """The next page of due runs (see due_runs_query)."""
     query = due_runs_query(connection.dialect.name, after=after, cutoff=cutoff, limit=limit)
-    rows = connection.execute(query).all()
     return [
-        DueRun(
-            run_uid=row.run_uid,
-            uuid=row.uuid,
-            configuration_identifier=row.configuration_identifier or "",
-            last_write_at=int(row.last_write_at),
-            writes=int(row.writes),
-        )
-        for row in rows
+        DueRun(run_uid, uuid, configuration or "", int(last_write_at), int(writes))
+        for run_uid, uuid, configuration, last_write_at, writes in connection.execute(query).all()
     ]
 
 
 # --- one batch ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TargetRow:
-    """One tool_write of a due run, its target as read from the payload (None when unreadable)."""
+class TargetRow(NamedTuple):
+    """One tool_write of a due run, its target as read from the payload (None when unreadable).
+
+    A named tuple, not a frozen dataclass: one is built for every write, in less than half the time
+    (target_row fills in `readable`)."""
 
     event_uid: int
     run_uid: int
     written_at: int
     tablename: str | None
     recuid: int | None
-    readable: bool = field(init=False)
+    readable: bool
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "readable", readable_target(self.tablename, self.recuid))
+
+def target_row(
+    event_uid: int, run_uid: int, written_at: int, tablename: str | None, recuid: int | None
+) -> TargetRow:
+    """A write target as read from the payload, with whether it names a readable target."""
+    return TargetRow(event_uid, run_uid, written_at, tablename, recuid, readable_target(tablename, recuid))
 
 
 def batch_writes_query(dialect: str, run_uids: Collection[int]) -> Select[Any]:
@@ -285,7 +315,7 @@ def batch_writes(connection: Connection, run_uids: Collection[int]) -> list[Targ
     if not run_uids:
         return []
     query = batch_writes_query(connection.dialect.name, run_uids)
-    return [TargetRow(*row) for row in connection.execute(query).all()]
+    return [target_row(*row) for row in connection.execute(query).all()]
 
 
 RecordKey = tuple[str, int]  # (tablename, uid)
@@ -347,13 +377,19 @@ def _for_records(
 
 
 def history_query(
-    dialect: str, records: Mapping[str, Collection[int]], *, keys_from: int, keys_to: int
+    dialect: str,
+    records: Mapping[str, Collection[int]],
+    *,
+    keys_from: int,
+    keys_to: int,
+    guarded: bool = True,
 ) -> Select[Any]:
     """Every retained sys_history row of the records, with the field names of add and modify rows.
 
     The keys are read in SQL (DESIGN.md rule 7: the values never leave the database), and only for rows
     stamped from keys_from to keys_to: a row outside that span can only be evidence older than the write
     (whose fields the rules never read) or a row after every window (where only a delete counts).
+    `guarded` as in sql.json_document (see _cast_first).
     """
     h = schema.sys_history
     wanted = and_(h.c.actiontype.in_((1, 2)), h.c.tstamp.between(keys_from, keys_to))
@@ -365,7 +401,7 @@ def history_query(
             h.c.actiontype,
             h.c.tablename,
             h.c.recuid,
-            case((wanted, sql.json_document(dialect, h.c.history_data))).label("document"),
+            case((wanted, sql.json_document(dialect, h.c.history_data, guarded=guarded))).label("document"),
         ).where(match(h.c.tablename, h.c.recuid))
 
     rows = sql.fenced(dialect, _for_records(dialect, records, lookup, "history_rows")).subquery("history")
@@ -385,10 +421,15 @@ def history_rows(
     """The history rows of the records (see history_query), by record."""
     if not any(records.values()):
         return {}
-    query = history_query(connection.dialect.name, records, keys_from=keys_from, keys_to=keys_to)
+    dialect = connection.dialect.name
+
+    def read(guarded: bool) -> list[Any]:
+        query = history_query(dialect, records, keys_from=keys_from, keys_to=keys_to, guarded=guarded)
+        return list(connection.execute(query).all())
+
     found: dict[RecordKey, list[HistoryRow]] = defaultdict(list)
     fields_of = sql.fields_of
-    for uid, tstamp, actiontype, tablename, recuid, fields in connection.execute(query).all():
+    for uid, tstamp, actiontype, tablename, recuid, fields in _cast_first(connection, read):
         found[(tablename, recuid)].append(HistoryRow(uid, tstamp, actiontype, fields_of(fields)))
     return found
 

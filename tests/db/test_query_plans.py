@@ -72,11 +72,15 @@ def test_the_test_database_has_no_statistics(site_engine: Engine, dialect: str) 
     assert "sqlite_stat1" not in inspect(site_engine).get_table_names()
 
 
+# guarded=False: PostgreSQL's direct cast of history_data, tried before the guarded function (q._cast_first).
+@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "direct cast"])
 def test_the_history_query_looks_records_up_by_tablename_and_recuid(
-    site_engine: Engine, dialect: str
+    site_engine: Engine, dialect: str, guarded: bool
 ) -> None:
     with site_engine.connect() as connection:
-        query = q.history_query(dialect, _some_pages(connection), keys_from=0, keys_to=T + 8 * DAY)
+        query = q.history_query(
+            dialect, _some_pages(connection), keys_from=0, keys_to=T + 8 * DAY, guarded=guarded
+        )
 
         plan = _plan(connection, query)
 
