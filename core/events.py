@@ -2,9 +2,11 @@
 
 Only what nr-llm's privacy filter keeps at every level is read: tool names, error flags, write targets and
 their completeness, the approval's decision and the names of the tools a model round requested (000_…,
-"Decision": "only from what nr-llm's privacy filter keeps at every level"). `parse_event` keeps nothing
-else of a payload, so tool arguments, tool results, message content and the messages sent never reach a
-rule, and every accessor below reads its own keys only.
+"Decision": "only from what nr-llm's privacy filter keeps at every level"). The database hands over only
+those keys (jobs.dialect.kept_payload, DESIGN.md "Privacy": tool arguments and results are never read) and
+`read_event` reads them; `parse_event` reads a whole payload held in memory (tests, the generator) and keeps
+the same keys. Tool arguments, tool results, message content and the messages sent never reach a rule, and
+every accessor below reads its own keys only.
 """
 
 from __future__ import annotations
@@ -43,6 +45,31 @@ class Problem(StrEnum):
     UNKNOWN_KIND = "unknown_kind"
     MISSING_SEQUENCE = "missing_sequence"
     MISSING_DURATION = "missing_duration"
+
+
+class PayloadShape(StrEnum):
+    """What a payload text is, as the database tells it without handing the text over (read_event)."""
+
+    ABSENT = "absent"  # the column is NULL
+    INVALID = "invalid"  # not JSON
+    OBJECT = "object"
+    ARRAY = "array"
+    STRING = "string"
+    INTEGER = "integer"  # a number without fraction or exponent
+    FLOAT = "float"  # a number with a fraction or an exponent
+    BOOLEAN = "boolean"
+    NULL = "null"  # the JSON null
+
+
+# A payload that is JSON but no object: the type json.loads would have made of it (parse_event's detail).
+_PYTHON_TYPE = {
+    PayloadShape.ARRAY: "list",
+    PayloadShape.STRING: "str",
+    PayloadShape.INTEGER: "int",
+    PayloadShape.FLOAT: "float",
+    PayloadShape.BOOLEAN: "bool",
+    PayloadShape.NULL: "NoneType",
+}
 
 
 # The payload keys a rule may read. decidedBy and submittedBy are editor ids and stay out too (DESIGN.md,
@@ -118,13 +145,13 @@ def parse_event(
     payload_text: str | bytes | None,
     crdate: int,
 ) -> Event | EventProblem:
-    """An event row as an Event that keeps only the readable payload keys, or the problem that stops it."""
-    if sequence is None:
-        return EventProblem(uid, Problem.MISSING_SEQUENCE)
-    try:
-        event_kind = EventKind(kind)
-    except ValueError:
-        return EventProblem(uid, Problem.UNKNOWN_KIND, identifier(str(kind))[:64])
+    """An event row as an Event that keeps only the readable payload keys, or the problem that stops it.
+
+    For a payload held in memory; a query hands over the kept keys only and reads them with `read_event`.
+    """
+    head = _head(uid, sequence, kind)
+    if isinstance(head, EventProblem):
+        return head
     if payload_text is None:
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, "NULL")
     try:
@@ -133,7 +160,72 @@ def parse_event(
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)
     if not isinstance(decoded, dict):
         return EventProblem(uid, Problem.PAYLOAD_NOT_OBJECT, type(decoded).__name__)
-    payload = _kept(decoded)
+    assert sequence is not None  # _head returned a problem otherwise
+    return _event(uid, sequence, head, round, duration_ms, _kept(decoded), crdate)
+
+
+def read_event(
+    uid: int,
+    sequence: int | None,
+    kind: str,
+    round: int,
+    duration_ms: float | Decimal | None,
+    shape: str | None,
+    kept_text: str | bytes | None,
+    crdate: int,
+) -> Event | EventProblem:
+    """An event row whose payload the database reduced to the kept keys: the same Event or EventProblem
+    parse_event gives for the whole payload.
+
+    `shape` is what the payload is (a PayloadShape value, jobs.dialect.payload_shape) and `kept_text` the
+    JSON text of an object holding only the KEPT_KEYS the payload holds, requestedToolCalls reduced to its
+    calls' names (jobs.dialect.kept_payload; NULL unless the payload is an object).
+    """
+    head = _head(uid, sequence, kind)
+    if isinstance(head, EventProblem):
+        return head
+    try:
+        known = PayloadShape(shape if shape is not None else PayloadShape.ABSENT)
+    except ValueError:
+        raise ValueError(f"event {uid}: no payload shape {shape!r}") from None
+    if known is PayloadShape.ABSENT:
+        return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, "NULL")
+    if known is PayloadShape.INVALID:
+        return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, json.JSONDecodeError.__name__)
+    if known is not PayloadShape.OBJECT:
+        return EventProblem(uid, Problem.PAYLOAD_NOT_OBJECT, _PYTHON_TYPE[known])
+    try:
+        decoded = json.loads(kept_text) if kept_text is not None else None
+    except ValueError as error:
+        # A kept value the database took for JSON and json does not (MariaDB reads "1." as a number).
+        return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)
+    if not isinstance(decoded, dict):
+        raise ValueError(f"event {uid}: the kept payload keys are not a JSON object")
+    assert sequence is not None  # _head returned a problem otherwise
+    # _kept again: a key the query let through by mistake still stays out, and requestedToolCalls that
+    # was no list (the query writes null then) goes, as parse_event drops it.
+    return _event(uid, sequence, head, round, duration_ms, _kept(decoded), crdate)
+
+
+def _head(uid: int, sequence: int | None, kind: str) -> EventKind | EventProblem:
+    """The event's kind, or the problem its columns have before its payload is looked at."""
+    if sequence is None:
+        return EventProblem(uid, Problem.MISSING_SEQUENCE)
+    try:
+        return EventKind(kind)
+    except ValueError:
+        return EventProblem(uid, Problem.UNKNOWN_KIND, identifier(str(kind))[:64])
+
+
+def _event(
+    uid: int,
+    sequence: int,
+    kind: EventKind,
+    round: int,
+    duration_ms: float | Decimal | None,
+    payload: dict[str, Any],
+    crdate: int,
+) -> Event | EventProblem:
     duration = duration_ms
     if duration is None:
         # The column and the payload's durationMs hold the same value (DESIGN.md, "Event payloads").
@@ -141,7 +233,7 @@ def parse_event(
         if not isinstance(from_payload, int | float | Decimal) or isinstance(from_payload, bool):
             return EventProblem(uid, Problem.MISSING_DURATION)
         duration = from_payload
-    return Event(uid, sequence, event_kind, round, duration, payload, crdate)
+    return Event(uid, sequence, kind, round, duration, payload, crdate)
 
 
 def _kept(decoded: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, delete
 
 from core import schema
-from core.events import parse_event
+from core.events import read_event
 from core.measures import (
     ALL_RUNS,
     MEASURE_VERSION,
@@ -360,8 +360,15 @@ def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Ve
     streams: dict[int, list[Any]] = defaultdict(list)
     for e in q.events_of(connection, to_read):
         streams[int(e.run)].append(
-            parse_event(
-                int(e.uid), e.sequence, str(e.kind), int(e.round), e.duration_ms, e.payload, int(e.crdate)
+            read_event(
+                int(e.uid),
+                e.sequence,
+                str(e.kind),
+                int(e.round),
+                e.duration_ms,
+                e.payload_shape,
+                e.kept_payload,
+                int(e.crdate),
             )
         )
     for uid in to_read:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, case, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select, true
 from sqlalchemy.exc import DBAPIError
 
 from core import schema
@@ -300,16 +300,31 @@ def _event_problems(connection: Connection, run_uids: Collection[int], *, guarde
 
 
 def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any]:
-    """Every event of the runs, for core.saved (parse_event keeps only the keys a rule may read)."""
+    """Every event of the runs, for core.saved: its columns, `payload_shape` and `kept_payload` (only the
+    payload keys a rule may read, never the rest: core.events.read_event reads them)."""
     if not run_uids:
         return []
     e = event.c
-    query = (
-        select(e.uid, e.run, e.sequence, e.kind, e.round, e.duration_ms, e.payload, e.crdate)
-        .where(e.run.in_(list(run_uids)))
-        .order_by(e.run, e.sequence, e.uid)
-    )
-    return connection.execute(query).all()
+    name = connection.dialect.name
+
+    def query(guarded: bool) -> Select[Any]:
+        return (
+            select(
+                e.uid,
+                e.run,
+                e.sequence,
+                e.kind,
+                e.round,
+                e.duration_ms,
+                sql.payload_shape(name, e.payload, guarded=guarded).label("payload_shape"),
+                sql.kept_payload(name, e.payload, guarded=guarded).label("kept_payload"),
+                e.crdate,
+            )
+            .where(e.run.in_(list(run_uids)))
+            .order_by(e.run, e.sequence, e.uid)
+        )
+
+    return sql.read_guarded(connection, query)
 
 
 def steps_of(connection: Connection, run_uids: Collection[int]) -> dict[int, list[Step]]:

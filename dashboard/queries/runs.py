@@ -18,10 +18,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, and_, func, select
 
 from core import schema
-from core.events import Event, EventKind, EventProblem, parse_event, split_segments
+from core.events import Event, EventKind, EventProblem, read_event, split_segments
 from core.run_record import build_entries
 from dashboard.queries.common import when
 from jobs.database import reported
+from jobs.rate_queries import events_of as event_rows
 
 PAGE_SIZE = 50  # runs a page shows: a screen of the table, and the events of 50 runs are one quick query
 
@@ -186,20 +187,23 @@ def observed_later(last_write_at: int | None, now: int, window_s: int) -> str:
 
 
 def events_of(connection: Connection, run_uids: Sequence[int]) -> tuple[dict[int, tuple[Event, ...]], int]:
-    """The events of the runs, parsed by core (which keeps no argument, result or content)."""
+    """The events of the runs, read by core from the payload keys a rule may read (the database hands over
+    no argument, result or content)."""
     if not run_uids:
         return {}, 0
-    e = schema.agentrun_event.c
-    rows = connection.execute(
-        select(e.uid, e.run, e.sequence, e.kind, e.round, e.duration_ms, e.payload, e.crdate)
-        .where(e.run.in_(list(run_uids)))
-        .order_by(e.run, e.sequence, e.uid)
-    ).all()
+    rows = event_rows(connection, run_uids)
     found: dict[int, list[Event]] = defaultdict(list)
     problems = 0
     for row in rows:
-        parsed = parse_event(
-            row.uid, row.sequence, row.kind, row.round, row.duration_ms, row.payload, row.crdate
+        parsed = read_event(
+            row.uid,
+            row.sequence,
+            row.kind,
+            row.round,
+            row.duration_ms,
+            row.payload_shape,
+            row.kept_payload,
+            row.crdate,
         )
         if isinstance(parsed, EventProblem):
             problems += 1

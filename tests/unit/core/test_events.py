@@ -20,6 +20,7 @@ from core.events import (
     approved,
     identifier,
     parse_event,
+    read_event,
     requested_tools,
     split_segments,
     tool_is_error,
@@ -357,3 +358,31 @@ def test_a_segment_returned_when_its_newest_event_was_written():
 
 def test_no_events_make_no_segments():
     assert split_segments(()) == ()
+
+
+@pytest.mark.parametrize(
+    ("shape", "problem", "detail"),
+    [
+        (None, Problem.PAYLOAD_NOT_JSON, "NULL"),
+        ("absent", Problem.PAYLOAD_NOT_JSON, "NULL"),
+        ("invalid", Problem.PAYLOAD_NOT_JSON, "JSONDecodeError"),
+        ("array", Problem.PAYLOAD_NOT_OBJECT, "list"),
+        ("string", Problem.PAYLOAD_NOT_OBJECT, "str"),
+        ("integer", Problem.PAYLOAD_NOT_OBJECT, "int"),
+        ("float", Problem.PAYLOAD_NOT_OBJECT, "float"),
+        ("boolean", Problem.PAYLOAD_NOT_OBJECT, "bool"),
+        ("null", Problem.PAYLOAD_NOT_OBJECT, "NoneType"),
+    ],
+)
+def test_read_event_reports_a_payload_the_database_found_no_object_as_parse_event_does(
+    shape: str | None, problem: Problem, detail: str
+) -> None:
+    assert read_event(7, 1, "tool", 1, 1.0, shape, None, 0) == EventProblem(7, problem, detail)
+
+
+def test_read_event_drops_a_requested_tool_calls_the_database_wrote_as_null_and_any_key_not_kept() -> None:
+    kept = '{"toolName": "x", "requestedToolCalls": null, "toolResult": "never"}'
+
+    parsed = read_event(7, 1, "tool", 1, 1.0, "object", kept, 0)
+
+    assert isinstance(parsed, Event) and dict(parsed.payload) == {"toolName": "x"}
