@@ -55,8 +55,9 @@ def hour() -> int:
 
 
 def window_s() -> int:
-    """The derivation's window (RUNRECORD_WINDOW_DAYS) in seconds."""
-    return int(settings.get("window_days")) * 86_400
+    """The derivation's window (RUNRECORD_WINDOW_DAYS) in seconds; RunrecordError when it is malformed
+    (guard.show says so before a page reads it)."""
+    return settings.window_seconds()
 
 
 def version() -> common.DataVersion:

@@ -16,6 +16,7 @@ from jobs import settings
 from jobs.database import RunrecordError, one_line, parse_url, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
+DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler.JOBS names it
 
 
 class _Group(click.Group):
@@ -183,7 +184,7 @@ def _port_option(function: F) -> F:
     return click.option(
         "--port",
         type=click.IntRange(1, 65535),
-        default=lambda: int(settings.get("dashboard_port")),
+        default=None,  # read when the command runs: a malformed setting is not a malformed option
         show_default="$RUNRECORD_DASHBOARD_PORT, else 8501",
         help="Port of the dashboard on 127.0.0.1.",
     )(function)
@@ -192,10 +193,12 @@ def _port_option(function: F) -> F:
 @main.command("dashboard")
 @db_option
 @_port_option
-def dashboard_command(db_url: str, port: int) -> None:
+def dashboard_command(db_url: str, port: int | None) -> None:
     """Serve the dashboard on localhost until stopped (Ctrl-C)."""
     from jobs.demo import serve_dashboard
 
+    port = settings.dashboard_port() if port is None else port
+    settings.window_days()  # every page reads it: a malformed value stops here, not on each page
     click.echo(f"dashboard on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     sys.exit(serve_dashboard(db_url, port=port))
 
@@ -204,11 +207,17 @@ def dashboard_command(db_url: str, port: int) -> None:
 @creating_db_option
 @_port_option
 @click.option("--no-dashboard", is_flag=True, help="Build the database and run the jobs, then exit.")
-def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
+def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     """Build the demo installation when it is missing, run the jobs once, serve the dashboard and run the
     scheduler beside it."""
     from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
+    from jobs.scheduler import SchedulerConfig
 
+    # The settings first: a malformed one stops the demo before it builds or runs anything.
+    settings.window_days()
+    if not no_dashboard:
+        port = settings.dashboard_port() if port is None else port
+        SchedulerConfig.from_settings()
     url = parse_url(db_url)
     report = ensure_demo_database(url, now=parse_now(None), progress=_progress_printer())
     if report is None:
@@ -221,6 +230,7 @@ def demo_command(db_url: str, port: int, no_dashboard: bool) -> None:
     prepare_demo(url, say=click.echo)
     if no_dashboard:
         return
+    assert port is not None  # read above
     click.echo(f"dashboard on http://127.0.0.1:{port}/ with the scheduler beside it (Ctrl-C stops both)")
     sys.exit(serve_demo(db_url, port=port, say=click.echo))
 
@@ -282,7 +292,7 @@ def _show_conversation(
 @click.option(
     "--window-days",
     type=click.IntRange(min=1),
-    default=lambda: int(settings.get("window_days")),
+    default=None,  # read when the command runs: a malformed setting is not a malformed option
     show_default="$RUNRECORD_WINDOW_DAYS, else 7",
     help="Days after a write during which human changes count (003_…, 'A window').",
 )
@@ -295,25 +305,45 @@ def _show_conversation(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def derive_outcomes_command(
-    db_url: str, now_text: str | None, window_days: int, batch_size: int, as_json: bool
+    db_url: str, now_text: str | None, window_days: int | None, batch_size: int, as_json: bool
 ) -> None:
     """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
-    from jobs.database import make_engine
-    from jobs.derive import derive_outcomes, summary_lines
+    from jobs.database import describe, make_engine
+    from jobs.derive import Summary, derive_outcomes, summary_lines
+    from jobs.job_log import JobResult, Status, execute
 
+    now = int(parse_now(now_text).timestamp())
+    window_s = (settings.window_days() if window_days is None else window_days) * settings.DAY_S
     engine = make_engine(db_url)
     bar = _DeriveProgressBar()
-    try:
-        summary = derive_outcomes(
-            engine,
-            now=int(parse_now(now_text).timestamp()),
-            window_s=window_days * 86_400,
-            batch_size=batch_size,
-            progress=bar.update if sys.stderr.isatty() else None,
+    summaries: list[Summary] = []
+
+    def derive() -> JobResult:
+        summaries.append(
+            derive_outcomes(
+                engine,
+                now=now,
+                window_s=window_s,
+                batch_size=batch_size,
+                progress=bar.update if sys.stderr.isatty() else None,
+            )
         )
+        done = summaries[-1]  # the result worded as jobs.derive.run_job words the scheduler's executions
+        message = (
+            f"{done.runs_derived:,} runs and {done.writes_derived:,} writes derived, "
+            f"{done.runs_inside_window:,} runs still inside their window"
+            + ("; stopped after a batch" if done.stopped else "")
+        )
+        return JobResult(processed=done.writes_derived, failed=0, message=message)
+
+    try:
+        execution = execute(engine, DERIVE_JOB, derive)
     finally:
         bar.close()
         engine.dispose()
+    if execution.status is not Status.OK:
+        raise RunrecordError(f"{DERIVE_JOB} on {describe(engine.url)} failed: {execution.result.message}")
+    summary = summaries[-1]
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
@@ -352,7 +382,7 @@ def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool
     from jobs.job_log import JobResult, Status, execute
 
     now = parse_now(now_text)
-    window_s = watch.window_from_settings()
+    window_s = settings.window_seconds()
     engine = make_engine(db_url)
     readings = []
 
@@ -432,7 +462,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
-    window_s = measure.window_from_settings()
+    window_s = settings.window_seconds()
     chosen = Grain(grain)
     engine = make_engine(db_url)
     summaries: list[measure.Summary] = []
@@ -546,7 +576,7 @@ def compare_command(
 ) -> None:
     """METRIC before and after a date: both sides with Wilson intervals, the difference, the test."""
     from core.measures import Grain, parse_group, parse_metric
-    from jobs import measure, releases
+    from jobs import releases
     from jobs.database import make_engine
 
     chosen = parse_metric(metric)
@@ -570,7 +600,7 @@ def compare_command(
             group=group,
             grain=Grain(grain),
             now=int(parse_now(now_text).timestamp()),
-            window_s=measure.window_from_settings(),
+            window_s=settings.window_seconds(),
         )
     finally:
         engine.dispose()
@@ -578,10 +608,6 @@ def compare_command(
         click.echo(json.dumps(releases.comparison_json(report), indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(releases.comparison_text(report)))
-
-
-if __name__ == "__main__":
-    main()
 
 
 @main.command("hash-password")
@@ -603,3 +629,7 @@ def hash_password_command(password_stdin: bool) -> None:
     stored = hash_password(password)
     click.echo(stored)
     click.echo(f"export RUNRECORD_ADMIN_PASSWORD_HASH='{stored}'", err=True)
+
+
+if __name__ == "__main__":  # the last statement: a command defined below it would be missing
+    main()

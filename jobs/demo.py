@@ -20,7 +20,7 @@ from core.schema import REQUIRED_UPSTREAM
 from jobs import scheduler, settings
 from jobs.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
 from jobs.installation.generate import GenerateReport, Progress, default_manifest, generate
-from jobs.job_log import run_logged
+from jobs.job_log import Status, run_logged
 from jobs.passwords import hash_password, one_time_password
 from jobs.releases import add_release
 from jobs.scheduler import JOBS
@@ -63,7 +63,8 @@ def ensure_demo_database(
 
 
 def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
-    """Bring our tables to the newest revision, mark the planted release, and run every job once."""
+    """Bring our tables to the newest revision, mark the planted release, and run every job once;
+    RunrecordError naming the jobs that failed, after all have run."""
     engine = make_engine(url)
     try:
         upgrade_ours(engine)
@@ -76,10 +77,15 @@ def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
     finally:
         engine.dispose()
     target = url.render_as_string(hide_password=False)
+    failed = []
     for job, reference in JOBS.items():
         execution = run_logged(job, reference, target)
         seconds = execution.duration_ms / 1000
         say(f"{job}: {execution.status.value} in {seconds:.1f} s: {execution.result.message}")
+        if execution.status is not Status.OK:
+            failed.append(job)
+    if failed:
+        raise RunrecordError(f"the demo's jobs did not all finish ok: {', '.join(failed)} failed (see above)")
 
 
 def serve_demo(db_url: str, *, port: int, say: Callable[[str], None]) -> int:

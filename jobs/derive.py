@@ -481,7 +481,7 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
         summary = derive_outcomes(
             engine,
             now=int((now or datetime.now(UTC)).timestamp()),
-            window_s=int(settings.get("window_days")) * DAY_S,
+            window_s=settings.window_seconds(),
             stop=stop_requested,
         )
     finally:

@@ -130,7 +130,7 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
         summary = measure_rates(
             engine,
             now=int((now or datetime.now(UTC)).timestamp()),
-            window_s=window_from_settings(),
+            window_s=settings.window_seconds(),
             grains=(Grain.WEEK, Grain.DAY),
         )
     finally:
@@ -144,14 +144,6 @@ def result_of(summary: Summary) -> JobResult:
     return JobResult(
         processed=summary.conversations + summary.unnamed_runs, failed=0, message=result_line(summary)
     )
-
-
-def window_from_settings() -> int:
-    """RUNRECORD_WINDOW_DAYS in seconds; RunrecordError when it is not a whole number of days, at least 1."""
-    text = settings.get("window_days")
-    if not text.strip().isdigit() or int(text) < 1:
-        raise RunrecordError(f"RUNRECORD_WINDOW_DAYS={text!r} is not a whole number of days, at least 1")
-    return int(text) * 86_400
 
 
 def measure_rates(

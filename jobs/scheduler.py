@@ -67,7 +67,7 @@ RUN_LOGGED = "jobs.job_log:run_scheduled"
 LEASE_NAME = "scheduler"
 AFTER = "after "  # a schedule "after JOB": run when JOB has finished without an error
 WORKERS = 3  # one per job: the three may overlap, none with itself (max_instances=1)
-MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
+MIN_LEASE_S = settings.MIN_LEASE_S  # renewed every third of it, so not more than once a second
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,8 @@ class SchedulerConfig:
         config = cls(
             jobs=tuple(JobSpec(n, t, settings.get(SCHEDULE_SETTINGS[n]).strip()) for n, t in JOBS.items()),
             timezone=parse_timezone(settings.get("scheduler_timezone")),
-            misfire_grace_s=_int_setting("misfire_grace_s", minimum=1),
-            lease_s=_int_setting("lease_s", minimum=MIN_LEASE_S),
+            misfire_grace_s=settings.misfire_grace_seconds(),
+            lease_s=settings.lease_seconds(),
         )
         config.check()
         return config
@@ -130,18 +130,6 @@ class SchedulerConfig:
         return self.lease_s / 3
 
 
-def _int_setting(name: str, *, minimum: int) -> int:
-    value = settings.get(name)
-    variable = next(setting.env for setting in settings.SETTINGS if setting.name == name)
-    try:
-        number = int(value)
-    except ValueError as error:
-        raise RunrecordError(f"{variable}={value!r} is not a whole number") from error
-    if number < minimum:
-        raise RunrecordError(f"{variable}={value!r} is too small: at least {minimum}")
-    return number
-
-
 # --- triggers -----------------------------------------------------------------------------------------------
 
 # crontab counts weekdays from Sunday = 0 (and 7); APScheduler 3 from Monday = 0. Names mean the same to both.
@@ -149,12 +137,24 @@ _CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 
 def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") -> CronTrigger:
-    """A CronTrigger that fires when crontab would (minute hour day month weekday, weekday 0/7 = Sunday)."""
+    """A CronTrigger that fires when crontab would (minute hour day month weekday, weekday 0/7 = Sunday).
+
+    An expression that restricts both the day of the month and the weekday is refused: crontab runs it on
+    either day, a CronTrigger only on a day that is both. A field beginning with "*" does not restrict, as
+    in crontab ("*/2" neither), and then both read it alike.
+    """
     fields = expression.split()
+    setting = SCHEDULE_SETTINGS.get(job)
+    named = job if setting is None else f"{job} ({settings.variable(setting)})"
     try:
         if len(fields) != 5:
             raise ValueError(f"it has {len(fields)} fields, not 5 (minute hour day month weekday)")
         minute, hour, day, month, weekday = fields
+        if not day.startswith("*") and not weekday.startswith("*"):
+            raise RunrecordError(
+                f"the schedule of {named}, {expression!r}, restricts both the day of the month and the "
+                "weekday, which crontab runs on either day and this scheduler cannot: make one of them *"
+            )
         return CronTrigger(
             minute=minute,
             hour=hour,
@@ -165,7 +165,7 @@ def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") 
         )
     except ValueError as error:
         raise RunrecordError(
-            f"the schedule of {job}, {expression!r}, is not a crontab expression: {one_line(error)}"
+            f"the schedule of {named}, {expression!r}, is not a crontab expression: {one_line(error)}"
         ) from error
 
 

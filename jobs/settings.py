@@ -1,7 +1,9 @@
 """The settings registry: every option runrecord reads, with its default and help text.
 
 Read once at the edge (the command line); core receives plain arguments. A test checks that the README
-documents every setting listed here.
+documents every setting listed here. A numeric setting is read through its reader below (`window_days`,
+`dashboard_port`, …), never with int() on `get`: a malformed value is one RunrecordError naming the variable
+and its value.
 """
 
 from __future__ import annotations
@@ -10,7 +12,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs.database import RunrecordError
+
 DEMO_DATABASE = Path("data") / "demo.sqlite"
+DAY_S = 86_400
+MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,8 @@ SETTINGS: tuple[Setting, ...] = (
         "RUNRECORD_DERIVE_CRON",
         "30 2 * * *",
         "When the scheduler runs derive-outcomes: a crontab expression (minute hour day month weekday; "
-        "weekday 0 or 7 is Sunday) in the scheduler's time zone.",
+        "weekday 0 or 7 is Sunday) in the scheduler's time zone. Any job's expression restricts the day "
+        "of the month or the weekday, not both (crontab runs such an expression on either day).",
     ),
     Setting(
         "measure_cron",
@@ -112,3 +119,45 @@ def get(name: str) -> str:
     """The value of a setting: its environment variable when set and not empty, else its default."""
     setting = _BY_NAME[name]
     return os.environ.get(setting.env) or setting.default
+
+
+def variable(name: str) -> str:
+    """The environment variable of a setting."""
+    return _BY_NAME[name].env
+
+
+def whole_number(name: str, *, what: str, minimum: int, maximum: int | None = None) -> int:
+    """A setting that is a whole number from `minimum` (to `maximum`); RunrecordError naming the variable and
+    its value when it is not one (`what` it should be: "a whole number of days")."""
+    text = get(name)
+    digits = text.strip()
+    number = int(digits) if digits.isascii() and digits.isdigit() else None
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        bounds = f"at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise RunrecordError(f"{variable(name)}={text!r} is not {what}, {bounds}")
+    return number
+
+
+def window_days() -> int:
+    """RUNRECORD_WINDOW_DAYS: days after an AI write during which human changes count; at least 1."""
+    return whole_number("window_days", what="a whole number of days", minimum=1)
+
+
+def window_seconds() -> int:
+    """RUNRECORD_WINDOW_DAYS in seconds."""
+    return window_days() * DAY_S
+
+
+def dashboard_port() -> int:
+    """RUNRECORD_DASHBOARD_PORT: a TCP port, 1 to 65535."""
+    return whole_number("dashboard_port", what="a port number", minimum=1, maximum=65_535)
+
+
+def misfire_grace_seconds() -> int:
+    """RUNRECORD_MISFIRE_GRACE_SECONDS: at least 1."""
+    return whole_number("misfire_grace_s", what="a whole number of seconds", minimum=1)
+
+
+def lease_seconds() -> int:
+    """RUNRECORD_SCHEDULER_LEASE_SECONDS: at least MIN_LEASE_S."""
+    return whole_number("lease_s", what="a whole number of seconds", minimum=MIN_LEASE_S)

@@ -16,7 +16,7 @@ from core import health as rules
 from core.schema import agentrun_event, conversation, sys_history, write_outcome
 from core.schema import health as health_table
 from jobs import settings
-from jobs.database import RunrecordError, make_engine
+from jobs.database import make_engine
 from jobs.job_log import JobResult
 
 JOB = "watch-conversations"
@@ -28,18 +28,10 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     """The job callable (contract: jobs.job_log): one health reading of the database, stored."""
     engine = make_engine(db_url)
     try:
-        reading = watch(engine, now=now or datetime.now(UTC), window_s=window_from_settings())
+        reading = watch(engine, now=now or datetime.now(UTC), window_s=settings.window_seconds())
     finally:
         engine.dispose()
     return result_of(reading)
-
-
-def window_from_settings() -> int:
-    """The derivation's window in seconds, as the settings give it in days; RunrecordError if malformed."""
-    text = settings.get("window_days")
-    if not text.strip().isdigit() or int(text) < 1:
-        raise RunrecordError(f"RUNRECORD_WINDOW_DAYS={text!r} is not a whole number of days, at least 1")
-    return int(text) * 86_400
 
 
 def watch(engine: Engine, *, now: datetime, window_s: int) -> rules.Health:

@@ -1,8 +1,8 @@
 """The first thing every page shows when it cannot go on: no database, no tables, tables missing, a failure.
 
-`show` returns the data version when the page can read the tables it needs; otherwise it explains what to
-do, in one clear message, and returns None. `reading` turns a database error inside a page into one line,
-never a traceback.
+`show` returns the data version when the settings are well-formed and the page can read the tables it needs;
+otherwise it explains what to do, in one clear message, and returns None. `reading` turns a database error
+inside a page into one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ NO_TABLES = "This database has none of the tables runrecord reads. Run `runrecor
 
 
 def show(needed: Iterable[str], *, key: str) -> DataVersion | None:
-    """The data version, or None after saying why the page cannot be shown (the database or its tables)."""
+    """The data version, or None after saying why the page cannot be shown (a malformed setting, the database
+    or its tables)."""
+    try:
+        state.window_s()
+    except RunrecordError as error:
+        st.error(f"A setting is malformed: {error}. Correct it and start the dashboard again.")
+        return None
     try:
         path = sqlite_path(parse_url(state.db_url()))
         if path is not None and not path.is_file():

@@ -222,6 +222,22 @@ def _write_summary(
     manifest.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _check_manifest(manifest: Path) -> None:
+    """The manifest can be written where it is to go; RunrecordError, before anything is written, if not."""
+    folder = manifest.parent
+    if not folder.exists():
+        problem = f"{folder} does not exist"
+    elif not folder.is_dir():
+        problem = f"{folder} is not a directory"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"{folder} is not writable"
+    elif manifest.is_dir():
+        problem = "it is a directory"
+    else:
+        return
+    raise RunrecordError(f"cannot write the manifest {manifest}: {problem}")
+
+
 def _runs_file(manifest: Path) -> Path:
     return manifest.with_name(manifest.name.removesuffix(".json") + ".runs.jsonl")
 
@@ -231,6 +247,7 @@ def _manifest_writer(manifest: Path | None) -> Iterator[IO[str] | None]:
     if manifest is None:
         yield None
         return
+    _check_manifest(manifest)  # entered after the target was found usable, before anything is written
     runs_file = _runs_file(manifest)
     partial = runs_file.with_name(runs_file.name + ".partial")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,7 +20,8 @@ from click.testing import Result
 from sqlalchemy import func, select
 
 from core import schema
-from jobs.database import make_engine
+from jobs import demo
+from jobs.database import make_engine, parse_url, sqlite_path
 from jobs.demo import oidc_configured, sign_in
 from jobs.passwords import verify_password
 from jobs.scheduler import JOBS
@@ -62,6 +64,33 @@ def test_demo_builds_the_embedded_database_once_under_data(
     assert (tmp_path / "data" / "demo.sqlite").stat().st_size > 0
     assert (tmp_path / "data" / "demo.manifest.json").exists()
     assert second.exit_code == 0 and "using the demo installation" in second.output
+
+
+def test_a_job_that_fails_fails_the_demo_in_one_line_naming_it_and_no_dashboard_is_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result], demo_db_url: str
+) -> None:
+    source = sqlite_path(parse_url(demo_db_url))
+    assert source is not None
+    copy = tmp_path / "demo.sqlite"
+    shutil.copyfile(source, copy)
+    monkeypatch.setattr(demo, "JOBS", {**JOBS, "measure-rates": "jobs.nowhere:run_job"})
+    served: list[int] = []
+
+    def serve(_db_url: str, *, port: int, say: object) -> int:
+        served.append(port)
+        return 0
+
+    monkeypatch.setattr(demo, "serve_demo", serve)
+
+    result = run_cli("demo", "--db", f"sqlite:///{copy}")
+
+    assert result.exit_code == 1
+    assert "derive-outcomes: ok" in result.stdout and "measure-rates: failed" in result.stdout
+    assert "watch-conversations: ok" in result.stdout  # every job runs before the demo gives up
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("runrecord: error: ") and "measure-rates failed" in result.stderr
+    assert "derive-outcomes" not in result.stderr and served == []
+    assert "dashboard on" not in result.stdout
 
 
 def test_the_demo_refuses_a_database_that_is_not_a_sqlite_file(run_cli: Callable[..., Result]) -> None:

@@ -22,7 +22,7 @@ from core import schema
 from core.outcomes import RULE_VERSION
 from core.outcomes import Action as CoreAction
 from jobs import outcome_queries as q
-from jobs.database import make_engine
+from jobs.database import RunrecordError, make_engine
 from jobs.derive import Summary, derive_outcomes
 from jobs.dialect import fields_of
 from jobs.installation.builder import Action, Installation, Record
@@ -899,6 +899,44 @@ def test_the_command_refuses_bad_options_in_one_line(
 
     assert result.exit_code != 0
     assert "Traceback" not in result.output + result.stderr
+
+
+def test_the_command_records_its_run_in_the_job_log_as_the_scheduler_does(
+    installation_url: str, installation_engine: Engine, run_cli: Callable[..., Result]
+) -> None:
+    with installation(installation_engine) as site:
+        a_write(site, a_page(site))
+        a_write(site, a_page(site, "Neu"), at=NOW - DAY)
+
+    result = run_cli("derive-outcomes", "--db", installation_url, "--now", iso(NOW))
+
+    assert result.exit_code == 0, result.stderr
+    with installation_engine.connect() as connection:
+        [row] = connection.execute(select(schema.job_run)).mappings().all()
+    assert (row["job"], row["status"], row["processed"], row["failed"]) == ("derive-outcomes", "ok", 1, 0)
+    assert row["message"] == "1 runs and 1 writes derived, 1 runs still inside their window"
+    assert row["finished"] >= row["started"] and row["duration_ms"] >= 0
+
+
+def test_a_command_that_fails_is_recorded_as_failed_and_said_in_one_line(
+    installation_url: str,
+    installation_engine: Engine,
+    run_cli: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_args: object, **_kwargs: object) -> Summary:
+        raise RunrecordError("the batch could not be read")
+
+    monkeypatch.setattr("jobs.derive.derive_outcomes", broken)
+
+    result = run_cli("derive-outcomes", "--db", installation_url, "--now", iso(NOW))
+
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "derive-outcomes" in result.stderr
+    assert result.stderr.rstrip().endswith("failed: the batch could not be read")
+    with installation_engine.connect() as connection:
+        rows = connection.execute(select(schema.job_run.c.job, schema.job_run.c.status)).all()
+    assert [tuple(r) for r in rows] == [("derive-outcomes", "failed")]
 
 
 # --- done when: the demo reads back as the generator planted it ---------------------------------------------

@@ -220,6 +220,32 @@ def test_generate_on_bad_targets_fails_in_one_line_and_leaves_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [("nodir/m.json", "does not exist"), ("a-file/m.json", "is not a directory"), (".", "is a directory")],
+)
+def test_a_manifest_that_cannot_be_written_fails_in_one_line_before_anything_is_written(
+    where: str, expected: str, empty_db_url: str, tmp_path: Path, run_cli: Callable
+) -> None:
+    (tmp_path / "a-file").write_text("a file where a directory should be")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    manifest = tmp_path / where
+
+    result = run_cli("generate", "--db", empty_db_url, "--conversations", "5", "--manifest", str(manifest))
+
+    assert result.exit_code != 0
+    assert result.stderr.startswith("runrecord: error:") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    engine = make_engine(empty_db_url)
+    with engine.connect() as connection:
+        assert inspect(connection).get_table_names() == []
+    engine.dispose()
+    if expected != "is a directory":  # an existing directory: click refuses the option itself (exit 2)
+        assert result.exit_code == 1 and f"cannot write the manifest {manifest}: " in result.stderr
+        assert expected in result.stderr
+
+
 def test_generate_refuses_a_database_with_half_the_upstream_tables(
     empty_db_url: str, run_cli: Callable
 ) -> None:

@@ -54,6 +54,50 @@ def test_a_malformed_crontab_expression_fails_in_one_line_naming_the_job(express
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize("expression", ["0 0 13 * 5", "0 0 1,15 * mon-fri", "0 0 1-7 * 1"])
+def test_an_expression_restricting_both_the_day_of_month_and_the_weekday_is_refused_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, expression: str
+) -> None:
+    monkeypatch.setenv("RUNRECORD_DERIVE_CRON", expression)
+
+    with pytest.raises(RunrecordError, match="restricts both the day of the month and the weekday") as raised:
+        SchedulerConfig.from_settings()
+
+    assert "RUNRECORD_DERIVE_CRON" in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "first_runs"),
+    [
+        ("0 0 13 * *", [datetime(2027, 1, 13, tzinfo=UTC_ZONE), datetime(2027, 2, 13, tzinfo=UTC_ZONE)]),
+        ("0 0 * * 5", [datetime(2027, 1, 8, tzinfo=UTC_ZONE), datetime(2027, 1, 15, tzinfo=UTC_ZONE)]),
+        # a field beginning with * does not restrict, as in crontab: both must match
+        ("0 0 */2 * 5", [datetime(2027, 1, 15, tzinfo=UTC_ZONE), datetime(2027, 1, 29, tzinfo=UTC_ZONE)]),
+    ],
+)
+def test_an_expression_restricting_the_day_of_month_or_the_weekday_runs_when_crontab_would(
+    expression: str, first_runs: list[datetime]
+) -> None:
+    trigger = crontab_trigger(expression, UTC_ZONE, job="derive-outcomes")
+
+    first = trigger.get_next_fire_time(None, MONDAY)
+    assert first is not None
+    second = trigger.get_next_fire_time(first, first + timedelta(minutes=1))
+
+    assert [first, second] == first_runs
+
+
+def test_dry_run_refuses_a_schedule_crontab_would_read_otherwise_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]
+) -> None:
+    monkeypatch.setenv("RUNRECORD_DERIVE_CRON", "0 0 13 * 5")
+
+    result = run_cli("scheduler", "--db", "sqlite:///nowhere/at/all.sqlite", "--dry-run")
+
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "RUNRECORD_DERIVE_CRON" in result.stderr
+
+
 def test_a_crontab_expression_is_read_in_the_configured_time_zone() -> None:
     trigger = crontab_trigger("30 2 * * *", ZoneInfo("Europe/Berlin"))
 

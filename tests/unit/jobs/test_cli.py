@@ -1,0 +1,126 @@
+"""The command line as a whole: every command reachable, and a malformed setting reported as the
+environment's fault (one line naming the variable, exit code 1), not as a malformed option."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from jobs import demo
+from jobs.cli import main
+from tests.conftest import REPO_ROOT
+
+
+def test_every_command_of_the_group_is_reachable_when_run_as_a_module() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    commands = {line.split()[0] for line in listed.split("Commands:")[1].splitlines() if line.strip()}
+    assert commands == set(main.commands)
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> str:
+    """An existing (empty) SQLite file: the commands get past --db and read their settings."""
+    path = tmp_path / "existing.sqlite"
+    path.touch()
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def no_server(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ports `runrecord dashboard` and `runrecord demo` would have served on; nothing is served."""
+    served: list[int] = []
+
+    def serve(_db_url: str, *, port: int, say: object = None) -> int:
+        served.append(port)
+        return 0
+
+    monkeypatch.setattr(demo, "serve_dashboard", serve)
+    monkeypatch.setattr(demo, "serve_demo", serve)
+    return served
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "command"),
+    [
+        ("RUNRECORD_WINDOW_DAYS", "abc", ("derive-outcomes",)),
+        ("RUNRECORD_WINDOW_DAYS", "0", ("derive-outcomes",)),
+        ("RUNRECORD_WINDOW_DAYS", "abc", ("measure-rates",)),
+        ("RUNRECORD_WINDOW_DAYS", "abc", ("watch-conversations",)),
+        ("RUNRECORD_WINDOW_DAYS", "abc", ("compare", "edited_rate", "--at", "2026-11-02")),
+        ("RUNRECORD_WINDOW_DAYS", "abc", ("dashboard",)),
+        ("RUNRECORD_DASHBOARD_PORT", "abc", ("dashboard",)),
+        ("RUNRECORD_DASHBOARD_PORT", "0", ("dashboard",)),
+        ("RUNRECORD_MISFIRE_GRACE_SECONDS", "soon", ("scheduler", "--dry-run")),
+    ],
+    ids=lambda part: " ".join(part) if isinstance(part, tuple) else part,
+)
+def test_a_malformed_setting_is_one_line_naming_the_variable_and_exit_code_1(
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., Result],
+    database: str,
+    no_server: list[int],
+    variable: str,
+    value: str,
+    command: tuple[str, ...],
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    result = run_cli(*command, "--db", database)
+
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"runrecord: error: {variable}={value!r} is not ")
+    assert result.stdout == "" and no_server == []
+
+
+@pytest.mark.parametrize(
+    ("malformed", "args"),
+    [("RUNRECORD_DASHBOARD_PORT", ()), ("RUNRECORD_WINDOW_DAYS", ("--no-dashboard",))],
+)
+def test_the_demo_checks_its_settings_before_it_builds_anything(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    run_cli: Callable[..., Result],
+    no_server: list[int],
+    malformed: str,
+    args: tuple[str, ...],
+) -> None:
+    monkeypatch.setenv(malformed, "abc")
+
+    result = run_cli("demo", *args, "--db", f"sqlite:///{tmp_path / 'data' / 'demo.sqlite'}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"runrecord: error: {malformed}='abc' is not ")
+    assert list(tmp_path.iterdir()) == [] and no_server == []
+
+
+def test_an_option_given_is_used_and_the_setting_it_replaces_is_not_read(
+    monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result], database: str, no_server: list[int]
+) -> None:
+    monkeypatch.setenv("RUNRECORD_DASHBOARD_PORT", "abc")
+
+    result = run_cli("dashboard", "--db", database, "--port", "8502")
+
+    assert result.exit_code == 0, result.output
+    assert no_server == [8502]
+
+
+def test_a_malformed_port_option_is_still_a_usage_error(
+    run_cli: Callable[..., Result], database: str, no_server: list[int]
+) -> None:
+    result = run_cli("dashboard", "--db", database, "--port", "0")
+
+    assert result.exit_code == 2 and "--port" in result.stderr and no_server == []

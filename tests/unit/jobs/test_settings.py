@@ -1,0 +1,101 @@
+"""Numeric settings: each is read through one validated reader; a malformed value is one error line that
+names the variable and its value, never a traceback."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from jobs import job_log, settings
+from jobs.database import RunrecordError
+from jobs.scheduler import JOBS
+from tests.conftest import REPO_ROOT
+
+READERS: dict[str, tuple[str, Callable[[], int]]] = {
+    "window": ("RUNRECORD_WINDOW_DAYS", settings.window_days),
+    "port": ("RUNRECORD_DASHBOARD_PORT", settings.dashboard_port),
+    "grace": ("RUNRECORD_MISFIRE_GRACE_SECONDS", settings.misfire_grace_seconds),
+    "lease": ("RUNRECORD_SCHEDULER_LEASE_SECONDS", settings.lease_seconds),
+}
+
+
+@pytest.mark.parametrize(
+    ("reader", "value"),
+    [
+        ("window", "abc"),
+        ("window", "0"),
+        ("window", "-1"),
+        ("window", "1.5"),
+        ("window", "²"),
+        ("port", "abc"),
+        ("port", "0"),
+        ("port", "65536"),
+        ("grace", "soon"),
+        ("grace", "0"),
+        ("lease", "2"),
+    ],
+)
+def test_a_malformed_numeric_setting_is_one_error_line_naming_the_variable_and_its_value(
+    monkeypatch: pytest.MonkeyPatch, reader: str, value: str
+) -> None:
+    variable, read = READERS[reader]
+    monkeypatch.setenv(variable, value)
+
+    with pytest.raises(RunrecordError) as raised:
+        read()
+
+    assert str(raised.value).startswith(f"{variable}={value!r} is not ")
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_an_unset_or_empty_numeric_setting_reads_its_default(
+    monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    variable, read = READERS[reader]
+    default = next(int(setting.default) for setting in settings.SETTINGS if setting.env == variable)
+    monkeypatch.delenv(variable, raising=False)
+    unset = read()
+    monkeypatch.setenv(variable, "")
+
+    assert (unset, read()) == (default, default)
+
+
+def test_the_window_in_seconds_is_the_window_in_days(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNRECORD_WINDOW_DAYS", " 3 ")
+
+    assert (settings.window_days(), settings.window_seconds()) == (3, 3 * 86_400)
+
+
+def test_no_module_reads_a_setting_with_int_or_float_around_settings_get() -> None:
+    unvalidated = []
+    for path in sorted([*REPO_ROOT.glob("jobs/**/*.py"), *REPO_ROOT.glob("dashboard/**/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("int", "float")
+                and any("settings.get(" in ast.unparse(argument) for argument in node.args)
+            ):
+                unvalidated.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
+
+    assert unvalidated == []
+
+
+@pytest.mark.parametrize("target", sorted(JOBS.values()))
+def test_every_scheduled_job_fails_on_a_malformed_window_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, target: str
+) -> None:
+    monkeypatch.setenv("RUNRECORD_WINDOW_DAYS", "abc")
+    database = tmp_path / "installation.sqlite"
+
+    with pytest.raises(RunrecordError) as raised:
+        job_log.resolve(target)(f"sqlite:///{database}")
+
+    assert job_log.failure_line(raised.value) == (
+        "RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, at least 1"
+    )
+    assert not database.exists()
