@@ -40,18 +40,20 @@ class UnreadableMessage:
     reason: str
 
 
+_ROLES = {member.value: member for member in Role}
+_NOTICES = {member.value: member for member in Notice}
+
+
 def read_message(sorting: int, payload: object) -> TranscriptMessage | UnreadableMessage:
     """A stored payload as a message; a multimodal content keeps its text parts, an unknown notice is none."""
     if not isinstance(payload, Mapping):
         return UnreadableMessage(sorting, "payload is not an object")
     stored_role = payload.get("role")
-    if stored_role not in {member.value for member in Role}:
+    role = _ROLES.get(stored_role) if isinstance(stored_role, str) else None
+    if role is None:
         return UnreadableMessage(sorting, "role is not user, assistant or tool")
-    role = Role(stored_role)
-    notice: Notice | None = None
     stored_notice = payload.get("notice")
-    if isinstance(stored_notice, str) and stored_notice in {member.value for member in Notice}:
-        notice = Notice(stored_notice)
+    notice = _NOTICES.get(stored_notice) if isinstance(stored_notice, str) else None
     run_uuid = payload.get("runUuid")
     segment = payload.get("segment")
     notice_args = payload.get("noticeArgs")
