@@ -164,6 +164,17 @@ def is_due(last_write_at: int, now: int, window_s: int) -> bool:
     return now > window_closes_at(last_write_at, window_s)
 
 
+# tx_nrllm_agentrun.status values of a run that has ended (DOMAIN.md). DESIGN.md rule 1 waits for the
+# window of the run's LAST write: a run still queued, running or waiting for an approval or an answer may
+# write again, so its writes so far are not its last, however old they are.
+FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def is_finished(status: str | None) -> bool:
+    """The run has ended (completed, failed or cancelled): it writes nothing more."""
+    return status in FINISHED_STATUSES
+
+
 def run_outcome(outcomes: Iterable[CallOutcome]) -> CallOutcome:
     """A run's outcome is its worst write's: DISCARDED > EDITED > UNKNOWN > ACCEPTED_UNCHANGED."""
     worst = max(outcomes, key=PRECEDENCE.index, default=None)

@@ -42,6 +42,7 @@ from core.outcomes import (
     check_window,
     classify_write,
     is_due,
+    is_finished,
     run_outcome,
     unreadable_target,
 )
@@ -81,6 +82,7 @@ class Summary:
     runs_due: int = 0  # counted before the first batch
     runs_inside_window: int = 0  # runs with writes whose last write's window has not closed yet
     runs_without_uuid: int = 0  # reported and skipped: no correlation id to attach an outcome to
+    runs_unfinished: int = 0  # past the window of their writes so far, but still running or waiting
     runs_derived_elsewhere: int = 0  # a concurrent process inserted their rows first
     mirrored: int = 0  # observed rows written to tx_nrllm_call_outcome
     not_mirrored: int = 0  # the correlation id already had an observed row there (nr-llm's own deriver)
@@ -108,6 +110,7 @@ class Summary:
                 "by_outcome": {name: self.runs_by_outcome[name] for name in outcomes},
                 "inside_window": self.runs_inside_window,
                 "without_uuid": self.runs_without_uuid,
+                "unfinished": self.runs_unfinished,
                 "derived_elsewhere": self.runs_derived_elsewhere,
             },
             "writes": {
@@ -222,7 +225,11 @@ def _derive(
     catalog: q.TableCatalog,
 ) -> list[_Derived]:
     window_s = summary.window_s
-    runs = [run for run in page if run.uuid and is_due(run.last_write_at, summary.now, window_s)]
+    runs = [
+        run
+        for run in page
+        if run.uuid and is_finished(run.status) and is_due(run.last_write_at, summary.now, window_s)
+    ]
     return _classify(_load(connection, runs, catalog, window_s), oldest, window_s)
 
 
@@ -416,6 +423,7 @@ def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple
 
 def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], saved: _Saved) -> None:
     summary.runs_without_uuid += sum(1 for run in page if not run.uuid)
+    summary.runs_unfinished += sum(1 for run in page if run.uuid and not is_finished(run.status))
     summary.mirrored += saved.mirrored
     summary.not_mirrored += saved.not_mirrored
     for item in derived:
@@ -460,6 +468,7 @@ def summary_lines(summary: Summary) -> list[str]:
         f"  edited writes by scope: {counts(summary.edit_scope, [s.value for s in EditScope])}",
         f"  runs still inside their window: {summary.runs_inside_window:,}",
         f"  runs skipped without uuid: {summary.runs_without_uuid:,}",
+        f"  runs not finished yet (running or waiting; derived once they end): {summary.runs_unfinished:,}",
     ]
     if summary.runs_derived_elsewhere:
         lines.append(f"  runs derived meanwhile by another process: {summary.runs_derived_elsewhere:,}")

@@ -53,7 +53,7 @@ from sqlalchemy.sql.expression import ColumnClause, FromClause
 from sqlalchemy.types import TypeEngine
 
 from core import schema
-from core.outcomes import CallOutcome, HistoryRow, Presence
+from core.outcomes import FINISHED_STATUSES, CallOutcome, HistoryRow, Presence
 from jobs import dialect as sql
 
 # --- the write targets of every tool_write event -----------------------------------------------------------
@@ -181,14 +181,17 @@ class DueRun:
     configuration_identifier: str
     last_write_at: int
     writes: int
+    status: str | None = None  # tx_nrllm_agentrun.status; None: the run row is gone
 
 
 @dataclass(frozen=True)
 class Pending:
-    """Runs with writes and no observed outcome: those due now, and those still inside their window."""
+    """Runs with writes and no observed outcome: those due now, those still inside their window, and those
+    past it that have not finished (they may still write; core.outcomes.is_finished)."""
 
     due: int
     inside_window: int
+    unfinished: int = 0
 
 
 def _answered(run_uid: ColumnElement[int], *, dialect: str | None = None) -> ColumnElement[bool]:
@@ -205,18 +208,26 @@ def _answered(run_uid: ColumnElement[int], *, dialect: str | None = None) -> Col
 
 
 def pending(connection: Connection, *, cutoff: int) -> Pending:
-    """How many unanswered runs are due (last write before cutoff) and how many still wait for it."""
-    w = write_target
+    """How many unanswered runs are due (last write before cutoff, finished or gone), how many still wait for
+    their window, and how many are past it but not finished."""
+    w, run = write_target, schema.agentrun
     runs = (
         select(w.c.run_uid, func.max(w.c.written_at).label("last_write_at"))
         .where(~_answered(w.c.run_uid))
         .group_by(w.c.run_uid)
         .subquery("runs")
     )
-    due = func.coalesce(func.sum(case((runs.c.last_write_at < cutoff, 1), else_=0)), 0)
-    inside = func.coalesce(func.sum(case((runs.c.last_write_at >= cutoff, 1), else_=0)), 0)
-    row = connection.execute(select(due, inside)).one()
-    return Pending(due=int(row[0]), inside_window=int(row[1]))
+    past = runs.c.last_write_at < cutoff
+    running = and_(run.c.uid.is_not(None), func.coalesce(run.c.status, "").not_in(sorted(FINISHED_STATUSES)))
+
+    def total(condition: ColumnElement[bool]) -> ColumnElement[int]:
+        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+    query = select(
+        total(and_(past, ~running)), total(runs.c.last_write_at >= cutoff), total(and_(past, running))
+    ).select_from(runs.outerjoin(run, run.c.uid == runs.c.run_uid))
+    row = connection.execute(query).one()
+    return Pending(due=int(row[0]), inside_window=int(row[1]), unfinished=int(row[2]))
 
 
 def due_runs_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Select[Any]:
@@ -243,7 +254,7 @@ def due_runs_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Sele
     found: FromClause
     if dialect == sql.POSTGRESQL:
         found = (
-            select(run.c.uuid, run.c.configuration_identifier)
+            select(run.c.uuid, run.c.configuration_identifier, run.c.status)
             .where(run.c.uid == page.c.run_uid)
             .offset(0)
             .lateral("run")
@@ -259,6 +270,7 @@ def due_runs_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Sele
             found.c.configuration_identifier,
             page.c.last_write_at,
             page.c.writes,
+            found.c.status,
         )
         .select_from(joined)
         .order_by(page.c.run_uid)
@@ -269,8 +281,8 @@ def due_runs(connection: Connection, *, after: int, cutoff: int, limit: int) -> 
     """The next page of due runs (see due_runs_query)."""
     query = due_runs_query(connection.dialect.name, after=after, cutoff=cutoff, limit=limit)
     return [
-        DueRun(run_uid, uuid, configuration or "", int(last_write_at), int(writes))
-        for run_uid, uuid, configuration, last_write_at, writes in connection.execute(query).all()
+        DueRun(run_uid, uuid, configuration or "", int(last_write_at), int(writes), status)
+        for run_uid, uuid, configuration, last_write_at, writes, status in connection.execute(query).all()
     ]
 
 

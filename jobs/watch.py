@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, exists, func, insert, select
+from sqlalchemy import Connection, Engine, and_, case, exists, func, insert, select
 
 from core import health as rules
-from core.schema import agentrun_event, conversation, sys_history, write_outcome
+from core.outcomes import FINISHED_STATUSES
+from core.schema import agentrun, agentrun_event, conversation, sys_history, write_outcome
 from core.schema import health as health_table
 from jobs import settings
 from jobs.database import make_engine
@@ -112,7 +113,8 @@ def _claimed_conversations(connection: Connection) -> list[rules.ConversationSta
 
 
 def _pending_writes(connection: Connection, *, now: int, window_s: int) -> tuple[int, int]:
-    """Write steps up to `now` without an outcome row; and those of runs overdue for derivation."""
+    """Write steps up to `now` without an outcome row; and those of finished runs overdue for derivation (a
+    run still running or waiting is derived once it ends: core.outcomes.is_finished)."""
     event = agentrun_event
     last_write = (
         select(event.c.run, func.max(event.c.crdate).label("last_at"))
@@ -120,10 +122,15 @@ def _pending_writes(connection: Connection, *, now: int, window_s: int) -> tuple
         .group_by(event.c.run)
         .subquery()
     )
-    overdue = case((last_write.c.last_at < rules.overdue_before(now, window_s), 1), else_=0)
+    late = last_write.c.last_at < rules.overdue_before(now, window_s)
+    overdue = case((and_(late, agentrun.c.status.in_(sorted(FINISHED_STATUSES))), 1), else_=0)
     row = connection.execute(
         select(func.count(), func.coalesce(func.sum(overdue), 0))
-        .select_from(event.join(last_write, last_write.c.run == event.c.run))
+        .select_from(
+            event.join(last_write, last_write.c.run == event.c.run).outerjoin(
+                agentrun, agentrun.c.uid == event.c.run
+            )
+        )
         .where(
             event.c.kind == TOOL_WRITE,
             event.c.crdate <= now,

@@ -278,6 +278,46 @@ def test_a_run_waits_for_the_window_of_its_last_write(installation_engine: Engin
     assert run_outcome_of(installation_engine, run) == "accepted_unchanged"
 
 
+def set_status(engine: Engine, run: Run, status: str) -> None:
+    with engine.begin() as connection:
+        connection.execute(
+            schema.agentrun.update().where(schema.agentrun.c.uuid == run.uuid).values(status=status)
+        )
+
+
+@pytest.mark.parametrize("status", ["queued", "running", "waiting_for_approval", "waiting_for_input"])
+def test_a_run_not_finished_is_not_derived_however_old_its_writes_are(
+    installation_engine: Engine, status: str
+) -> None:
+    # Rule 1 waits for the LAST write: a run that may still write has not made it.
+    with installation(installation_engine) as site:
+        run, written = a_write(site, a_page(site))
+    set_status(installation_engine, run, status)
+
+    early = derive(installation_engine)
+    before = outcome_of(installation_engine, written)
+    set_status(installation_engine, run, "completed")
+    ended = derive(installation_engine)
+
+    assert (early.runs_derived, early.runs_unfinished, early.runs_due) == (0, 1, 0)
+    assert before is None
+    assert (ended.runs_derived, ended.runs_unfinished) == (1, 0)
+    assert run_outcome_of(installation_engine, run) == "accepted_unchanged"
+
+
+@pytest.mark.parametrize("status", ["completed", "failed", "cancelled"])
+def test_a_completed_failed_or_cancelled_run_is_derived_once_its_window_closed(
+    installation_engine: Engine, status: str
+) -> None:
+    with installation(installation_engine) as site:
+        run, _ = a_write(site, a_page(site))
+    set_status(installation_engine, run, status)
+
+    summary = derive(installation_engine)
+
+    assert (summary.runs_derived, summary.runs_unfinished) == (1, 0)
+
+
 def test_a_run_whose_window_closes_at_now_is_not_due_until_the_second_after(
     installation_engine: Engine,
 ) -> None:

@@ -140,6 +140,19 @@ def test_pending_writes_are_those_without_an_outcome_and_overdue_once_their_runs
     assert (row["pending_writes"], row["overdue_writes"], row["status"]) == (5, 1, "warning")
 
 
+def test_the_writes_of_a_run_still_waiting_are_pending_but_never_overdue(installation_engine: Engine) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=NOW - 30 * DAY)
+        a_chat_writing(site, page, NOW - 10 * DAY)
+        site.finish()
+        connection.execute(update(schema.agentrun).values(status="waiting_for_approval"))
+
+    reading = watch(installation_engine, now=AT_NOW, window_s=WEEK)
+
+    assert (reading.pending_writes, reading.overdue_writes) == (1, 0)
+
+
 def test_watch_writes_one_health_row_and_changes_nothing_of_the_chats(installation_engine: Engine) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
