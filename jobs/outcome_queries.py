@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy import table as table_clause
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, SAWarning
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlalchemy.sql.expression import ColumnClause, FromClause
 from sqlalchemy.types import TypeEngine
@@ -519,7 +520,11 @@ class TableCatalog:
         if name not in self._names:
             return None
         if name not in self._tables:
-            columns = {column_info["name"] for column_info in self._inspector.get_columns(name)}
+            with warnings.catch_warnings():
+                # Only the names are read: a column type SQLAlchemy cannot rebuild from its reflected
+                # arguments (SQLite's INTEGER(11) from a MySQL dump) is no reason to warn on every run.
+                warnings.simplefilter("ignore", SAWarning)
+                columns = {column_info["name"] for column_info in self._inspector.get_columns(name)}
             self._tables[name] = RecordTable(name, "uid" in columns, "deleted" in columns)
         return self._tables[name]
 
