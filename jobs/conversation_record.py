@@ -17,7 +17,7 @@ from sqlalchemy import Engine, select
 
 from core import schema
 from core.cards import CardOutcome, parse_card_outcomes
-from core.events import Event, EventProblem, read_event, split_segments
+from core.events import Event, EventProblem, split_segments
 from core.notes import NotesResult, notes_for_turn, page_prompt_line
 from core.run_record import (
     EntryDifference,
@@ -30,7 +30,7 @@ from core.run_record import (
 )
 from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_message
 from jobs.database import RunrecordError, reported
-from jobs.rate_queries import events_of
+from jobs.rate_queries import event_of, events_of
 
 WAITING_STATUSES = frozenset({"waiting_for_approval", "waiting_for_input"})
 
@@ -231,16 +231,7 @@ def _events(connection: Any, runs: Sequence[Run], problems: list[str]) -> dict[s
     rows = events_of(connection, list(by_uid))  # only the payload keys a rule may read
     events: dict[str, list[Event]] = {run.uuid: [] for run in runs}
     for row in rows:
-        parsed = read_event(
-            row.uid,
-            row.sequence,
-            row.kind,
-            row.round,
-            row.duration_ms,
-            row.payload_shape,
-            row.kept_payload,
-            row.crdate,
-        )
+        parsed = event_of(row)
         if isinstance(parsed, EventProblem):
             detail = f" ({parsed.detail})" if parsed.detail else ""
             problems.append(f"event {parsed.uid} of run {by_uid[row.run]}: {parsed.problem.value}{detail}")

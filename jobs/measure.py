@@ -29,7 +29,6 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, delete
 
 from core import schema
-from core.events import read_event
 from core.measures import (
     ALL_RUNS,
     MEASURE_VERSION,
@@ -351,18 +350,7 @@ def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Ve
             verdicts[uid] = verdict
     streams: dict[int, list[Any]] = defaultdict(list)
     for e in q.events_of(connection, to_read):
-        streams[int(e.run)].append(
-            read_event(
-                int(e.uid),
-                e.sequence,
-                str(e.kind),
-                int(e.round),
-                e.duration_ms,
-                e.payload_shape,
-                e.kept_payload,
-                int(e.crdate),
-            )
-        )
+        streams[int(e.run)].append(q.event_of(e))
     for uid in to_read:
         verdicts[uid] = nothing_saved(streams.get(uid))
     return verdicts

@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_,
 from sqlalchemy.exc import DBAPIError
 
 from core import schema
-from core.events import EventKind
+from core.events import Event, EventKind, EventProblem, read_event
 from core.measures import (
     EditedWrite,
     EventCounts,
@@ -325,6 +325,20 @@ def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any
         )
 
     return sql.read_guarded(connection, query)
+
+
+def event_of(row: Any) -> Event | EventProblem:
+    """A row of `events_of` as core.events reads it."""
+    return read_event(
+        int(row.uid),
+        row.sequence,
+        str(row.kind),
+        int(row.round),
+        row.duration_ms,
+        row.payload_shape,
+        row.kept_payload,
+        int(row.crdate),
+    )
 
 
 def steps_of(connection: Connection, run_uids: Collection[int]) -> dict[int, list[Step]]:

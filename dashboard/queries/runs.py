@@ -18,10 +18,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, and_, func, select
 
 from core import schema
-from core.events import Event, EventKind, EventProblem, read_event, split_segments
+from core.events import Event, EventKind, EventProblem, split_segments
 from core.run_record import build_entries
 from dashboard.queries.common import when
 from jobs.database import reported
+from jobs.rate_queries import event_of
 from jobs.rate_queries import events_of as event_rows
 
 PAGE_SIZE = 50  # runs a page shows: a screen of the table, and the events of 50 runs are one quick query
@@ -195,16 +196,7 @@ def events_of(connection: Connection, run_uids: Sequence[int]) -> tuple[dict[int
     found: dict[int, list[Event]] = defaultdict(list)
     problems = 0
     for row in rows:
-        parsed = read_event(
-            row.uid,
-            row.sequence,
-            row.kind,
-            row.round,
-            row.duration_ms,
-            row.payload_shape,
-            row.kept_payload,
-            row.crdate,
-        )
+        parsed = event_of(row)
         if isinstance(parsed, EventProblem):
             problems += 1
         else:

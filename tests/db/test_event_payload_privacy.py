@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy import Engine, delete, insert, inspect, table
 
 from core import schema
-from core.events import Event, EventProblem, parse_event, read_event
+from core.events import Event, EventProblem, parse_event
 from dashboard.queries.runs import events_of as dashboard_events
 from jobs.migrations import VERSION_TABLE
-from jobs.rate_queries import events_of
+from jobs.rate_queries import event_of, events_of
 
 SECRET = "Passwort-4711 für pages:999"
 EDITOR = 4711
@@ -180,19 +180,6 @@ def _exact(parsed: Event | EventProblem) -> Any:
     return fields, _typed(dict(parsed.payload))
 
 
-def _read(row: Any) -> Event | EventProblem:
-    return read_event(
-        row.uid,
-        row.sequence,
-        row.kind,
-        row.round,
-        row.duration_ms,
-        row.payload_shape,
-        row.kept_payload,
-        row.crdate,
-    )
-
-
 def _whole(row: Any, text: str | None) -> Event | EventProblem:
     return parse_event(row.uid, row.sequence, row.kind, row.round, row.duration_ms, text, row.crdate)
 
@@ -206,9 +193,11 @@ def test_the_kept_keys_read_in_sql_give_the_same_event_as_reading_the_whole_payl
         (row,) = events_of(connection, [RUN_OF[name]])
 
     if reason is not None:
-        assert _exact(_read(row)) != _exact(_whole(row, text)), f"now exact: drop it from DIFFERS ({reason})"
+        assert _exact(event_of(row)) != _exact(_whole(row, text)), (
+            f"now exact: drop it from DIFFERS ({reason})"
+        )
         pytest.xfail(reason)
-    assert _exact(_read(row)) == _exact(_whole(row, text))
+    assert _exact(event_of(row)) == _exact(_whole(row, text))
 
 
 def test_the_kept_keys_read_in_sql_give_the_same_events_in_one_batch_with_payloads_that_are_not_json(
@@ -219,7 +208,7 @@ def test_the_kept_keys_read_in_sql_give_the_same_events_in_one_batch_with_payloa
         rows = {row.run: row for row in events_of(connection, list(RUN_OF.values()))}
 
     compared = [(name, text) for name, text in PAYLOADS if (dialect, name) not in DIFFERS]
-    assert [(name, _exact(_read(rows[RUN_OF[name]]))) for name, text in compared] == [
+    assert [(name, _exact(event_of(rows[RUN_OF[name]]))) for name, text in compared] == [
         (name, _exact(_whole(rows[RUN_OF[name]], text))) for name, text in compared
     ]
 
