@@ -49,6 +49,8 @@ from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.selectable import TableValuedAlias
 from sqlalchemy.types import TypeEngine
 
+from core.events import KEPT_KEYS, PayloadShape
+
 POSTGRESQL = "postgresql"
 SQLITE = "sqlite"
 MARIADB = frozenset({"mysql", "mariadb"})
@@ -597,47 +599,48 @@ def payload_shape(dialect: str, payload: ColumnElement[Any], *, guarded: bool = 
 
     PostgreSQL with `guarded=False` raises a data exception on a text that is not JSON (see `read_guarded`).
     """
-    from core.events import PayloadShape as S
-
     number = case(
-        (payload.regexp_match("[.eE]") if dialect == POSTGRESQL else _has_fraction(payload), S.FLOAT.value),
-        else_=S.INTEGER.value,
+        (
+            payload.regexp_match("[.eE]") if dialect == POSTGRESQL else _has_fraction(payload),
+            PayloadShape.FLOAT.value,
+        ),
+        else_=PayloadShape.INTEGER.value,
     )
     if dialect == POSTGRESQL:
         document = _pg_payload_document(payload, guarded=guarded)
         kinds = {
-            "object": S.OBJECT,
-            "array": S.ARRAY,
-            "string": S.STRING,
-            "boolean": S.BOOLEAN,
-            "null": S.NULL,
+            "object": PayloadShape.OBJECT,
+            "array": PayloadShape.ARRAY,
+            "string": PayloadShape.STRING,
+            "boolean": PayloadShape.BOOLEAN,
+            "null": PayloadShape.NULL,
         }
         typed = func.json_typeof(document)
         return case(
-            (payload.is_(None), S.ABSENT.value),
-            (typed.is_(None), S.INVALID.value),
+            (payload.is_(None), PayloadShape.ABSENT.value),
+            (typed.is_(None), PayloadShape.INVALID.value),
             (typed == "number", number),
             *((typed == name, shape.value) for name, shape in kinds.items()),
-            else_=S.INVALID.value,
+            else_=PayloadShape.INVALID.value,
         )
     if dialect == SQLITE:
         kinds = {
-            "object": S.OBJECT,
-            "array": S.ARRAY,
-            "text": S.STRING,
-            "true": S.BOOLEAN,
-            "false": S.BOOLEAN,
+            "object": PayloadShape.OBJECT,
+            "array": PayloadShape.ARRAY,
+            "text": PayloadShape.STRING,
+            "true": PayloadShape.BOOLEAN,
+            "false": PayloadShape.BOOLEAN,
+            "null": PayloadShape.NULL,
         }
-        kinds |= {"null": S.NULL}
         typed = func.json_type(payload)
         numbers = ("integer", "real")
     elif is_mariadb(dialect):
         kinds = {
-            "OBJECT": S.OBJECT,
-            "ARRAY": S.ARRAY,
-            "STRING": S.STRING,
-            "BOOLEAN": S.BOOLEAN,
-            "NULL": S.NULL,
+            "OBJECT": PayloadShape.OBJECT,
+            "ARRAY": PayloadShape.ARRAY,
+            "STRING": PayloadShape.STRING,
+            "BOOLEAN": PayloadShape.BOOLEAN,
+            "NULL": PayloadShape.NULL,
         }
         typed = func.json_type(payload)
         numbers = ("INTEGER", "DOUBLE", "DECIMAL")
@@ -647,10 +650,12 @@ def payload_shape(dialect: str, payload: ColumnElement[Any], *, guarded: bool = 
     of_json = case(
         (typed.in_(numbers), number),
         *((typed == name, shape.value) for name, shape in kinds.items()),
-        else_=S.INVALID.value,
+        else_=PayloadShape.INVALID.value,
     )
     return case(
-        (payload.is_(None), S.ABSENT.value), (func.json_valid(payload) == 1, of_json), else_=S.INVALID.value
+        (payload.is_(None), PayloadShape.ABSENT.value),
+        (func.json_valid(payload) == 1, of_json),
+        else_=PayloadShape.INVALID.value,
     )
 
 
@@ -669,8 +674,6 @@ def kept_payload(dialect: str, payload: ColumnElement[Any], *, guarded: bool = T
     names none), or null when it is no list (core drops it then). NULL when the payload is not a JSON object.
     PostgreSQL with `guarded=False` raises a data exception on a text that is not JSON (see `read_guarded`).
     """
-    from core.events import KEPT_KEYS
-
     kept = sorted(KEPT_KEYS)
     if dialect == POSTGRESQL:
         return _pg_kept(_pg_payload_document(payload, guarded=guarded), kept)
