@@ -309,7 +309,7 @@ def derive_outcomes_command(
 ) -> None:
     """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
     from jobs.database import describe, make_engine
-    from jobs.derive import Summary, derive_outcomes, summary_lines
+    from jobs.derive import Summary, derive_outcomes, result_of, summary_lines
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
@@ -328,13 +328,7 @@ def derive_outcomes_command(
                 progress=bar.update if sys.stderr.isatty() else None,
             )
         )
-        done = summaries[-1]  # the result worded as jobs.derive.run_job words the scheduler's executions
-        message = (
-            f"{done.runs_derived:,} runs and {done.writes_derived:,} writes derived, "
-            f"{done.runs_inside_window:,} runs still inside their window"
-            + ("; stopped after a batch" if done.stopped else "")
-        )
-        return JobResult(processed=done.writes_derived, failed=0, message=message)
+        return result_of(summaries[-1])
 
     try:
         execution = execute(engine, DERIVE_JOB, derive)

@@ -495,9 +495,15 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
         )
     finally:
         engine.dispose()
+    return result_of(summary)
+
+
+def result_of(summary: Summary) -> JobResult:
+    """The job's result for tx_runrecord_job_run: the writes derived, and one line of what was done."""
     message = (
         f"{summary.runs_derived:,} runs and {summary.writes_derived:,} writes derived, "
         f"{summary.runs_inside_window:,} runs still inside their window"
+        + (f", {summary.runs_unfinished:,} not finished yet" if summary.runs_unfinished else "")
         + ("; stopped after a batch" if summary.stopped else "")
     )
     return JobResult(processed=summary.writes_derived, failed=0, message=message)
