@@ -289,8 +289,6 @@ def _deleted_after_the_window(rows: Sequence[HistoryRow], t: int, closes: int) -
 
 
 def _classify_window(human: Sequence[HistoryRow]) -> tuple[CallOutcome, tuple[HistoryRow, ...]]:
-    if not human:
-        return CallOutcome.ACCEPTED_UNCHANGED, ()
     for action, outcome in WINDOW_CLASSIFICATION:
         deciding = tuple(row for row in human if row.action is action)
         if deciding:
