@@ -25,7 +25,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Column,
@@ -48,7 +48,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy import table as table_clause
-from sqlalchemy.exc import DBAPIError, SAWarning
+from sqlalchemy.exc import SAWarning
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlalchemy.sql.expression import ColumnClause, FromClause
 from sqlalchemy.types import TypeEngine
@@ -105,7 +105,7 @@ def create_write_targets(connection: Connection) -> int:
         targets = _write_targets_query(dialect, guarded=guarded)
         connection.execute(insert(write_target).from_select(columns, targets))
 
-    _cast_first(connection, fill)
+    sql.cast_first(connection, fill)
     for index in write_target.indexes:
         connection.execute(CreateIndex(index))
     for statement in sql.analyze_statements(dialect, write_target):
@@ -131,27 +131,6 @@ def _write_targets_query(dialect: str, *, guarded: bool) -> Select[Any]:
         sql.json_string(dialect, parsed.c.document, "writeTargetTable", sql.MAX_TABLE_NAME),
         sql.json_uid(dialect, parsed.c.document, "writeTargetUid"),
     )
-
-
-_T = TypeVar("_T")
-
-
-def _cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
-    """`run(guarded)`; on PostgreSQL first unguarded, in a savepoint, and guarded only if that fails.
-
-    The guarded function (sql.json_document) opens a subtransaction for every text it parses: a third of
-    the time it takes to read the tool_write payloads (measured). The direct cast gives the same documents
-    and raises only on a text that is not JSON, which the guarded run then reads as NULL, as always.
-    """
-    if connection.dialect.name != sql.POSTGRESQL:
-        return run(True)
-    try:
-        with connection.begin_nested():
-            return run(False)
-    except DBAPIError as error:
-        if not sql.is_json_cast_error(error):
-            raise
-    return run(True)
 
 
 def drop_write_targets(connection: Connection) -> None:
@@ -402,7 +381,7 @@ def history_query(
     The keys are read in SQL (DESIGN.md rule 7: the values never leave the database), and only for rows
     stamped from keys_from to keys_to: a row outside that span can only be evidence older than the write
     (whose fields the rules never read) or a row after every window (where only a delete counts).
-    `guarded` as in sql.json_document (see _cast_first).
+    `guarded` as in sql.json_document (see sql.cast_first).
     """
     h = schema.sys_history
     wanted = and_(h.c.actiontype.in_((1, 2)), h.c.tstamp.between(keys_from, keys_to))
@@ -442,7 +421,7 @@ def history_rows(
 
     found: dict[RecordKey, list[HistoryRow]] = defaultdict(list)
     fields_of = sql.fields_of
-    for uid, tstamp, actiontype, tablename, recuid, fields in _cast_first(connection, read):
+    for uid, tstamp, actiontype, tablename, recuid, fields in sql.cast_first(connection, read):
         found[(tablename, recuid)].append(HistoryRow(uid, tstamp, actiontype, fields_of(fields)))
     return found
 

@@ -17,7 +17,6 @@ from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select, true
-from sqlalchemy.exc import DBAPIError
 
 from core import schema
 from core.events import Event, EventKind, EventProblem, read_event
@@ -274,15 +273,7 @@ def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[in
     event by event in core, which decides."""
     if not run_uids:
         return {}
-    if connection.dialect.name != sql.POSTGRESQL:
-        return _event_problems(connection, run_uids, guarded=True)
-    try:
-        with connection.begin_nested():
-            return _event_problems(connection, run_uids, guarded=False)
-    except DBAPIError as error:
-        if not sql.is_data_exception(error):
-            raise
-        return _event_problems(connection, run_uids, guarded=True)
+    return sql.cast_first(connection, lambda guarded: _event_problems(connection, run_uids, guarded=guarded))
 
 
 def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
@@ -324,7 +315,7 @@ def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any
             .order_by(e.run, e.sequence, e.uid)
         )
 
-    return sql.read_guarded(connection, query)
+    return sql.cast_first(connection, lambda guarded: connection.execute(query(guarded)).all())
 
 
 def event_of(row: Any) -> Event | EventProblem:

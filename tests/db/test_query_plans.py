@@ -72,7 +72,7 @@ def test_the_test_database_has_no_statistics(site_engine: Engine, dialect: str) 
     assert "sqlite_stat1" not in inspect(site_engine).get_table_names()
 
 
-# guarded=False: PostgreSQL's direct cast of history_data, tried before the guarded function (q._cast_first).
+# guarded=False: PostgreSQL's direct cast of history_data, tried before the guarded function (sql.cast_first).
 @pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "direct cast"])
 def test_the_history_query_looks_records_up_by_tablename_and_recuid(
     site_engine: Engine, dialect: str, guarded: bool
