@@ -82,7 +82,8 @@ class Summary:
     runs_due: int = 0  # counted before the first batch
     runs_inside_window: int = 0  # runs with writes whose last write's window has not closed yet
     runs_without_uuid: int = 0  # reported and skipped: no correlation id to attach an outcome to
-    runs_unfinished: int = 0  # past the window of their writes so far, but still running or waiting
+    runs_unfinished: int = 0  # counted before the first batch: past the window of their writes so far, but
+    # still running or waiting (derived once they end)
     runs_derived_elsewhere: int = 0  # a concurrent process inserted their rows first
     mirrored: int = 0  # observed rows written to tx_nrllm_call_outcome
     not_mirrored: int = 0  # the correlation id already had an observed row there (nr-llm's own deriver)
@@ -169,6 +170,7 @@ def derive_outcomes(
                 catalog = q.TableCatalog(connection)
             summary.runs_due = counts.due
             summary.runs_inside_window = counts.inside_window
+            summary.runs_unfinished = counts.unfinished
             if progress is not None:
                 progress(0, counts.due)
             after = 0
@@ -423,7 +425,6 @@ def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple
 
 def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], saved: _Saved) -> None:
     summary.runs_without_uuid += sum(1 for run in page if not run.uuid)
-    summary.runs_unfinished += sum(1 for run in page if run.uuid and not is_finished(run.status))
     summary.mirrored += saved.mirrored
     summary.not_mirrored += saved.not_mirrored
     for item in derived:
