@@ -57,7 +57,6 @@ from jobs.schema_setup import require_head
 # per write (measured at 191,525 writes: 5,000 a batch takes 8% less CPU and 15-30% less time than 1,000,
 # mostly commits), small enough that a batch's rows (some 15,000 history rows, ~20 MB) stay small and a
 # transaction under a second.
-DAY_S = 86_400
 BATCH_SIZE = 5_000
 # A batch's lists of keys are one parameter each on SQLite and PostgreSQL, an expanded IN list on MariaDB
 # (interpolated by PyMySQL, not bound by the server); this bounds their length and a transaction's work.
@@ -461,8 +460,8 @@ def summary_lines(summary: Summary) -> list[str]:
     when = datetime.fromtimestamp(summary.now, UTC).isoformat()
     lines = [
         f"derived {summary.runs_derived:,} runs and {summary.writes_derived:,} writes as of {when}, "
-        f"window {summary.window_s / 86_400:g} days, rules {RULE_VERSION}, in {summary.seconds:.1f} s "
-        f"({summary.batches:,} batches)",
+        f"window {summary.window_s / settings.DAY_S:g} days, rules {RULE_VERSION}, "
+        f"in {summary.seconds:.1f} s ({summary.batches:,} batches)",
         f"  runs:   {counts(summary.runs_by_outcome, outcomes)}",
         f"  writes: {counts(summary.writes_by_outcome, outcomes)}",
         f"  unknown writes by reason: {counts(summary.unknown_by_reason, [r.value for r in UnknownReason])}",
