@@ -1,17 +1,19 @@
 """Claim words, negations and "go on" phrases of the chat's answers and messages (001_…, 000_…).
 
-The word lists are data; three functions read them:
+The word lists are data; three functions read them, each by its own rule:
 
-* `claims_change`: a completed answer claims a change (001_…, "Decision": the nothingSaved notice).
+* `claims_change`: a completed answer claims a change (001_…, "Decision": the nothingSaved notice). A claim
+  word claims unless one of the three words immediately before it is a negation; nothing else counts.
 * `denies_change`: an answer denies that a change or a step took place (000_…, "Context": the denial
-  the denial_rate metric counts).
+  the denial_rate metric counts), read sentence by sentence, a contrast word ending a negation's reach.
 * `is_go_on`: a whole message is one of the "go on" / "I approved it" phrases (001_…, "Decision" and
   "Consequences", last bullet).
 
-How a text is read: lower-cased (not case-folded, so "ß" stays "ß"), typographic apostrophes made plain,
-cut into sentences at . ! ? ; : and line breaks, each sentence cut into words (Unicode letters and digits,
-with inner apostrophes: "wasn't" is one word). Markdown marks (**, `, #, -, >) are no words and so never
-count toward the three-word window.
+How a text becomes words, for all three: lower-cased (not case-folded, so "ß" stays "ß"), typographic
+apostrophes made plain, words are Unicode letters and digits with inner apostrophes ("wasn't" is one word).
+Everything else, punctuation, line breaks and Markdown marks (**, `, #, -, >), separates words and is no
+word, so it never counts toward the three-word window. A hyphen or underscore separates too ("E-Mail" is two
+words): that only ever shortens a negation's reach, the generous side 001_… asks for.
 """
 
 from __future__ import annotations
@@ -148,16 +150,12 @@ NEGATIONS: frozenset[str] = frozenset(
 )
 NEGATION_SUFFIX = "n't"
 
-# 001_…, "Decision": "within three words".
+# 001_…, "Decision": "not preceded by a negation … within three words". The three words immediately before
+# the claim word in the text, wherever a sentence, a line or a list item ends between them.
 NEGATION_WINDOW = 3
 
-# A negation reaches along a list of claim, change or event words (DENIAL_WORDS) joined by these words or
-# a comma: "nichts gespeichert, geändert oder gelöscht" denies all three, although "nichts" is four words
-# before "gelöscht"; "nothing has been checked or changed" denies the change.
-LIST_JOINERS: frozenset[str] = frozenset({"und", "oder", "noch", "sowie", "and", "or", "nor"})
-
-# A contrast ends a negation's reach: "nicht gelöscht, sondern aktualisiert" claims the update although
-# "nicht" is two words before it.
+# denies_change only: a contrast ends a negation's reach, so "nicht gelöscht, sondern aktualisiert" denies the
+# deletion and not the update. claims_change knows no contrast words (001_…: "within three words").
 CONTRAST_WORDS: frozenset[str] = frozenset({"sondern", "aber", "jedoch", "doch", "but", "however", "instead"})
 
 # 000_…, "Context": the failure is an answer that says nothing was checked or changed and the tour had not
@@ -261,25 +259,39 @@ GO_ON_PHRASES: frozenset[str] = frozenset(
     }
 )
 
-_CLAUSE_END = re.compile(r"[.!?;:\n\r]+")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _TRAILING = re.compile(r"[\W_]+$")
 _SPACING = re.compile(r"[\s,]+")
+# denies_change only: a denial is read within its sentence.
+_SENTENCE_END = re.compile(r"[.!?;:\n\r]+")
 
 
 def _plain(text: str) -> str:
     return text.lower().replace("\u2019", "'").replace("\u2018", "'")
 
 
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_plain(text))
+
+
 def _is_negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith(NEGATION_SUFFIX)
 
 
-def _sentences(text: str) -> Iterator[tuple[str, ...]]:
-    for sentence in _CLAUSE_END.split(_plain(text)):
-        words = _WORD.findall(sentence)
+def claims_change(text: str) -> bool:
+    """An answer claims a change when a claim word has no negation among the three words before it."""
+    words = _words(text)
+    return any(
+        word in CLAIM_WORDS and not any(map(_is_negation, words[max(0, index - NEGATION_WINDOW) : index]))
+        for index, word in enumerate(words)
+    )
+
+
+def _denial_sentences(text: str) -> Iterator[tuple[str, ...]]:
+    """The text's sentences as words, each DENIAL_WORD_PAIRS pair merged into one word."""
+    for sentence in _SENTENCE_END.split(text):
         merged: list[str] = []
-        for word in words:
+        for word in _words(sentence):
             if merged and (merged[-1], word) in DENIAL_WORD_PAIRS:
                 merged[-1] = f"{merged[-1]} {word}"
             else:
@@ -288,40 +300,23 @@ def _sentences(text: str) -> Iterator[tuple[str, ...]]:
             yield tuple(merged)
 
 
-def _negated(words: tuple[str, ...], index: int, last_negated: int | None) -> bool:
-    window = words[max(0, index - NEGATION_WINDOW) : index]
-    for before in reversed(window):
+def _denied(words: tuple[str, ...], index: int) -> bool:
+    """A negation within the three words before, nearer than any contrast word."""
+    for before in reversed(words[max(0, index - NEGATION_WINDOW) : index]):
         if before in CONTRAST_WORDS:
             return False
         if _is_negation(before):
             return True
-    if last_negated is None:
-        return False
-    return all(between in LIST_JOINERS for between in words[last_negated + 1 : index])
-
-
-def _negated_flags(text: str, vocabulary: frozenset[str]) -> Iterator[bool]:
-    """For every word of `vocabulary` in `text`, in order: whether a negation governs it."""
-    for words in _sentences(text):
-        last_negated: int | None = None
-        for index, word in enumerate(words):
-            if word not in DENIAL_WORDS:
-                continue
-            negated = _negated(words, index, last_negated)
-            if negated:
-                last_negated = index
-            if word in vocabulary:
-                yield negated
-
-
-def claims_change(text: str) -> bool:
-    """An answer claims a change when one claim word is not negated within the three words before it."""
-    return any(not negated for negated in _negated_flags(text, CLAIM_WORDS))
+    return False
 
 
 def denies_change(text: str) -> bool:
     """An answer denies a change when a claim, change or event word is negated within three words before."""
-    return any(_negated_flags(text, DENIAL_WORDS))
+    return any(
+        word in DENIAL_WORDS and _denied(words, index)
+        for words in _denial_sentences(text)
+        for index, word in enumerate(words)
+    )
 
 
 def _normalise_message(message: str) -> str:

@@ -15,15 +15,21 @@ from core.events import (
     Event,
     EventKind,
     EventProblem,
+    Segment,
     WriteTarget,
     approved,
-    in_order,
+    is_refusal_shaped,
+    split_segments,
     tool_is_error,
+    tool_name,
     write_target,
 )
+from core.refused import QUESTION_TOOLS
+from core.run_record import DISPLAY_TOOLS
 
-# Events after which a tool step is no longer one of the calls an approval released.
-_NEXT_ROUND = frozenset({EventKind.CONTEXT, EventKind.REQUEST, EventKind.LLM, EventKind.INPUT})
+# A tool step of these tools is never the approved call: they only drive the chat's display or ask the editor
+# (000_…, "Decision"), and the approval-bound calls are the write-declared ones (nr-llm ADR-134).
+NOT_AN_APPROVED_CALL = DISPLAY_TOOLS | QUESTION_TOOLS
 
 
 class Verdict(StrEnum):
@@ -32,26 +38,36 @@ class Verdict(StrEnum):
     CANNOT_TELL = "cannot_tell"
 
 
+def approved_call(segment: Segment) -> Event | None:
+    """The call an approval with approved = true released: the first of its segment's opening steps (before
+    the first model round) that is no refusal (0.0 ms, is_refusal_shaped), no display tool and no question."""
+    if segment.opened_by is None or not approved(segment.opened_by):
+        return None
+    return next(
+        (
+            step
+            for step in segment.opening_steps
+            if not is_refusal_shaped(step) and tool_name(step) not in NOT_AN_APPROVED_CALL
+        ),
+        None,
+    )
+
+
 def nothing_saved(turn_events: Sequence[Event | EventProblem] | None) -> Verdict:
     """WROTE on a tool_write or on an approved call run without error; CANNOT_TELL on an unreadable stream."""
     # 001_…, "Decision": a stream that cannot be read yields no notice rather than a guessed one. A run that
     # answered has at least one model round, so an empty stream is one that was not recorded.
     if not turn_events or any(isinstance(event, EventProblem) for event in turn_events):
         return Verdict.CANNOT_TELL
-    events = in_order(event for event in turn_events if isinstance(event, Event))
-    released = (
-        False  # inside the calls an approval with approved = true released, before the next model round
-    )
-    for event in events:
-        if event.kind is EventKind.TOOL_WRITE:
-            return Verdict.WROTE
-        if event.kind is EventKind.APPROVAL:
-            released = approved(event)
-        elif event.kind in _NEXT_ROUND:
-            released = False
-        elif event.kind is EventKind.TOOL and released and not tool_is_error(event):
-            # 001_…, "Decision": a remote tool whose write needed approval leaves no write target, and every
-            # approval-bound call is write-declared (nr-llm ADR-134).
+    events = [event for event in turn_events if isinstance(event, Event)]
+    if any(event.kind is EventKind.TOOL_WRITE for event in events):
+        return Verdict.WROTE
+    for segment in split_segments(events):
+        # 001_…, "Decision": "a call that executed without error directly after an approval with
+        # approved = true": the approved call itself, since a remote tool whose write needed approval leaves
+        # no write target. A call after it, or after its failure, is no write.
+        call = approved_call(segment)
+        if call is not None and not tool_is_error(call):
             return Verdict.WROTE
     return Verdict.NOTHING_SAVED
 

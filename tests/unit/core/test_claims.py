@@ -32,7 +32,6 @@ CLAIMS = [
     ("Es wurde nicht gespeichert.", False),
     ("Keine Seite wurde gelöscht.", False),
     ("Das habe ich nie geändert.", False),
-    ("Es wurde nichts gespeichert, geändert oder gelöscht.", False),
     ("Weder geändert noch gespeichert.", False),
     ("Soll der Titel so gesetzt werden?", True),  # generous: talk about a change is a match (001_…)
     ("Hier ist mein Vorschlag für den Seitentitel.", False),
@@ -47,12 +46,13 @@ CLAIMS = [
     ("The page wasn't updated.", False),
     ("I didn\u2019t change it.", False),
     ("No content elements were deleted.", True),  # "no" four words before: outside the window
-    ("Nothing has been checked or changed.", False),
     ("Shall I set the title to 'Welcome'?", False),  # "set" is not a claim word
     ("The title stays unchanged.", False),
     ("Here is a draft for the page title.", False),
 ]
 
+# 001_…, "Decision": "not preceded by a negation such as 'nicht', 'nichts', 'kein' or 'not' within three
+# words": one, two or three words before stops the claim, four words before does not.
 NEGATION_WINDOW = [
     ("nicht gespeichert", False),  # negation one word before
     ("nicht den Titel gespeichert", False),  # three words before
@@ -60,16 +60,64 @@ NEGATION_WINDOW = [
     ("not saved", False),
     ("not the title saved", False),
     ("not the new title saved", True),
+    ("Es wurde nichts gespeichert.", False),
+    ("Der Titel ist nicht mehr gespeichert.", False),
+    ("Kein Titel wurde gespeichert.", False),
+    ("Kein neuer Titel wurde gespeichert.", True),
+    ("Nicht alle sechs Felder wurden gespeichert.", True),
+    ("The page was not updated.", False),
+    ("No page was updated.", False),
+    ("No new page was updated.", True),
+    ("Nothing there was updated.", False),
+    ("Nothing on it was updated.", True),
+]
+
+# A negation is not carried along a list: each claim word looks at its own three words before.
+LISTS = [
+    ("Ich habe nichts geprüft, gespeichert oder geändert.", True),
+    ("Es wurde nichts gespeichert, geändert oder gelöscht.", True),
+    ("Nothing has been checked or changed.", True),  # the denial of 000_…, "Context"
+    ("Nothing was saved, changed or deleted.", True),
+    ("Nichts gespeichert oder geändert.", False),  # "nichts" is the third word before "geändert"
+]
+
+# No word ends a negation's reach early: not a contrast word, not a sentence end, not a line break.
+NOTHING_ENDS_A_NEGATION = [
+    ("Die Seite ist nicht gelöscht, sondern aktualisiert.", False),
+    ("Nicht gelöscht, sondern aktualisiert.", False),
+    ("Not deleted but updated.", False),
+    ("No problem. Saved!", False),
+    ("Keine Sorge: gespeichert.", False),
+    ("Kein Problem!\nGespeichert.", False),
+    ("Nichts zu tun?\nErledigt.", False),
+    ("Nothing to do here. Done.", True),  # "nothing" is the fourth word before "done"
+]
+
+LINE_BREAKS = [
+    ("nicht\ngespeichert", False),
+    ("Not\r\nsaved", False),
+    ("- Titel: nicht\n- Beschreibung: gespeichert", False),
+    ("Nothing\n\n## Saved", False),
+    ("Keine Änderung am Titel.\n\nBeschreibung gespeichert.", True),
+    ("Nothing\non\nthe\npage\nupdated", True),
+]
+
+# Punctuation and Markdown marks are no words: they neither fill the window nor end it.
+PUNCTUATION = [
+    ("Nicht – **wie besprochen** – gespeichert.", False),
+    ("Nicht – **wie gestern besprochen** – gespeichert.", True),
+    ("not (as discussed) saved", False),
+    ("not (as discussed before) saved", True),
+    ("Not - - - - saved", False),
+    ("`nicht` … _gespeichert_", False),
+    ("> **Kein** Titel wurde `gespeichert`", False),
 ]
 
 MIXED = [
     ("Den Titel habe ich nicht geändert, die Beschreibung aber aktualisiert.", True),
-    ("Nicht gelöscht, sondern aktualisiert.", True),
     ("I did not change the title, but I updated the description.", True),
-    ("Not deleted but updated.", True),
+    ("Ich habe nichts gelöscht, aber die Beschreibung aktualisiert.", True),
     ("Nicht gelöscht und nicht aktualisiert.", False),
-    ("No problem. Saved!", True),  # a sentence end closes the window
-    ("Keine Sorge: gespeichert.", True),
 ]
 
 
@@ -80,8 +128,60 @@ def test_a_claim_word_not_negated_within_three_words_claims_a_change(text: str, 
     assert result is claims
 
 
+@pytest.mark.parametrize("participle", ["erledigt", "gespeichert", "created", "updated"])
+def test_the_seeds_participles_claim_a_change(participle: str) -> None:
+    text = f"Die Seite: {participle}."
+
+    result = claims_change(text)
+
+    assert result is True
+
+
+@pytest.mark.parametrize("negation", ["nicht", "nichts", "kein", "not"])
+@pytest.mark.parametrize("participle", ["erledigt", "gespeichert", "created", "updated"])
+@pytest.mark.parametrize(("words_between", "claims"), [(0, False), (1, False), (2, False), (3, True)])
+def test_a_seed_negation_stops_a_seed_participle_up_to_three_words_before_it(
+    negation: str, participle: str, words_between: int, claims: bool
+) -> None:
+    text = " ".join([negation, *["Seite"] * words_between, participle])
+
+    result = claims_change(text)
+
+    assert result is claims
+
+
 @pytest.mark.parametrize(("text", "claims"), NEGATION_WINDOW)
-def test_a_negation_counts_up_to_three_words_before_the_claim_word(text: str, claims: bool) -> None:
+def test_a_negation_three_words_before_stops_a_claim_and_four_words_before_does_not(
+    text: str, claims: bool
+) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), LISTS)
+def test_a_negation_is_not_carried_along_a_list(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), NOTHING_ENDS_A_NEGATION)
+def test_no_contrast_word_or_sentence_end_ends_a_negation_early(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), LINE_BREAKS)
+def test_a_line_break_is_whitespace_like_any_other(text: str, claims: bool) -> None:
+    result = claims_change(text)
+
+    assert result is claims
+
+
+@pytest.mark.parametrize(("text", "claims"), PUNCTUATION)
+def test_punctuation_and_markdown_marks_are_no_words(text: str, claims: bool) -> None:
     result = claims_change(text)
 
     assert result is claims
@@ -203,7 +303,7 @@ def test_the_word_lists_do_not_overlap() -> None:
     assert "set" not in CLAIM_WORDS
 
 
-# Words that are neither claim, denial, negation, joiner nor contrast words.
+# Words that are neither claim, denial, negation nor contrast words.
 FILLER = st.sampled_from(
     ["die", "Seite", "Titel", "heute", "the", "page", "title", "was", "has", "been", "uid"]
 )
@@ -243,6 +343,25 @@ def test_a_negation_four_or_more_words_before_leaves_the_claim(
     result = claims_change(text)
 
     assert result is True
+
+
+# Separators that hold no letter or digit: punctuation, line breaks, Markdown marks.
+SEPARATOR = st.sampled_from(
+    [" ", "\n", "\r\n", ", ", ". ", "! ", "? ", ": ", "; ", " – ", " **", "** ", "\n- ", "\n\n", " `", "\n> "]
+)
+WORD = st.sampled_from(
+    ["nicht", "kein", "not", "nothing", "gespeichert", "updated", "Seite", "page", "sondern", "or"]
+)
+
+
+@given(words=st.lists(WORD, min_size=1, max_size=8), data=st.data())
+def test_what_stands_between_the_words_never_changes_the_claim(words: list[str], data: st.DataObject) -> None:
+    separators = data.draw(st.lists(SEPARATOR, min_size=len(words) - 1, max_size=len(words) - 1))
+    text = words[0] + "".join(separator + word for separator, word in zip(separators, words[1:], strict=True))
+
+    result = claims_change(text)
+
+    assert result is claims_change(" ".join(words))
 
 
 @given(

@@ -3,6 +3,8 @@
 import pytest
 
 from core.events import EventProblem, Problem
+from core.refused import QUESTION_TOOLS
+from core.run_record import DISPLAY_TOOLS
 from core.saved import Verdict, nothing_saved, written_records
 from tests.unit.core.events_helpers import answer, approval, llm, refused, request, run, tool, tool_write
 
@@ -59,6 +61,95 @@ def test_a_call_that_is_not_an_approved_call_run_without_error_is_no_write(after
     events = run(llm(["remote_update"]), approval(True), *after_the_approval, llm())
 
     assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_tool_that_runs_after_a_failed_approved_call_does_not_make_the_run_a_writer():
+    events = run(
+        llm(["remote_update"]),
+        approval(True),
+        tool("remote_update", error=True),
+        tool("read_page"),
+        llm(),
+    )
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_a_tool_that_runs_after_a_successful_approved_call_changes_nothing():
+    events = run(
+        llm(["remote_update"]),
+        approval(True),
+        tool("remote_update"),
+        tool("read_page", error=True),
+        llm(),
+    )
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+@pytest.mark.parametrize(
+    ("approved_call", "verdict"),
+    [
+        pytest.param(tool("remote_update"), Verdict.WROTE, id="the approved call ran"),
+        pytest.param(tool("remote_update", error=True), Verdict.NOTHING_SAVED, id="the approved call failed"),
+    ],
+)
+@pytest.mark.parametrize("refused_tool", ["ask_choice", "update_page", "remote_update"])
+def test_a_refusal_before_the_approved_call_is_skipped(refused_tool, approved_call, verdict):
+    events = run(llm(["remote_update"]), approval(True), refused(refused_tool), approved_call, llm())
+
+    assert nothing_saved(events) is verdict
+
+
+@pytest.mark.parametrize("display_tool", sorted(DISPLAY_TOOLS))
+@pytest.mark.parametrize(
+    ("approved_call", "verdict"),
+    [
+        pytest.param((tool("remote_update"),), Verdict.WROTE, id="the approved call ran"),
+        pytest.param(
+            (tool("remote_update", error=True),), Verdict.NOTHING_SAVED, id="the approved call failed"
+        ),
+        pytest.param((), Verdict.NOTHING_SAVED, id="no call after it"),
+    ],
+)
+def test_a_display_tool_after_the_approval_is_not_the_approved_call(display_tool, approved_call, verdict):
+    events = run(llm(["remote_update"]), approval(True), tool(display_tool), *approved_call, llm())
+
+    assert nothing_saved(events) is verdict
+
+
+@pytest.mark.parametrize("question_tool", sorted(QUESTION_TOOLS))
+def test_a_question_after_the_approval_is_not_the_approved_call(question_tool):
+    events = run(llm(["remote_update"]), approval(True), tool(question_tool), llm())
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_each_approval_with_approved_true_has_its_own_approved_call():
+    events = run(
+        llm(["remote_update"]),
+        approval(True),
+        tool("remote_update", error=True),
+        llm(["remote_update"]),
+        approval(True),
+        tool("remote_update"),
+        llm(),
+    )
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+def test_a_tool_write_counts_even_after_a_failed_approved_call():
+    events = run(
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page", error=True),
+        tool("update_page"),
+        tool_write("pages", 10073, "complete"),
+        llm(),
+    )
+
+    assert nothing_saved(events) is Verdict.WROTE
 
 
 def test_a_call_after_a_declined_approval_is_no_write():
