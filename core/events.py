@@ -12,6 +12,7 @@ every accessor below reads its own keys only.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -226,14 +227,28 @@ def _event(
     payload: dict[str, Any],
     crdate: int,
 ) -> Event | EventProblem:
-    duration = duration_ms
+    # The payload's durationMs first: the duration_ms column is decimal(10,2) and rounds a timed call of
+    # 0.004 ms to 0.00, which would read as a refusal (000_…, amendment: "a call that ran is timed"). The
+    # column stands in only when the payload holds no duration.
+    duration = _duration(payload.get("durationMs"))
     if duration is None:
-        # The column and the payload's durationMs hold the same value (DESIGN.md, "Event payloads").
-        from_payload = payload.get("durationMs")
-        if not isinstance(from_payload, int | float | Decimal) or isinstance(from_payload, bool):
-            return EventProblem(uid, Problem.MISSING_DURATION)
-        duration = from_payload
+        duration = duration_ms
+    if duration is None:
+        return EventProblem(uid, Problem.MISSING_DURATION)
     return Event(uid, sequence, kind, round, duration, payload, crdate)
+
+
+def _duration(value: object) -> float | Decimal | None:
+    """A payload's durationMs as a duration: a finite number, else None (absent, null, text, NaN)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal):
+        return value if value.is_finite() else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
 
 
 def _kept(decoded: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ __all__ = [
     "ENDED_BY_STATUS",
     "RECORD_LIMIT",
     "UNREADABLE_RECORD",
+    "CardReading",
     "Completeness",
     "Decision",
     "DifferenceKind",
@@ -47,12 +48,12 @@ __all__ = [
     "UnreadableEntry",
     "WrittenRecord",
     "build_entries",
-    "cut_after",
     "diff",
     "dump_run_record",
     "from_json",
     "keep_newest",
     "parse_run_record",
+    "read_cards",
 ]
 
 # The chat's tools that only drive its display (DOMAIN.md, "Cards, questions, tours"); the record leaves them
@@ -176,9 +177,10 @@ ENDED_BY_STATUS: Mapping[str, Ended] = {
     RunStatus.CANCELLED: Ended.CANCELLED,
 }
 
-# The statuses in which a segment the editor left can still be waiting: an ordinary run stays waiting (and
-# may still be decided in AI Tasks), a tour's × cancels it (000_…, "Decision"; DOMAIN.md, tours).
-_LEFT_WAITING = frozenset({RunStatus.WAITING_FOR_APPROVAL, RunStatus.WAITING_FOR_INPUT, RunStatus.CANCELLED})
+# The statuses of a run waiting for a decision: an ordinary run the editor left stays waiting (and may still
+# be decided in AI Tasks). A tour's × cancels a waiting run (000_…, "Decision"; DOMAIN.md, tours), so a
+# cancelled run waited only when its last segment still had a card or a question pending.
+_WAITING_STATUSES = frozenset({RunStatus.WAITING_FOR_APPROVAL, RunStatus.WAITING_FOR_INPUT})
 
 # Worse completeness wins when one segment writes a record twice: a known partial write over an unconfirmed
 # one over a complete one.
@@ -191,10 +193,54 @@ class UnreadableEntry:
     index: int | None = None  # the entry's place in the stored list; None: the column as a whole
 
 
+@dataclass(frozen=True)
+class CardReading:
+    """The card a continuation's decision answered: the card's tool and the card outcome that names it."""
+
+    segment: int  # the continuation the decision opened
+    tool: str  # "" when no call names the card's tool
+    outcome: CardOutcome | None  # None: no card outcome names it (a plain denial records none)
+
+    @property
+    def answer(self) -> str:
+        """The card outcome's answer; "" when none names it, which read_segment shows as the plain denial."""
+        return self.outcome.answer if self.outcome is not None else ""
+
+
 # `position` is the transcript position of the turn's answer; `positions` gives a later segment's own, and a
-# segment it does not name takes the one before it. `left_by` says that the editor left the last segment
-# undecided, by a new message or by ending the tour (the caller knows which). `at` dates a turn without
-# events.
+# segment it does not name takes the one before it (as in build_entries).
+def read_cards(
+    run_uuid: str,
+    segments: Sequence[Segment],
+    card_outcomes: Sequence[CardOutcome],
+    *,
+    position: int,
+    positions: Mapping[int, int] | None = None,
+    display_tools: frozenset[str] = DISPLAY_TOOLS,
+) -> dict[int, CardReading]:
+    """Per continuation a decision opened: the card's tool and outcome, by position and tool, never by time.
+
+    The one reading of a card's answer for the run record and the activity list alike (000_…, amendment,
+    "Decision": "RefusedCalls reads one segment's steps for both … so the two cannot disagree").
+    """
+    named = positions or {}
+    run_outcomes = [outcome for outcome in card_outcomes if outcome.run_uuid == run_uuid]
+    consumed: set[int] = set()
+    cards: dict[int, CardReading] = {}
+    waited_on: tuple[str, ...] = ()
+    shown_at = position  # the position of the segment that showed the card: the one before the decision
+    for number, segment in enumerate(segments):
+        opening = opening_of(segment)
+        if opening in (Opening.APPROVED, Opening.DECLINED):
+            tool = _card_tool(segment, waited_on, display_tools)
+            outcome = _match_outcome(run_outcomes, consumed, tool, opening is Opening.APPROVED, shown_at)
+            cards[segment.index] = CardReading(segment.index, tool, outcome)
+        if number + 1 < len(segments):
+            waited_on = _waiting_calls(segment, display_tools, opening_of(segments[number + 1]))
+        shown_at = named.get(segment.index, shown_at)
+    return cards
+
+
 def build_entries(
     run_uuid: str,
     segments: Sequence[Segment],
@@ -207,49 +253,51 @@ def build_entries(
     at: int = 0,
     display_tools: frozenset[str] = DISPLAY_TOOLS,
 ) -> tuple[RunRecordEntry, ...]:
-    """One entry per segment of a run, from its structured steps and card outcomes, never its words."""
+    """One entry per segment of a run, from its structured steps and card outcomes, never its words.
+
+    `left_by` says how the editor left the run (a new message, the end of the tour); it records a card or
+    question left undecided only when the run's last segment waited for a decision.
+    """
     if not segments:
         # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps.
         return (
-            RunRecordEntry(run_uuid, 0, position, _outcomes_before(card_outcomes, at), Ended.UNKNOWN, at=at),
+            RunRecordEntry(
+                run_uuid, 0, position, _outcomes_before(card_outcomes, at, None), Ended.UNKNOWN, at=at
+            ),
         )
     named = positions or {}
-    run_outcomes = [outcome for outcome in card_outcomes if outcome.run_uuid == run_uuid]
-    consumed: set[int] = set()
+    cards = read_cards(
+        run_uuid, segments, card_outcomes, position=position, positions=named, display_tools=display_tools
+    )
     entries: list[RunRecordEntry] = []
-    waited_on: tuple[str, ...] = ()
     current_position = position
     for number, segment in enumerate(segments):
         last = number == len(segments) - 1
         opening = opening_of(segment)
-        card_tool = ""
-        outcome: CardOutcome | None = None
-        if opening in (Opening.APPROVED, Opening.DECLINED):
-            card_tool = _card_tool(segment, waited_on, display_tools)
-            outcome = _match_outcome(
-                run_outcomes, consumed, card_tool, opening is Opening.APPROVED, current_position
-            )
-        readings = read_segment(segment, previous=SegmentContext(outcome.answer if outcome else ""))
-        left = last and left_by is not None and status in _LEFT_WAITING
-        ended = Ended.WAITING if not last or left else ENDED_BY_STATUS.get(status, Ended.UNKNOWN)
+        card = cards.get(segment.index)
+        readings = read_segment(segment, previous=SegmentContext(card.answer if card else ""))
         waits_for = opening_of(segments[number + 1]) if not last else _WAITS_FOR_BY_STATUS.get(status)
         waiting = _waiting_calls(segment, display_tools, waits_for)
+        left = last and left_by is not None and _waited_for_a_decision(status, waiting)
+        ended = Ended.WAITING if not last or left else ENDED_BY_STATUS.get(status, Ended.UNKNOWN)
         decision = None
-        if outcome is None and opening is Opening.APPROVED:
-            decision = Decision(card_tool, APPROVED_WITHOUT_OUTCOME)
-        elif outcome is None and opening is Opening.DECLINED:
-            decision = Decision(card_tool, PLAIN_DENIAL)
+        if card is not None and card.outcome is None:
+            answer = APPROVED_WITHOUT_OUTCOME if opening is Opening.APPROVED else PLAIN_DENIAL
+            decision = Decision(card.tool, answer)
         undecided = None
         if left and left_by is not None:
             undecided = Undecided(_undecided_kind(status, waiting), left_by)
         returned_at = segment.returned_at or at
         current_position = named.get(segment.index, current_position)
+        shown = cards.get(segments[number + 1].index) if not last else None
         entries.append(
             RunRecordEntry(
                 run_uuid=run_uuid,
                 segment=segment.index,
                 position=current_position,
-                card_outcomes_before=_outcomes_before(card_outcomes, returned_at),
+                card_outcomes_before=_outcomes_before(
+                    card_outcomes, returned_at, shown.outcome if shown is not None else None
+                ),
                 ended=ended,
                 tools=_tool_uses(
                     (reading.tool, reading.failed)
@@ -263,14 +311,23 @@ def build_entries(
                 at=returned_at,
             )
         )
-        waited_on = waiting
     return tuple(entries)
 
 
-def _outcomes_before(card_outcomes: Sequence[CardOutcome], at: int) -> int:
+def _waited_for_a_decision(status: str, waiting: Sequence[str]) -> bool:
+    # 000_…, "Decision": a card or question the editor left undecided. A waiting run's status says it waits
+    # (its calls need not be named: the request may not list them). A cancelled run waited only when a call
+    # was still pending in its last segment; a run cancelled while it ran left nothing undecided.
+    if status in _WAITING_STATUSES:
+        return True
+    return status == RunStatus.CANCELLED and bool(waiting)
+
+
+def _outcomes_before(card_outcomes: Sequence[CardOutcome], at: int, shown: CardOutcome | None) -> int:
     # "How many card outcomes existed before it" (000_…, "Decision"): the outcomes recorded no later than the
-    # segment returned. A card's own outcome is recorded after the segment that shows it has returned.
-    return sum(1 for outcome in card_outcomes if outcome.at <= at)
+    # segment returned. The outcome of the card the segment showed is recorded after the segment returned,
+    # so it never counts for that segment, even when stamped in the same second: its note follows the entry.
+    return sum(1 for outcome in card_outcomes if outcome.at <= at and outcome is not shown)
 
 
 def _card_tool(segment: Segment, waited_on: Sequence[str], display_tools: frozenset[str]) -> str:
@@ -410,18 +467,6 @@ def dump_run_record(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT
 def keep_newest(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) -> tuple[RunRecordEntry, ...]:
     """The newest `limit` entries, in stored order; entries are appended, so the newest are the last."""
     return tuple(entries[-limit:]) if limit > 0 else ()
-
-
-def cut_after(
-    entries: Sequence[RunRecordEntry], card_outcomes: Sequence[CardOutcome], position: int
-) -> tuple[tuple[RunRecordEntry, ...], tuple[CardOutcome, ...]]:
-    """An edit of the message at `position` cuts the records and card outcomes of every turn after it."""
-    # 000_…, "Decision": kept, they would be read as the record of the turns that take their place. The
-    # edited message's own turn answers after it, so its entries and outcomes have a later position too.
-    return (
-        tuple(entry for entry in entries if entry.position <= position),
-        tuple(outcome for outcome in card_outcomes if outcome.position <= position),
-    )
 
 
 class DifferenceKind(StrEnum):

@@ -15,21 +15,17 @@ from typing import Any
 from sqlalchemy import Connection, Engine, or_, select
 
 from core import schema
-from core.cards import CardDecision, CardOutcome
+from core.cards import CardOutcome
 from core.events import Event, Segment, split_segments, write_completeness, write_target
 from core.events import WriteTarget as Target
 from core.outcomes import SAME_SAVE_S, Action, HistoryRow, Presence, Write, classify_write
 from core.refused import Opening, SegmentContext, StepReading, opening_of, read_segment
-from core.run_record import DISPLAY_TOOLS, RunRecordEntry, build_entries
+from core.run_record import DISPLAY_TOOLS, CardReading, RunRecordEntry, build_entries, read_cards
 from dashboard.queries.common import when
 from dashboard.queries.runs import ended, events_of, observed_later
 from jobs import outcome_queries
-from jobs.conversation_record import load_conversation, rebuild_record
+from jobs.conversation_record import card_readings, load_conversation, rebuild_record
 from jobs.database import reported
-
-# A card outcome belongs to the continuation its decision opened: the chat records the answer and resumes
-# the run within moments, so the outcome nearest the approval event, within this span, is the one.
-CARD_MATCH_S = 60
 
 ACTIONS = {
     Action.ADD: "add",
@@ -122,9 +118,9 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
         conversation_uid = _conversation_of(connection, uuid, tables)
         run_row, stored = _stored(connection, run.uid, tables)
     segments = split_segments(by_run.get(run.uid, ()))
-    entries, outcomes, problems = _entries(engine, conversation_uid, uuid, segments, run)
+    entries, cards, outcomes, problems = _entries(engine, conversation_uid, uuid, segments, run)
     used_window = int(run_row["window_s"]) if run_row and run_row["window_s"] else window_s
-    views = [_segment_view(s, entries[s.index], outcomes) for s in segments]
+    views = [_segment_view(s, entries[s.index], cards.get(s.index)) for s in segments]
     with reported(engine, "reading the run's writes"), engine.connect() as connection:
         writes = _write_views(connection, segments, stored, tables, outcomes, used_window, now)
     if unreadable:
@@ -164,24 +160,34 @@ def _conversation_of(connection: Connection, uuid: str, tables: frozenset[str]) 
 
 def _entries(
     engine: Engine, conversation_uid: int | None, uuid: str, segments: Sequence[Segment], run: Any
-) -> tuple[dict[int, RunRecordEntry], tuple[CardOutcome, ...], list[str]]:
-    """The run's entry per segment, its card outcomes, and what of them could not be read."""
+) -> tuple[dict[int, RunRecordEntry], dict[int, CardReading], tuple[CardOutcome, ...], list[str]]:
+    """The run's entry and card reading per segment, its card outcomes, and what could not be read.
+
+    The activity list takes a card's answer from the reading its entry was built with (core.run_record
+    read_cards: by the card's position and tool), so the two cannot disagree.
+    """
     entries: dict[int, RunRecordEntry] = {}
+    cards: dict[int, CardReading] = {}
     outcomes: tuple[CardOutcome, ...] = ()
     problems: list[str] = []
     if conversation_uid is not None:
         conversation = load_conversation(engine, conversation_uid)
         outcomes = tuple(o for o in conversation.card_outcomes if o.run_uuid == uuid)
         entries = {e.segment: e for e in rebuild_record(conversation).rebuilt if e.run_uuid == uuid}
+        named = next((named for named in conversation.runs if named.uuid == uuid), None)
+        if named is not None:
+            cards = {i: card for i, card in card_readings(conversation, named).items() if i in entries}
         problems = [p for p in conversation.problems if p.startswith("card_outcomes") or uuid in p]
         problems = [f"its conversation {conversation_uid}: {p}" for p in problems]
-    missing = [segment for segment in segments if segment.index not in entries]
+    missing = {segment.index for segment in segments if segment.index not in entries}
     if missing:
         built = build_entries(
             uuid, segments, status=run.status, position=0, card_outcomes=outcomes, at=run.started_at
         )
-        entries |= {entry.segment: entry for entry in built if entry.segment not in entries}
-    return entries, outcomes, problems
+        entries |= {entry.segment: entry for entry in built if entry.segment in missing}
+        alone = read_cards(uuid, segments, outcomes, position=0)
+        cards |= {index: card for index, card in alone.items() if index in missing}
+    return entries, cards, outcomes, problems
 
 
 def _stored(
@@ -202,21 +208,10 @@ def _stored(
     return run_row, writes
 
 
-def _segment_view(segment: Segment, entry: RunRecordEntry, outcomes: Sequence[CardOutcome]) -> SegmentView:
+def _segment_view(segment: Segment, entry: RunRecordEntry, card: CardReading | None) -> SegmentView:
     opening = opening_of(segment)
-    answer = ""
-    if opening in (Opening.APPROVED, Opening.DECLINED):
-        answer = _card_answer(outcomes, segment, opening)
-    readings = read_segment(segment, previous=SegmentContext(answer))
+    readings = read_segment(segment, previous=SegmentContext(card.answer if card is not None else ""))
     return SegmentView(segment.index, OPENED_BY[opening], entry, [_step(reading) for reading in readings])
-
-
-def _card_answer(outcomes: Sequence[CardOutcome], segment: Segment, opening: Opening) -> str:
-    """The answer of the card outcome nearest the approval event that opened the segment, if any."""
-    decision = CardDecision.APPROVED if opening is Opening.APPROVED else CardDecision.DECLINED
-    opened = segment.events[0].crdate
-    near = [o for o in outcomes if o.decision is decision and abs(o.at - opened) <= CARD_MATCH_S]
-    return min(near, key=lambda o: abs(o.at - opened)).answer if near else ""
 
 
 def _step(reading: StepReading) -> dict[str, Any]:

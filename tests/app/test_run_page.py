@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import inspect, select
 from streamlit.testing.v1 import AppTest
 
 from core import schema
+from dashboard.queries.run import run_detail
 from jobs.conversation_record import load_conversation, rebuild_record
 from jobs.database import make_engine
+from jobs.installation.builder import Installation
 from jobs.record_view import describe
+from jobs.schema_setup import init_db
 from tests.app import rendered
+from tests.app.conftest import NOW
+from tests.app.installations import DAY, WINDOW_S
 
 
 def _run_with(url: str, outcome: str, edit_scope: str | None = None) -> str:
@@ -80,6 +87,78 @@ def test_a_declined_card_reads_as_its_answer_as_the_activity_list_shows_it(
         for _, row in t.iterrows()
         if row["reading"] == "decision"
     )
+
+
+def _declined_card_recorded_later(url: str, seconds: int) -> str:
+    """A run whose card the editor declined with "Behalten", its card outcome stamped `seconds` after the
+    approval event; the run's uuid."""
+    engine = make_engine(url)
+    t0 = int(NOW.timestamp()) - 2 * DAY
+    try:
+        init_db(engine, with_upstream=True)
+        with engine.begin() as connection:
+            site = Installation(connection)
+            page = site.page("Produkte", at=t0 - DAY)
+            chat = site.conversation(configuration="seo-assistant", at=t0, page=page)
+            chat.user("Setze einen neuen Seitentitel.", at=t0)
+            run = chat.run()
+            run.say("Ich schlage als Seitentitel „Produkte aus Leipzig“ vor.")
+            run.propose("update_page_seo", page, fields=("seo_title",))
+            run.decline("Behalten", at=run.now + 20)
+            run.answer("Der Seitentitel bleibt, wie er ist.")
+            run.finish()
+            chat.card_outcomes_override = json.dumps(
+                [{**outcome, "at": outcome["at"] + seconds} for outcome in chat.card_outcomes]
+            )
+            chat.close()
+            site.finish()
+    finally:
+        engine.dispose()
+    return run.uuid
+
+
+@pytest.fixture(scope="module")
+def late_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(URL, run uuid): a declined card whose outcome is stamped 90 s after its approval event."""
+    path: Path = tmp_path_factory.mktemp("late_card") / "late_card.sqlite"
+    url = f"sqlite:///{path}"
+    return url, _declined_card_recorded_later(url, 90)
+
+
+def test_a_declined_card_recorded_90_s_after_its_approval_reads_the_same_in_the_activity_list_and_the_record(
+    late_card: tuple[str, str],
+) -> None:
+    url, uuid = late_card
+    engine = make_engine(url)
+
+    detail = run_detail(
+        engine,
+        uuid,
+        frozenset(inspect(engine).get_table_names()),
+        now=int(NOW.timestamp()),
+        window_s=WINDOW_S,
+    )
+    engine.dispose()
+
+    declined = detail.segments[1]
+    shown = [(step["reading"], step["activity list shows"]) for step in declined.steps]
+    assert shown == [("decision", "Behalten")]
+    assert declined.entry.decision is None  # the card outcome says "Behalten": the record matched it too
+
+
+def test_the_run_page_shows_a_declined_cards_answer_recorded_90_s_after_its_approval(
+    dashboard: Callable[..., AppTest], late_card: tuple[str, str]
+) -> None:
+    url, uuid = late_card
+
+    app = dashboard(url, page="run", query={"run": uuid})
+
+    assert not app.exception
+    steps = [t for t in rendered.tables(app) if "activity list shows" in t.columns]
+    shown = {(row["reading"], row["activity list shows"]) for t in steps for _, row in t.iterrows()}
+    entries = [m.value for m in app.markdown if m.value.startswith("**Run record entry:**")]
+    assert ("decision", "Behalten") in shown and ("decision", "abgelehnt") not in shown
+    assert entries and not any("abgelehnt" in entry for entry in entries)
 
 
 def test_the_run_page_shows_its_record_entries_per_segment(

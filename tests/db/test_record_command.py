@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import pytest
 from click.testing import Result
 from sqlalchemy import Engine, update
 
@@ -31,6 +32,40 @@ def test_the_record_rebuilt_from_events_equals_the_stored_one_for_every_generate
     compared = [r for r in reports if r.conversation.stored_record_readable]
     assert len(compared) > 20
     assert [(r.conversation.uid, r.differences) for r in compared if r.differences] == []
+
+
+@pytest.mark.parametrize(
+    ("waiting", "ended", "undecided"),
+    [
+        (True, "waiting", {"kind": "card", "by": "tour_ended"}),
+        (False, "cancelled", None),
+    ],
+    ids=["cancelled while it waited on a card", "cancelled while it ran"],
+)
+def test_a_cancelled_run_is_left_undecided_only_when_it_waited_for_a_decision(
+    installation_engine: Engine, waiting: bool, ended: str, undecided: dict[str, str] | None
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", skill="seo-check", at=T0, page=page)
+        chat.user("Starte den SEO-Check.", at=T0)
+        run = chat.run()
+        run.llm("get_page_seo")
+        run.tool("get_page_seo")
+        if waiting:
+            run.propose("update_page_seo", page, fields=("seo_title",))
+        else:
+            run.finish("cancelled")  # the run was cancelled while it ran: nothing waited
+        chat.end_tour(at=run.now + 30)
+        chat.close()
+        site.finish()
+
+    report = rebuild_record(load_conversation(installation_engine, chat.uid))
+
+    (last,) = [entry.to_json() for entry in report.rebuilt if entry.run_uuid == run.uuid]
+    assert (last["ended"], last["undecided"]) == (ended, undecided)
+    assert report.differences == ()
 
 
 def test_record_marks_a_stored_entry_that_differs_from_the_events(

@@ -19,6 +19,7 @@ from core.events import (
     WriteTarget,
     approved,
     identifier,
+    is_refusal_shaped,
     parse_event,
     read_event,
     requested_tools,
@@ -28,7 +29,7 @@ from core.events import (
     write_completeness,
     write_target,
 )
-from core.refused import read_segment
+from core.refused import RefusalReading, read_segment
 from core.run_record import build_entries
 from core.saved import nothing_saved, written_records
 from tests.unit.core.events_helpers import (
@@ -143,6 +144,74 @@ def test_a_decimal_column_of_zero_reads_as_a_duration_of_zero():
 
     assert isinstance(parsed, Event)
     assert parsed.duration_ms == 0
+
+
+# A step's duration: the payload's durationMs, the decimal(10,2) column only when the payload holds none
+# (000_…, amendment: a refusal is an error of exactly 0.0 ms, and a call that ran is timed).
+@pytest.mark.parametrize(
+    ("column", "payload_duration", "duration"),
+    [
+        pytest.param(Decimal("0.00"), "0.004", 0.004, id="a timed call the column rounds to 0.00"),
+        pytest.param(Decimal("0.00"), "4e-3", 0.004, id="written with an exponent"),
+        pytest.param(Decimal("0.00"), "0.0", 0.0, id="a refusal"),
+        pytest.param(Decimal("12.50"), "12.5", 12.5, id="both hold it"),
+        pytest.param(Decimal("0.00"), None, Decimal("0.00"), id="no durationMs: the column"),
+        pytest.param(Decimal("3.00"), "null", Decimal("3.00"), id="durationMs null: the column"),
+        pytest.param(Decimal("3.00"), '"fast"', Decimal("3.00"), id="durationMs text: the column"),
+        pytest.param(Decimal("3.00"), "true", Decimal("3.00"), id="durationMs a boolean: the column"),
+        pytest.param(Decimal("3.00"), "1e400", Decimal("3.00"), id="durationMs not finite: the column"),
+    ],
+)
+def test_a_steps_duration_is_the_payloads_duration_ms_and_the_column_only_without_it(
+    column, payload_duration, duration
+):
+    duration_key = "" if payload_duration is None else f', "durationMs": {payload_duration}'
+    text = '{"toolName": "update_page", "toolIsError": true' + duration_key + "}"
+
+    parsed = parse_event(1, 1, "tool", 1, column, text, 0)
+    read = read_event(1, 1, "tool", 1, column, "object", text, 0)
+
+    assert isinstance(parsed, Event) and isinstance(read, Event)
+    assert (type(parsed.duration_ms), parsed.duration_ms) == (type(duration), duration)
+    assert read == parsed
+
+
+@pytest.mark.parametrize(
+    ("payload_duration", "refusal"),
+    [("0.004", False), ("0.0", True), ("0", True)],
+)
+def test_an_error_is_a_refusal_only_at_exactly_0_ms_in_the_payload_whatever_the_rounded_column_says(
+    payload_duration, refusal
+):
+    text = f'{{"toolName": "update_page", "toolIsError": true, "durationMs": {payload_duration}}}'
+
+    parsed = parse_event(1, 1, "tool", 1, Decimal("0.00"), text, 0)
+
+    assert isinstance(parsed, Event)
+    assert is_refusal_shaped(parsed) is refusal
+
+
+def test_an_approved_call_that_failed_after_0_004_ms_reads_as_failed_not_as_no_longer_permitted():
+    stored = [
+        (1, 1, "llm", 1, Decimal("850.00"), '{"requestedToolNames": ["update_page"]}', 0),
+        (2, 2, "approval", 0, Decimal("0.00"), '{"approved": true, "decidedBy": 7}', 1),
+        (
+            3,
+            3,
+            "tool",
+            1,
+            Decimal("0.00"),
+            '{"toolName": "update_page", "toolIsError": true, "durationMs": 0.004}',
+            2,
+        ),
+        (4, 4, "llm", 2, Decimal("850.00"), '{"requestedToolNames": []}', 3),
+    ]
+    events = [parse_event(*row) for row in stored]
+
+    (_, approved_segment) = split_segments([event for event in events if isinstance(event, Event)])
+    (reading,) = read_segment(approved_segment)
+
+    assert (reading.reading, reading.label) == (RefusalReading.FAILURE, "fehlgeschlagen")
 
 
 # --- privacy ----------------------------------------------------------------------------------------------

@@ -6,8 +6,11 @@ from dataclasses import replace
 import pytest
 
 from core.cards import CardDecision, CardOutcome
+from core.notes import describe_card_outcome, describe_entry, labelled, notes_for_turn
+from core.refused import RefusalReading, SegmentContext, read_segment
 from core.run_record import (
     DISPLAY_TOOLS,
+    CardReading,
     Completeness,
     Decision,
     DifferenceKind,
@@ -20,13 +23,14 @@ from core.run_record import (
     UnreadableEntry,
     WrittenRecord,
     build_entries,
-    cut_after,
     diff,
     dump_run_record,
     from_json,
     keep_newest,
     parse_run_record,
+    read_cards,
 )
+from core.transcript import Role, TranscriptMessage
 from tests.unit.core.events_helpers import START, answer, approval, llm, refused, segments, tool, tool_write
 
 RUN = "5f0c6e1a-1111-4c4c-9a9a-000000000001"
@@ -353,6 +357,111 @@ def test_a_segment_that_did_not_wait_is_not_undecided():
     assert result.undecided is None
 
 
+# The call a run waits on by its status: a question for input, a card otherwise.
+PENDING_CALL = {"waiting_for_input": "ask_choice"}
+
+
+def _last_segment(status: str, waiting: bool):
+    if waiting:  # the last model round asked for a call that has no step: a card or question pending
+        return segments(llm(["read_page"]), tool("read_page"), llm([PENDING_CALL.get(status, "update_page")]))
+    return segments(llm(["read_page"]), tool("read_page"))  # the round's call ran: nothing pending
+
+
+NEW, TOUR = UndecidedBy.NEW_MESSAGE, UndecidedBy.TOUR_ENDED
+
+
+# 000_…, "Decision": a card or question left undecided by a new message or the end of the tour. A waiting
+# run's status says it waits; a cancelled run waited only with a card or question pending in its last
+# segment. `left_by` is what the rebuild passes: the tour ended for a cancelled run, a new message otherwise.
+@pytest.mark.parametrize(
+    ("status", "waiting", "left_by", "ended", "undecided"),
+    [
+        ("queued", True, NEW, Ended.UNKNOWN, None),
+        ("queued", False, NEW, Ended.UNKNOWN, None),
+        ("running", True, NEW, Ended.UNKNOWN, None),
+        ("running", False, NEW, Ended.UNKNOWN, None),
+        ("waiting_for_approval", True, NEW, Ended.WAITING, Undecided(UndecidedKind.CARD, NEW)),
+        ("waiting_for_approval", False, NEW, Ended.WAITING, Undecided(UndecidedKind.CARD, NEW)),
+        ("waiting_for_input", True, NEW, Ended.WAITING, Undecided(UndecidedKind.QUESTION, NEW)),
+        ("waiting_for_input", False, NEW, Ended.WAITING, Undecided(UndecidedKind.QUESTION, NEW)),
+        ("completed", True, NEW, Ended.COMPLETED, None),
+        ("completed", False, NEW, Ended.COMPLETED, None),
+        ("failed", True, NEW, Ended.FAILED, None),
+        ("failed", False, NEW, Ended.FAILED, None),
+        ("cancelled", True, TOUR, Ended.WAITING, Undecided(UndecidedKind.CARD, TOUR)),
+        ("cancelled", False, TOUR, Ended.CANCELLED, None),
+    ],
+)
+def test_only_a_run_waiting_for_a_decision_is_left_undecided_and_a_run_cancelled_while_it_ran_is_cancelled(
+    status, waiting, left_by, ended, undecided
+):
+    parts = _last_segment(status, waiting)
+
+    (result,) = build_entries(RUN, parts, status=status, position=2, left_by=left_by)
+
+    assert (result.ended, result.undecided) == (ended, undecided)
+
+
+def test_a_run_cancelled_while_it_ran_names_no_waiting_call():
+    parts = segments(llm(["read_page"]), tool("read_page"))
+
+    (result,) = build_entries(RUN, parts, status="cancelled", position=2, left_by=UndecidedBy.TOUR_ENDED)
+
+    assert result.waiting == ()
+
+
+# --- one reading of a card's answer -----------------------------------------------------------------------
+
+
+# 000_…, amendment, "Decision": the activity list and the run record read a card's answer the same way, by
+# the position of the segment that showed the card and the card's tool, never by how near in time it is.
+@pytest.mark.parametrize(
+    ("outcome_position", "outcome_tool", "seconds_after_approval", "answer"),
+    [
+        pytest.param(2, "update_page", 90, "Behalten", id="stamped 90 s after the approval"),
+        pytest.param(2, "update_page", 0, "Behalten", id="stamped with the approval"),
+        pytest.param(5, "update_page", 0, "", id="another position, the same second"),
+        pytest.param(2, "create_page", 0, "", id="another tool, the same second"),
+    ],
+)
+def test_a_cards_answer_is_read_by_the_cards_position_and_tool_never_by_time(
+    outcome_position, outcome_tool, seconds_after_approval, answer
+):
+    parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
+    approved_at = parts[1].events[0].crdate
+    declined = outcome(
+        outcome_position,
+        outcome_tool,
+        CardDecision.DECLINED,
+        "Behalten",
+        approved_at + seconds_after_approval,
+    )
+
+    cards = read_cards(RUN, parts, (declined,), position=2)
+
+    assert cards[1].tool == "update_page"
+    assert cards[1].answer == answer
+
+
+def test_a_declined_card_stamped_90_s_after_its_approval_reads_the_same_in_the_list_and_the_record():
+    parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
+    declined = outcome(2, "update_page", CardDecision.DECLINED, "Behalten", parts[1].events[0].crdate + 90)
+
+    cards = read_cards(RUN, parts, (declined,), position=2)
+    (listed,) = read_segment(parts[1], previous=SegmentContext(cards[1].answer))
+    (_, recorded) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(declined,))
+
+    assert cards == {1: CardReading(1, "update_page", declined)}
+    assert (listed.reading, listed.label) == (RefusalReading.DECISION, "Behalten")
+    assert recorded.decision is None  # the card outcome says the answer, so the record does not again
+
+
+def test_a_run_without_decisions_has_no_card_readings():
+    parts = segments(llm(["ask_choice"]), answer(), tool("ask_choice"), llm())
+
+    assert read_cards(RUN, parts, (), position=2) == {}
+
+
 # --- position, order, time --------------------------------------------------------------------------------
 
 
@@ -383,6 +492,36 @@ def test_a_card_outcome_recorded_in_the_second_its_continuation_returned_existed
     (_, second) = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(this_card,))
 
     assert second.card_outcomes_before == 1
+
+
+def test_the_outcome_of_a_card_stamped_in_the_second_its_segment_returned_is_counted_after_that_segment():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+    same_second = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", parts[0].returned_at)
+
+    first, second = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(same_second,))
+
+    assert (first.card_outcomes_before, second.card_outcomes_before) == (0, 1)
+
+
+def test_the_note_of_a_card_outcome_stamped_in_the_second_its_segment_returned_follows_that_segments_note():
+    parts = segments(llm(["update_page"]), approval(True), tool("update_page"), llm())
+    same_second = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", parts[0].returned_at)
+    messages = [
+        TranscriptMessage(1, Role.USER, "Setze den Titel."),
+        TranscriptMessage(2, Role.ASSISTANT, "Ich schlage vor …", run_uuid=RUN, segment=0),
+        TranscriptMessage(3, Role.ASSISTANT, "Gespeichert.", run_uuid=RUN, segment=1),
+    ]
+    entries = build_entries(
+        RUN, parts, status="completed", position=2, positions={1: 3}, card_outcomes=(same_second,)
+    )
+
+    notes = notes_for_turn(messages, entries, (same_second,))
+
+    at_the_proposal = [note.text for note in notes.notes if note.position == 2]
+    assert at_the_proposal == [
+        labelled(describe_entry(entries[0])),
+        labelled(describe_card_outcome(same_second)),
+    ]
 
 
 def test_a_segment_is_dated_by_its_newest_event():
@@ -510,27 +649,6 @@ def test_the_stored_column_holds_the_newest_entries_as_a_json_list():
     text = dump_run_record(entries, limit=2)
 
     assert parse_run_record(text) == ((entry(segment=1), entry(segment=2)), ())
-
-
-def test_an_edited_message_cuts_the_records_and_card_outcomes_of_the_turns_after_it():
-    entries = [entry(position=1), entry(position=3), entry(segment=1, position=5), entry(position=7)]
-    outcomes = [
-        outcome(1, "update_page", CardDecision.APPROVED, "Übernehmen", START),
-        outcome(5, "update_page", CardDecision.DECLINED, "Behalten", START + 9),
-    ]
-
-    kept_entries, kept_outcomes = cut_after(entries, outcomes, position=2)
-
-    assert kept_entries == (entry(position=1),)
-    assert kept_outcomes == (outcomes[0],)
-
-
-def test_an_edit_keeps_the_record_of_a_failed_turn_before_the_edited_message():
-    failed_before = entry(position=2, ended=Ended.FAILED)
-
-    kept_entries, _ = cut_after([failed_before, entry(position=3)], [], position=2)
-
-    assert kept_entries == (failed_before,)
 
 
 # --- stored beside rebuilt --------------------------------------------------------------------------------
