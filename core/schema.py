@@ -332,7 +332,13 @@ job_run = Table(
     _int("failed"),
     Column("message", Text, nullable=True),
     Column("duration_ms", Integer, nullable=True),  # null while the job runs
+    # The process that runs it and its heartbeat, so that a later run can tell a killed one (core.job_runs).
+    _str("host", 255),
+    _int("pid"),
+    _str("token", 16),
+    _int("heartbeat_at"),
     Index("tx_runrecord_job_run_job", "job", "started"),
+    Index("tx_runrecord_job_run_status", "status"),
 )
 
 release = Table(

@@ -28,6 +28,10 @@ Recording
 the counts, the message and the duration. When the database cannot take a row (it went away), the one log
 line says so and the row is kept in memory and written before the next execution in this process records
 its own, so that a short outage loses no execution from the log.
+
+The running row names its process and carries a heartbeat the process renews while the job runs; before
+it records its own row, every execution marks the rows of processes that are gone "interrupted"
+(jobs.job_liveness, core.job_runs), so that a job killed mid-run is not shown as running for ever.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -46,7 +51,9 @@ from typing import Any
 from sqlalchemy import Engine, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from core import job_runs
 from core.schema import job_run
+from jobs import job_liveness
 from jobs.database import RunrecordError, describe, make_engine, missing_table, one_line
 
 logger = logging.getLogger(__name__)
@@ -66,9 +73,10 @@ class JobResult:
 
 
 class Status(StrEnum):
-    RUNNING = "running"
+    RUNNING = job_runs.RUNNING
     OK = "ok"  # the job returned (its `failed` count may still be above 0)
     FAILED = "failed"  # the job raised, or could not be loaded
+    INTERRUPTED = job_runs.INTERRUPTED  # its process ended while it ran (written by a later run)
 
 
 @dataclass(frozen=True)
@@ -163,18 +171,20 @@ def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Executio
     began = time.monotonic()
     uid: int | None = None
     if not_recorded is None:
+        _mark_interrupted(engine)
         try:
             uid = _start(engine, job, started)
         except SQLAlchemyError as error:
             not_recorded = f"database: {one_line(error)}"
-    try:
-        result = work()
-        if not isinstance(result, JobResult):
-            raise TypeError(f"{job} returned {type(result).__name__}, not a JobResult")
-    except Exception as error:
-        status, result = Status.FAILED, JobResult(0, 0, failure_line(error))
-    else:
-        status = Status.OK
+    with nullcontext() if uid is None else job_liveness.heartbeat(engine, uid):
+        try:
+            result = work()
+            if not isinstance(result, JobResult):
+                raise TypeError(f"{job} returned {type(result).__name__}, not a JobResult")
+        except Exception as error:
+            status, result = Status.FAILED, JobResult(0, 0, failure_line(error))
+        else:
+            status = Status.OK
     execution = Execution(job, status, result, int((time.monotonic() - began) * 1000))
     row = _finished_row(execution, started, int(time.time()))
     if not_recorded is None:
@@ -205,11 +215,18 @@ def failure_line(error: BaseException) -> str:
 # --- the rows -----------------------------------------------------------------------------------------------
 
 
+def _mark_interrupted(engine: Engine) -> None:
+    """Mark the running rows of processes that are gone; a failure is logged and the job still runs."""
+    try:
+        job_liveness.mark_interrupted(engine)
+    except SQLAlchemyError as error:
+        logger.warning("cannot look for interrupted job runs: database: %s", one_line(error))
+
+
 def _start(engine: Engine, job: str, started: int) -> int:
+    row = {"job": job, "started": started, "status": Status.RUNNING.value, "heartbeat_at": started}
     with engine.begin() as connection:
-        inserted = connection.execute(
-            insert(job_run).values(job=job, started=started, status=Status.RUNNING.value)
-        )
+        inserted = connection.execute(insert(job_run).values(**row, **job_liveness.process_columns()))
         key = inserted.inserted_primary_key
         assert key is not None  # an INSERT of one row into a table with a primary key has one
         return int(key[0])

@@ -13,7 +13,10 @@ is recorded is jobs.job_log's; the lease is jobs.lease's.
   an error, so that the rates always see the night's outcomes and never a derivation half done.
 * Every job: coalesce (missed runs become one), one instance at a time, a misfire grace time.
 * Only the holder of the lease "scheduler" runs jobs; another process waits, polling, and takes over once
-  the lease is released or has expired. Losing the lease pauses the jobs until it is held again.
+  the lease is released or has expired. Losing the lease pauses the jobs until it is held again. Taking it
+  marks the job runs of processes that are gone interrupted (jobs.job_liveness): a former holder that was
+  killed left its runs running. Taking over alone proves nothing (a holder that lost the lease goes on with
+  the job in hand), so each row's own process and heartbeat decide.
 * SIGTERM or SIGINT: running jobs are asked to stop after their batch, the scheduler waits for them, the
   lease is released, and the process exits 0.
 """
@@ -42,7 +45,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.schema import apscheduler_jobs
-from jobs import job_log, settings
+from jobs import job_liveness, job_log, settings
 from jobs.database import RunrecordError, describe, make_engine, one_line
 from jobs.lease import Lease, holder_id
 
@@ -438,6 +441,10 @@ class Runner:
         return False
 
     def _run_while_held(self, engine: Engine, lease: Lease, stop: threading.Event) -> None:
+        try:
+            job_liveness.mark_interrupted(engine)
+        except SQLAlchemyError as error:
+            logger.warning("scheduler: cannot look for interrupted job runs: database: %s", one_line(error))
         try:
             self._start_jobs(engine)
         except SQLAlchemyError as error:

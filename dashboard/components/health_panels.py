@@ -11,7 +11,7 @@ from dashboard.queries.health import HorizonView, Reading
 
 
 def jobs(freshness: pd.DataFrame, runs: pd.DataFrame, *, key: str) -> None:
-    """Each job's freshness, then the newest job runs."""
+    """Each job's freshness, then the newest job runs, with a warning for those interrupted."""
     stale = freshness[freshness["state"] != "fresh"]
     if not stale.empty:
         st.warning(
@@ -21,6 +21,15 @@ def jobs(freshness: pd.DataFrame, runs: pd.DataFrame, *, key: str) -> None:
     if runs.empty:
         st.info("No job has run on this database yet (`runrecord scheduler`, or each job's command).")
         return
+    interrupted = runs[runs["status"] == "interrupted"]
+    if not interrupted.empty:
+        started = zip(interrupted["job"], interrupted["started (UTC)"], strict=True)
+        st.warning(
+            "Interrupted: "
+            + ", ".join(f"{job} started {at} UTC" for job, at in started)
+            + ". The process ended without finishing the run; the next run of the job carries on from what "
+            "was committed."
+        )
     st.dataframe(runs, hide_index=True, width="stretch", key=f"{key}_runs")
 
 

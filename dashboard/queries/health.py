@@ -6,11 +6,13 @@ only, never by editor; the rules are core.health's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Engine, func, select
 
 from core import health as rules
+from core import job_runs as liveness
 from core import schema
 from dashboard.queries.common import when
 from jobs import outcome_queries
@@ -54,12 +56,14 @@ class HorizonView:
     warning: bool
 
 
-def job_runs(engine: Engine, limit: int = JOB_RUNS_SHOWN) -> pd.DataFrame:
-    """The newest job runs: job, started, finished, status, processed, failed, seconds, message."""
+def job_runs(engine: Engine, *, now: int, limit: int = JOB_RUNS_SHOWN) -> pd.DataFrame:
+    """The newest job runs: job, started, finished, status, processed, failed, seconds, message. A row still
+    running that has given no sign of life for too long reads as interrupted (core.job_runs), before a job
+    or a scheduler has marked it so: the page cannot see the row's process, only its heartbeat."""
     j = schema.job_run.c
-    query = select(j.job, j.started, j.finished, j.status, j.processed, j.failed, j.message).order_by(
-        j.uid.desc()
-    )
+    query = select(
+        j.uid, j.job, j.started, j.finished, j.status, j.processed, j.failed, j.message, j.heartbeat_at
+    ).order_by(j.uid.desc())
     with reported(engine, "reading the job runs"), engine.connect() as connection:
         rows = connection.execute(query.limit(limit)).all()
     columns = [
@@ -78,16 +82,26 @@ def job_runs(engine: Engine, limit: int = JOB_RUNS_SHOWN) -> pd.DataFrame:
                 "job": row.job,
                 "started (UTC)": when(row.started, seconds=True),
                 "finished (UTC)": when(row.finished or 0, seconds=True),
-                "status": row.status,
+                "status": status,
                 "processed": row.processed,
                 "failed": row.failed,
                 "seconds": None if row.finished is None else row.finished - row.started,
-                "message": row.message or "",
+                "message": message,
             }
             for row in rows
+            for status, message in [_status(row, now)]
         ],
         columns=columns,
     )
+
+
+def _status(row: Any, now: int) -> tuple[str, str]:
+    if row.status != liveness.RUNNING:
+        return row.status, row.message or ""
+    # The page sees only the heartbeat: whoever runs it, not marked yet.
+    running = liveness.RunningJobRun(row.uid, row.job, row.started, "", 0, row.heartbeat_at)
+    why = liveness.interruption(running, liveness.ProcessSeen.UNKNOWN, now)
+    return (liveness.INTERRUPTED, f"{why} (not marked yet)") if why else (row.status, row.message or "")
 
 
 def freshness(engine: Engine, *, now: int) -> pd.DataFrame:

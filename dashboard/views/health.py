@@ -16,7 +16,7 @@ data_as_of.show(version, key="as_of")
 
 with guard.reading():
     freshness = state.freshness(url, version.jobs, state.now())
-    runs = state.job_runs(url, version.jobs)
+    runs = state.job_runs(url, version.jobs, state.now())
     reading = state.health_reading(url, version.jobs)
     stuck = (
         state.stuck_conversations(url, version.jobs, state.now())

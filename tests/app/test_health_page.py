@@ -3,14 +3,33 @@ the window, pending derivations; each with an explicit state when there is nothi
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+from sqlalchemy import insert, select
 from streamlit.testing.v1 import AppTest
 
+from core.job_runs import SILENT_AFTER_S
+from core.schema import job_run
 from dashboard.queries import health
 from jobs.database import make_engine
+from jobs.job_log import JobResult, execute
+from jobs.schema_setup import init_db
 from tests.app import rendered
+from tests.conftest import REPO_ROOT
+
+# A job that runs until it is killed, recorded as every job run is.
+LONG_JOB = """
+import sys, time
+from jobs.database import make_engine
+from jobs.job_log import JobResult, execute
+execute(make_engine(sys.argv[1]), "derive-outcomes", lambda: (time.sleep(120), JobResult(0, 0, ""))[1])
+"""
 
 
 def _health(dashboard: Callable[..., AppTest], url: str) -> AppTest:
@@ -96,3 +115,47 @@ def test_a_nightly_job_not_run_for_over_a_day_is_stale(measured_db_url: str) -> 
     assert set(fresh) == {"fresh"}
     assert stale["derive-outcomes"] == stale["measure-rates"] == "stale: expected within 26.0 h"
     assert stale["watch-conversations"].startswith("stale")
+
+
+def test_a_run_whose_process_was_killed_reads_interrupted_marked_or_not_yet_marked(
+    dashboard: Callable[..., AppTest], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'killed.sqlite'}"
+    engine = make_engine(url)
+    init_db(engine, with_upstream=True)
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    killed = subprocess.Popen([sys.executable, "-c", LONG_JOB, url], env=environment, cwd=REPO_ROOT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            if connection.execute(select(job_run.c.uid)).first() is not None:
+                break
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    execute(engine, "watch-conversations", lambda: JobResult(1, 0, "the next run"))  # marks the killed one
+    silent_since = int(time.time()) - SILENT_AFTER_S - 3600
+    with engine.begin() as connection:  # as a run on another host, killed an hour ago, leaves its row
+        connection.execute(
+            insert(job_run).values(
+                job="measure-rates",
+                started=silent_since,
+                status="running",
+                host="scheduler-2",
+                pid=7,
+                heartbeat_at=silent_since,
+            )
+        )
+    engine.dispose()
+
+    app = _health(dashboard, url)
+
+    assert not app.exception
+    runs = next(t for t in rendered.tables(app) if "message" in t.columns).set_index("job")
+    assert runs.loc["derive-outcomes", "status"] == "interrupted"
+    assert f"pid {killed.pid}" in runs.loc["derive-outcomes", "message"]
+    assert runs.loc["measure-rates", "status"] == "interrupted"
+    assert runs.loc["measure-rates", "message"].endswith("(not marked yet)")
+    assert runs.loc["watch-conversations", "status"] == "ok"
+    warning = next(w.value for w in app.warning if w.value.startswith("Interrupted:"))
+    assert "derive-outcomes started" in warning and "measure-rates started" in warning

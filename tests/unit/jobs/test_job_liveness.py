@@ -1,0 +1,63 @@
+"""What this process can see of the process a running job-run row names (jobs.job_liveness)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.job_runs import ProcessSeen, RunningJobRun
+from jobs import job_liveness
+
+
+def row(host: str, pid: int) -> RunningJobRun:
+    return RunningJobRun(1, "watch-conversations", 0, host, pid, 0)
+
+
+def never_ended(pid: int) -> bool:
+    return False
+
+
+def always_ended(pid: int) -> bool:
+    return True
+
+
+@pytest.mark.parametrize(
+    ("host", "pid", "token", "ended", "seen"),
+    [
+        ("elsewhere", 4242, "", always_ended, ProcessSeen.UNKNOWN),
+        (job_liveness.HOST, os.getpid(), job_liveness.TOKEN, always_ended, ProcessSeen.THIS_PROCESS),
+        (job_liveness.HOST, os.getpid(), "an earlier one", never_ended, ProcessSeen.ENDED),
+        (job_liveness.HOST, 4242, "", always_ended, ProcessSeen.ENDED),
+        (job_liveness.HOST, 4242, "", never_ended, ProcessSeen.UNKNOWN),
+    ],
+)
+def test_only_a_row_of_this_host_can_be_seen_to_have_ended(host, pid, token, ended, seen) -> None:
+    assert job_liveness.seen(row(host, pid), token, ended=ended) is seen
+
+
+def test_a_reaped_process_has_ended_and_this_one_has_not() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+
+    assert job_liveness.pid_ended(child.pid)
+    assert not job_liveness.pid_ended(os.getpid())
+    assert not job_liveness.pid_ended(0)
+
+
+def test_a_killed_process_not_yet_reaped_has_ended() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        child.kill()
+        deadline = time.monotonic() + 10
+        while not job_liveness.pid_ended(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+        ended = job_liveness.pid_ended(child.pid)
+    finally:
+        child.wait()
+
+    assert ended
