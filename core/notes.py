@@ -5,15 +5,16 @@ therefore builds notes from the run record and the card outcomes, as the chat's 
 the message of the segment it describes (000_…, "The record goes to the turn it belongs to"). The notes are
 never stored; `notes_for_turn` returns them with where they go, and the caller puts them into the prompt.
 
-`page_prompt_line` is the line for the page of a turn (000_…, "A turn sent without a page keeps the
-conversation's last page apart from the selection").
+`notes_for_conversation` withholds the notes of a conversation whose skill keeps a transcript of its own
+(000_…, "Consequences"). `page_prompt_line` is the line for the page of a turn (000_…, "A turn sent without a
+page keeps the conversation's last page apart from the selection").
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_NOTES",
     "MIN_CHARS",
     "NOTE_LABEL",
+    "OWN_TRANSCRIPT_REASON",
     "Note",
     "NotesResult",
     "NoUserMessageError",
@@ -38,6 +40,8 @@ __all__ = [
     "describe_entry",
     "is_empty_step",
     "labelled",
+    "no_notes_reason",
+    "notes_for_conversation",
     "notes_for_turn",
     "older_notes_statement",
     "page_prompt_line",
@@ -98,7 +102,16 @@ _LEFT: dict[UndecidedKind, str] = {
     UndecidedKind.QUESTION: "left the question unanswered",
 }
 
+# 000_…, "Consequences": "A conversation about a missing alt text (ADR-026) replaces the transcript with its
+# own and gets no notes: its write is confirmed in the transcript already." Which skills do so is configured;
+# the skill's identifier goes where {skill} stands.
+OWN_TRANSCRIPT_REASON = (
+    "This conversation gets no notes: its skill ({skill}) replaces the transcript with its own, and that "
+    "transcript confirms the write already."
+)
+
 _NOT_RECORD = re.compile(r"[^A-Za-z0-9_:]")
+_NOT_SKILL = re.compile(r"[^A-Za-z0-9_.:-]")  # skill identifiers also use "-" and "." ("seo-check")
 _NOT_ANSWER = re.compile(r"[^\w -]")
 _ANSWER_LENGTH = 40
 
@@ -127,6 +140,7 @@ class NotesResult:
     notes: tuple[Note, ...]  # in transcript order
     dropped_count: int
     dropped_chars: int  # the full texts of the dropped notes
+    no_notes_reason: str | None = None  # why the conversation gets no notes at all; None when it gets them
 
 
 class NoUserMessageError(ValueError):
@@ -276,6 +290,31 @@ def notes_for_turn(
     if placer.needs_user and not placer.has_user:
         raise NoUserMessageError("a note opens or closes the transcript, and no user message holds it")
     return _within_budget(candidates, max_notes, max_chars)
+
+
+def no_notes_reason(skill: str, own_transcript_skills: Collection[str]) -> str | None:
+    """Why a conversation gets no notes: its skill keeps its own transcript (000_…); None if it gets them."""
+    name = skill.strip()
+    if not name or name not in own_transcript_skills:
+        return None
+    return OWN_TRANSCRIPT_REASON.format(skill=_NOT_SKILL.sub("", name) or "unnamed")
+
+
+def notes_for_conversation(
+    skill: str,
+    own_transcript_skills: Collection[str],
+    messages: Sequence[TranscriptMessage],
+    entries: Sequence[RunRecordEntry],
+    card_outcomes: Sequence[CardOutcome],
+    *,
+    max_notes: int = MAX_NOTES,
+    max_chars: int = MAX_CHARS,
+) -> NotesResult:
+    """The notes of the next turn; none, with the reason, when the skill's transcript is its own (000_…)."""
+    reason = no_notes_reason(skill, own_transcript_skills)
+    if reason is not None:
+        return NotesResult((), 0, 0, no_notes_reason=reason)
+    return notes_for_turn(messages, entries, card_outcomes, max_notes=max_notes, max_chars=max_chars)
 
 
 def _within_budget(candidates: list[_Candidate], max_notes: int, max_chars: int) -> NotesResult:

@@ -199,6 +199,7 @@ def dashboard_command(db_url: str, port: int | None) -> None:
 
     port = settings.dashboard_port() if port is None else port
     settings.window_days()  # every page reads it: a malformed value stops here, not on each page
+    settings.own_transcript_skills()  # the Conversation page reads it
     click.echo(f"dashboard on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     sys.exit(serve_dashboard(db_url, port=port))
 
@@ -217,6 +218,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     settings.window_days()
     if not no_dashboard:
         port = settings.dashboard_port() if port is None else port
+        settings.own_transcript_skills()
         SchedulerConfig.from_settings()
     url = parse_url(db_url)
     report = ensure_demo_database(url, now=parse_now(None), progress=_progress_printer())
@@ -262,7 +264,14 @@ def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
     from jobs.conversation_record import next_turn_notes
     from jobs.record_view import notes_json, notes_text
 
-    _show_conversation(conversation, db_url, next_turn_notes, notes_json if as_json else None, notes_text)
+    skills = settings.own_transcript_skills()
+    _show_conversation(
+        conversation,
+        db_url,
+        lambda engine, loaded: next_turn_notes(engine, loaded, own_transcript_skills=skills),
+        notes_json if as_json else None,
+        notes_text,
+    )
 
 
 def _show_conversation(

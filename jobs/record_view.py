@@ -101,6 +101,7 @@ def notes_json(report: NotesReport) -> dict[str, Any]:
             {"placement": note.placement.value, "position": note.position, "text": note.text}
             for note in report.notes.notes
         ],
+        "no_notes_reason": report.notes.no_notes_reason,
         "dropped": {"count": report.notes.dropped_count, "chars": report.notes.dropped_chars},
         "pagePrompt": report.page_line,
         "problems": list(report.conversation.problems),
@@ -113,12 +114,15 @@ def notes_text(report: NotesReport) -> str:
     by_position: dict[int, list[Note]] = {}
     for note in notes.notes:
         by_position.setdefault(note.position, []).append(note)
-    lines = [
-        f"conversation {report.conversation.uid}: {len(notes.notes)} notes, "
-        f"{sum(len(n.text) for n in notes.notes):,} characters; dropped by the budget: "
-        f"{notes.dropped_count} notes, {notes.dropped_chars:,} characters",
-        f"page: {report.page_line}",
-    ]
+    if notes.no_notes_reason is not None:
+        head = f"conversation {report.conversation.uid}: no notes. {notes.no_notes_reason}"
+    else:
+        head = (
+            f"conversation {report.conversation.uid}: {len(notes.notes)} notes, "
+            f"{sum(len(n.text) for n in notes.notes):,} characters; dropped by the budget: "
+            f"{notes.dropped_count} notes, {notes.dropped_chars:,} characters"
+        )
+    lines = [head, f"page: {report.page_line}"]
     placed: set[int] = set()
     for message in report.conversation.messages:
         here = by_position.get(message.position, [])

@@ -9,6 +9,7 @@ and its value.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from jobs.database import RunrecordError
 DEMO_DATABASE = Path("data") / "demo.sqlite"
 DAY_S = 86_400
 MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
+# A skill identifier as tx_nrmcpagent_conversation.skill_identifier (varchar(100)) holds one.
+_SKILL_IDENTIFIER = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,14 @@ SETTINGS: tuple[Setting, ...] = (
         "comma-separated, that see the administrator pages; everyone else who signs in sees Rates and Runs.",
     ),
     Setting(
+        "own_transcript_skills",
+        "RUNRECORD_OWN_TRANSCRIPT_SKILLS",
+        "missing_alt_text",
+        "The skill identifiers, comma-separated, of conversations that replace the transcript with their own "
+        "(the missing alt text of ADR-026): they get no notes, since their transcript confirms the write "
+        "already (000_…, 'Consequences').",
+    ),
+    Setting(
         "reader_language",
         "RUNRECORD_READER_LANGUAGE",
         "de",
@@ -161,3 +172,16 @@ def misfire_grace_seconds() -> int:
 def lease_seconds() -> int:
     """RUNRECORD_SCHEDULER_LEASE_SECONDS: at least MIN_LEASE_S."""
     return whole_number("lease_s", what="a whole number of seconds", minimum=MIN_LEASE_S)
+
+
+def own_transcript_skills() -> frozenset[str]:
+    """RUNRECORD_OWN_TRANSCRIPT_SKILLS: skill identifiers, comma-separated; RunrecordError naming the variable
+    and its value when one is not an identifier."""
+    text = get("own_transcript_skills")
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names or not all(_SKILL_IDENTIFIER.fullmatch(name) for name in names):
+        raise RunrecordError(
+            f"{variable('own_transcript_skills')}={text!r} is not a comma-separated list of skill "
+            "identifiers (letters, digits, _ . : -, at most 100 characters each)"
+        )
+    return frozenset(names)

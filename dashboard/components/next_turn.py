@@ -10,8 +10,14 @@ from jobs.conversation_record import NotesReport
 
 
 def show(report: NotesReport, *, key: str) -> None:
-    """The notes' count and size, what the budget dropped, the writes they name, then the transcript."""
+    """The notes' count and size, what the budget dropped, the writes they name, then the transcript; or
+    that the conversation gets no notes, and why."""
     notes = report.notes
+    if notes.no_notes_reason is not None:
+        st.info(notes.no_notes_reason)
+        st.caption(f"Page line: {report.page_line}")
+        transcript.show(conversations.model_transcript(report), key=key)
+        return
     written = conversations.written_in_notes(report)
     st.markdown(
         f"**{len(notes.notes)} notes** placed, {sum(len(n.text) for n in notes.notes):,} characters; the "

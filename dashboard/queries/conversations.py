@@ -8,7 +8,7 @@ language (core.error_codes), the entries in words (jobs.record_view.describe), t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,10 +72,14 @@ def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) 
     return frame
 
 
-def load(engine: Engine, uid: int) -> tuple[Conversation, RecordReport, NotesReport]:
-    """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets."""
+def load(
+    engine: Engine, uid: int, own_transcript_skills: Collection[str]
+) -> tuple[Conversation, RecordReport, NotesReport]:
+    """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets (none
+    for a conversation whose skill is one of `own_transcript_skills`)."""
     conversation = load_conversation(engine, uid)
-    return conversation, rebuild_record(conversation), next_turn_notes(engine, conversation)
+    notes = next_turn_notes(engine, conversation, own_transcript_skills=own_transcript_skills)
+    return conversation, rebuild_record(conversation), notes
 
 
 def stuck_now(conversation: Conversation, now: int) -> StuckConversation | None:

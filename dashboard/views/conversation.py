@@ -32,7 +32,9 @@ if chosen is None:
 
 try:
     with guard.reading():
-        conversation, record, notes = state.conversation(url, version.runs, chosen)
+        conversation, record, notes = state.conversation(
+            url, version.runs, chosen, state.own_transcript_skills()
+        )
 except ConversationNotFoundError:
     st.warning(f"There is no conversation {chosen} in this database.")
     conversation_list.show(url, version.runs, key="recent")

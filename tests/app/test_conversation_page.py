@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from core import schema
+from core.notes import OWN_TRANSCRIPT_REASON
 from jobs.database import make_engine
+from jobs.installation.own_transcript import ALT_TEXT_SKILL
 from tests.app import rendered
 
 
@@ -20,6 +23,15 @@ def _conversation_with(url: str, pattern: str) -> int:
         uid = connection.execute(
             select(m.conversation).where(m.payload.like(pattern)).order_by(m.conversation).limit(1)
         ).scalar_one()
+    engine.dispose()
+    return int(uid)
+
+
+def _conversation_of_skill(url: str, skill: str) -> int:
+    engine = make_engine(url)
+    c = schema.conversation.c
+    with engine.connect() as connection:
+        uid = connection.execute(select(c.uid).where(c.skill_identifier == skill)).scalar_one()
     engine.dispose()
     return int(uid)
 
@@ -145,3 +157,30 @@ def test_the_conversation_page_says_what_to_do_on_a_database_without_tables(
 
     assert not app.exception
     assert "runrecord init-db" in app.info[0].value
+
+
+def test_a_conversation_whose_transcript_is_its_own_shows_that_it_gets_no_notes_and_why(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uid = _conversation_of_skill(measured_db_url, ALT_TEXT_SKILL)
+
+    app = _open(dashboard, measured_db_url, uid)
+
+    assert not app.exception
+    assert OWN_TRANSCRIPT_REASON.format(skill=ALT_TEXT_SKILL) in [i.value for i in app.info]
+    assert [code.value for code in app.code] == []
+    assert not any("written records" in m.value for m in app.markdown)
+    assert any("Alt-Text gespeichert" in t.value for t in app.text)
+
+
+def test_the_conversation_page_reads_which_skills_keep_their_own_transcript_from_the_setting(
+    dashboard: Callable[..., AppTest], measured_db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uid = _conversation_of_skill(measured_db_url, ALT_TEXT_SKILL)
+    monkeypatch.setenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", "image-check")
+
+    app = _open(dashboard, measured_db_url, uid)
+
+    assert not app.exception
+    summary = next(m.value for m in app.markdown if "written records" in m.value)
+    assert summary.startswith("**1 written records** in the notes")

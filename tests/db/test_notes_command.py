@@ -6,14 +6,17 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import pytest
 from click.testing import Result
 from sqlalchemy import Engine
 
-from core.notes import NOTE_LABEL
+from core.notes import NOTE_LABEL, OWN_TRANSCRIPT_REASON
 from jobs.conversation_record import load_conversation, next_turn_notes, rebuild_record
 from jobs.database import make_engine
 from jobs.installation.builder import Installation
 from jobs.installation.generate import generate
+from jobs.installation.own_transcript import ALT_TEXT_SKILL
+from jobs.settings import own_transcript_skills
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -82,9 +85,73 @@ def test_notes_and_record_work_on_every_conversation_the_generator_writes(empty_
     for uid in range(1, 201):
         conversation = load_conversation(engine, uid)
         rebuild_record(conversation)
-        reports.append(next_turn_notes(engine, conversation))
+        reports.append(next_turn_notes(engine, conversation, own_transcript_skills=own_transcript_skills()))
     engine.dispose()
 
     assert all(len(r.notes.notes) <= 40 for r in reports)
     assert all(sum(len(n.text) for n in r.notes.notes) <= 6000 for r in reports)
     assert sum(len(r.notes.notes) for r in reports) > 200
+
+
+def test_the_generated_alt_text_conversation_gets_no_notes_and_says_that_its_transcript_confirms_the_write(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    generate(empty_db_url, conversations=20, seed=3, now=NOW)
+
+    as_json = run_cli("notes", "20", "--db", empty_db_url, "--json")
+    as_text = run_cli("notes", "20", "--db", empty_db_url)
+    record = json.loads(run_cli("record", "20", "--db", empty_db_url, "--json").stdout)
+
+    assert as_json.exit_code == 0, as_json.output
+    printed = json.loads(as_json.stdout)
+    reason = OWN_TRANSCRIPT_REASON.format(skill=ALT_TEXT_SKILL)
+    assert (printed["notes"], printed["no_notes_reason"]) == ([], reason)
+    assert as_text.stdout.splitlines()[0] == f"conversation 20: no notes. {reason}"
+    assert [w["record"] for entry in record["stored"] for w in entry["writes"]] != []
+
+
+def test_the_notes_command_reads_which_skills_keep_their_own_transcript_from_the_setting(
+    installation_engine: Engine,
+    installation_url: str,
+    run_cli: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Team", at=T0)
+        chats = {}
+        for skill in ("image-check", ALT_TEXT_SKILL):
+            chat = site.conversation(configuration="content-assistant", skill=skill, at=T0, page=page)
+            chat.user("Ergänze den Alt-Text.", at=T0)
+            run = chat.run()
+            run.propose("update_content", page, fields=("description",))
+            run.approve()
+            run.answer("Alt-Text gespeichert.")
+            run.finish()
+            chat.close()
+            chats[skill] = chat.uid
+        site.finish()
+    monkeypatch.setenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", "image-check")
+
+    configured = json.loads(
+        run_cli("notes", str(chats["image-check"]), "--db", installation_url, "--json").stdout
+    )
+    other = json.loads(
+        run_cli("notes", str(chats[ALT_TEXT_SKILL]), "--db", installation_url, "--json").stdout
+    )
+
+    assert configured["notes"] == [] and "(image-check)" in configured["no_notes_reason"]
+    assert other["no_notes_reason"] is None
+    assert [n for n in other["notes"] if f"Records written: pages:{page.uid}" in n["text"]]
+
+
+def test_a_malformed_own_transcript_setting_fails_the_notes_command_in_one_line(
+    installation_url: str, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", "alt text")
+
+    result = run_cli("notes", "1", "--db", installation_url)
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("runrecord: error: RUNRECORD_OWN_TRANSCRIPT_SKILLS='alt text' is not ")
+    assert len(result.stderr.splitlines()) == 1

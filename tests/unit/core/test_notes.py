@@ -16,6 +16,7 @@ from core.notes import (
     MAX_NOTES,
     MIN_CHARS,
     NOTE_LABEL,
+    OWN_TRANSCRIPT_REASON,
     Note,
     NoUserMessageError,
     Placement,
@@ -23,6 +24,8 @@ from core.notes import (
     describe_entry,
     is_empty_step,
     labelled,
+    no_notes_reason,
+    notes_for_conversation,
     notes_for_turn,
     older_notes_statement,
     page_prompt_line,
@@ -816,3 +819,38 @@ def test_an_unknown_notice_reads_as_none_and_noticeargs_are_kept():
 @pytest.mark.parametrize("payload", [[], {"role": "system", "content": "x"}, {"content": "x"}])
 def test_a_payload_without_a_known_role_is_unreadable(payload):
     assert isinstance(read_message(3, payload), UnreadableMessage)
+
+
+# --- a conversation whose transcript is its own (000_…, "Consequences") ------------------------------------
+
+OWN = frozenset({"missing_alt_text"})
+
+
+def test_a_conversation_whose_skill_replaces_the_transcript_gets_no_notes_and_says_why():
+    messages = [user(0), answer(1), user(2)]
+
+    result = notes_for_conversation("missing_alt_text", OWN, messages, [wrote()], [card(1)])
+
+    assert (result.notes, result.dropped_count, result.dropped_chars) == ((), 0, 0)
+    assert result.no_notes_reason == OWN_TRANSCRIPT_REASON.format(skill="missing_alt_text")
+    assert "confirms the write" in result.no_notes_reason
+
+
+@pytest.mark.parametrize("skill", ["", "seo-check", "missing_alt_text_v2", "Missing_Alt_Text"])
+def test_a_conversation_of_any_other_skill_gets_the_notes_of_its_record(skill):
+    messages = [user(0), answer(1), user(2)]
+
+    result = notes_for_conversation(skill, OWN, messages, [wrote()], [card(1)])
+
+    assert result == notes_for_turn(messages, [wrote()], [card(1)])
+    assert len(result.notes) == 2 and result.no_notes_reason is None
+
+
+def test_no_skill_keeps_its_own_transcript_when_none_is_configured():
+    assert no_notes_reason("missing_alt_text", frozenset()) is None
+
+
+def test_the_reason_names_the_skill_reduced_to_the_characters_skill_identifiers_use():
+    reason = no_notes_reason(" alt]text ", frozenset({"alt]text"}))
+
+    assert reason == OWN_TRANSCRIPT_REASON.format(skill="alttext")

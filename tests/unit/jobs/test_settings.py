@@ -99,3 +99,40 @@ def test_every_scheduled_job_fails_on_a_malformed_window_naming_the_setting(
         "RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, at least 1"
     )
     assert not database.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "skills"),
+    [
+        ("missing_alt_text", {"missing_alt_text"}),
+        (" missing_alt_text , image-check ,", {"missing_alt_text", "image-check"}),
+        ("alt.text:v2", {"alt.text:v2"}),
+    ],
+)
+def test_the_own_transcript_skills_are_a_comma_separated_list_of_identifiers(
+    monkeypatch: pytest.MonkeyPatch, value: str, skills: set[str]
+) -> None:
+    monkeypatch.setenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", value)
+
+    assert settings.own_transcript_skills() == skills
+
+
+def test_the_own_transcript_skills_default_to_the_missing_alt_text_skill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", raising=False)
+
+    assert settings.own_transcript_skills() == {"missing_alt_text"}
+
+
+@pytest.mark.parametrize("value", ["alt text", "seo;DROP", ",", "a" * 101])
+def test_an_own_transcript_skill_that_is_no_identifier_is_one_error_line_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("RUNRECORD_OWN_TRANSCRIPT_SKILLS", value)
+
+    with pytest.raises(RunrecordError) as raised:
+        settings.own_transcript_skills()
+
+    assert str(raised.value).startswith(f"RUNRECORD_OWN_TRANSCRIPT_SKILLS={value!r} is not ")
+    assert "\n" not in str(raised.value)
