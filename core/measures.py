@@ -39,12 +39,13 @@ from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_mes
 
 # Raise whenever a rule here changes what a fact says: the job rebuilds every fact when the version it
 # stored differs, instead of mixing facts of two rule sets in one rate.
-MEASURE_VERSION = 1
+# 2: the claim rule as 001_… words it (core.claims) and the approved call itself as the write (core.saved).
+MEASURE_VERSION = 2
 # What a measurement writes beyond what the facts say: raise when measure-rates writes a metric it did not
 # write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
 # can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
-# 2: window_open.
-RATES_VERSION = 2
+# 2: window_open. 3: notice_agreement (closed periods get it too: measure-rates rewrites every period once).
+RATES_VERSION = 3
 
 DAY_S = 86_400
 
@@ -69,6 +70,9 @@ class Metric(StrEnum):
     CLAIMED_UNWRITTEN_RATE = "claimed_unwritten_rate"
     GO_ON_WHILE_WAITING = "go_on_while_waiting"
     DENIAL_RATE = "denial_rate"
+    # The recomputed notice (claimed_unwritten_rate's rule) against the chat's stored one, from the first
+    # stored notice on: the evidence that the back-filled rate before the notice measures what it does after.
+    NOTICE_AGREEMENT = "notice_agreement"
     # Runs ending in the period that are still inside their window (not derived yet): a count, beside the
     # outcome mix. A period that holds none has no row (a closed period never holds one).
     WINDOW_OPEN = "window_open"
@@ -140,8 +144,9 @@ METRICS: tuple[MetricDefinition, ...] = (
     ),
     MetricDefinition(
         Metric.CLAIMED_UNWRITTEN_RATE,
-        "completed answers that claim a change (core.claims) while the run's events show no write "
-        "(core.saved: no tool_write, no call run without error after an approval)",
+        "completed answers that claim a change (core.claims: a claim word without a negation among the three "
+        "words before it) while the run's events show no write (core.saved: no tool_write, no approved call "
+        "run without error: the call directly after an approval with approved = true)",
         _ANSWERS,
         "claiming answers whose run's events cannot be read or are missing (core.saved: cannot tell), "
         "and assistant messages whose payload cannot be read",
@@ -165,6 +170,18 @@ METRICS: tuple[MetricDefinition, ...] = (
         "cannot be read",
     ),
     MetricDefinition(
+        Metric.NOTICE_AGREEMENT,
+        "completed answers where the recomputation (claimed_unwritten_rate's rule: a claim, core.claims, "
+        "while the run's events show no write, core.saved) and the chat's stored nothingSaved notice say "
+        "the same: both nothingSaved, or neither",
+        "completed answers stored at or after the first stored notice: the earliest completed answer in "
+        "the installation that carries the nothingSaved notice (an answer's time is its run's end, when "
+        "the chat stored it; without its run, the message's crdate)",
+        "answers after the first stored notice whose recomputation cannot tell (claiming answers whose "
+        "run's events cannot be read or are missing), and assistant messages after it whose payload "
+        "cannot be read",
+    ),
+    MetricDefinition(
         Metric.WINDOW_OPEN,
         "runs ending in the period with at least one tool_write event whose last write's window had not "
         "closed when measure-rates ran (core.outcomes.is_due: the last write at or after now − window) and "
@@ -181,7 +198,7 @@ DEFINITIONS: Mapping[Metric, MetricDefinition] = {definition.metric: definition 
 COUNTS: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if definition.count)
 RATES: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if not definition.count)
 # The RATES_VERSION from which measure-rates stores a metric; a metric not named here is stored since 1.
-STORED_SINCE: Mapping[Metric, int] = {Metric.WINDOW_OPEN: 2}
+STORED_SINCE: Mapping[Metric, int] = {Metric.WINDOW_OPEN: 2, Metric.NOTICE_AGREEMENT: 3}
 
 
 def parse_metric(name: str) -> Metric | None:
@@ -781,6 +798,7 @@ class FactTally:
     problems: str  # Exclusion values joined by commas
     runs: int  # the sum of the facts' runs (answers without their run add none)
     facts: int
+    since_first_notice: bool = False  # at or after the installation's first stored notice (NOTICE_AGREEMENT)
 
 
 @dataclass(frozen=True)
@@ -833,6 +851,18 @@ DENIAL_COUNTS: Mapping[DenialState, Counted] = {
     DenialState.DENIES: NUMERATOR,
     DenialState.DOES_NOT_DENY: DENOMINATOR,
     DenialState.CANNOT_TELL: EXCLUDED,
+}
+# (recomputation, stored notice) → counted. The recomputation says nothingSaved exactly where
+# claimed_unwritten_rate counts a claim the run never made; where it cannot tell, the answer is excluded.
+AGREEMENT_COUNTS: Mapping[tuple[ClaimState, bool], Counted] = {
+    (ClaimState.NOTHING_SAVED, True): NUMERATOR,
+    (ClaimState.NO_CLAIM, False): NUMERATOR,
+    (ClaimState.WROTE, False): NUMERATOR,
+    (ClaimState.NOTHING_SAVED, False): DENOMINATOR,
+    (ClaimState.NO_CLAIM, True): DENOMINATOR,
+    (ClaimState.WROTE, True): DENOMINATOR,
+    (ClaimState.CANNOT_TELL, True): EXCLUDED,
+    (ClaimState.CANNOT_TELL, False): EXCLUDED,
 }
 GO_ON_COUNTS: Mapping[GoOnState, Counted] = {
     GoOnState.NO: DENOMINATOR,
@@ -985,7 +1015,8 @@ def _add_facts(result: RateCounts, tally: FactTally) -> None:
         result.add(Metric.RUNS, period, groups, Count(tally.runs, tally.runs, 0))
     answer = _state(AnswerState, tally.answer, AnswerState.UNREADABLE)
     if answer is AnswerState.UNREADABLE:
-        for metric in ANSWER_METRICS:
+        metrics = ANSWER_METRICS + ((Metric.NOTICE_AGREEMENT,) if tally.since_first_notice else ())
+        for metric in metrics:
             result.add(metric, period, groups, Count(0, 0, units), Exclusion.MESSAGE_UNREADABLE)
     elif answer is AnswerState.READ:
         notice = Count(units if tally.notice else 0, units, 0)
@@ -996,6 +1027,9 @@ def _add_facts(result: RateCounts, tally: FactTally) -> None:
         )
         claim_count = _count(CLAIM_COUNTS.get(claim, EXCLUDED), units)
         result.add(Metric.CLAIMED_UNWRITTEN_RATE, period, groups, claim_count, reason)
+        if tally.since_first_notice:
+            agreement = _count(AGREEMENT_COUNTS.get((claim, tally.notice), EXCLUDED), units)
+            result.add(Metric.NOTICE_AGREEMENT, period, groups, agreement, reason)
         denial = _state(DenialState, tally.denial, DenialState.CANNOT_TELL)
         denial_count = _count(DENIAL_COUNTS.get(denial, EXCLUDED), units)
         reason = _reason(tally.problems, Exclusion.RUN_RECORD_UNREADABLE)

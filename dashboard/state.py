@@ -137,6 +137,12 @@ def window_open(url: str, data: common.Marks, grain: str) -> pd.DataFrame | None
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def notice_agreement(url: str, data: common.Marks, grain: str) -> rates.Agreement | None:
+    """The recomputed notice's agreement with the stored one, every period summed; None: not measured."""
+    return rates.notice_agreement(_engine(url), data.tables, grain)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
 def group_split(
     url: str, data: common.Marks, metric: str, grain: str, group_kind: str, at: int, window: int
 ) -> pd.DataFrame:
@@ -182,19 +188,27 @@ def recent_conversations(url: str, data: common.Marks, before_uid: int | None) -
     return conversations.recent(_engine(url), before_uid=before_uid)
 
 
+def own_transcript_skills() -> tuple[str, ...]:
+    """The skills whose conversations get no notes (RUNRECORD_OWN_TRANSCRIPT_SKILLS), sorted, as a cache key
+    part; RunrecordError when the setting is malformed (guard.show says so before a page reads it)."""
+    return tuple(sorted(settings.own_transcript_skills()))
+
+
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
-def conversation(url: str, data: common.Marks, uid: int) -> tuple[Conversation, RecordReport, NotesReport]:
+def conversation(
+    url: str, data: common.Marks, uid: int, own_transcript: tuple[str, ...]
+) -> tuple[Conversation, RecordReport, NotesReport]:
     """A conversation, its run record rebuilt from events, and the notes its next turn gets."""
-    return conversations.load(_engine(url), uid)
+    return conversations.load(_engine(url), uid, own_transcript)
 
 
 # --- Health -------------------------------------------------------------------------------------------------
 
 
 @st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
-def job_runs(url: str, data: common.Marks) -> pd.DataFrame:
-    """The newest job runs."""
-    return health.job_runs(_engine(url))
+def job_runs(url: str, data: common.Marks, at: int) -> pd.DataFrame:
+    """The newest job runs; a running one silent for too long at `at` reads as interrupted."""
+    return health.job_runs(_engine(url), now=at)
 
 
 @st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)

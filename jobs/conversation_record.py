@@ -9,7 +9,7 @@ be read is reported as one line naming the row and why, and the rest is still sh
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,10 @@ from sqlalchemy import Engine, select
 
 from core import schema
 from core.cards import CardOutcome, parse_card_outcomes
-from core.events import Event, EventProblem, split_segments
-from core.notes import NotesResult, notes_for_turn, page_prompt_line
+from core.events import Event, EventProblem, Segment, split_segments
+from core.notes import NotesResult, notes_for_conversation, page_prompt_line
 from core.run_record import (
+    CardReading,
     EntryDifference,
     RunRecordEntry,
     UndecidedBy,
@@ -27,6 +28,7 @@ from core.run_record import (
     diff,
     keep_newest,
     parse_run_record,
+    read_cards,
 )
 from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_message
 from jobs.database import RunrecordError, reported
@@ -147,16 +149,7 @@ def rebuild_record(conversation: Conversation) -> RecordReport:
 
 def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, ...]:
     segments = split_segments(conversation.events.get(run.uuid, ()))
-    answered = {
-        m.segment: m.position
-        for m in conversation.messages
-        if m.run_uuid == run.uuid and m.segment is not None and m.role is Role.ASSISTANT
-    }
-    positions = {
-        segment.index: answered.get(segment.index, _next_position(conversation, segment.returned_at))
-        for segment in segments
-    }
-    first = positions.get(0, _next_position(conversation, run.started_at))
+    first, positions = _positions(conversation, run, segments)
     return build_entries(
         run.uuid,
         segments,
@@ -169,6 +162,29 @@ def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, 
     )
 
 
+def card_readings(conversation: Conversation, run: Run) -> dict[int, CardReading]:
+    """The cards the run's decisions answered, per continuation, read as the rebuilt record reads them."""
+    segments = split_segments(conversation.events.get(run.uuid, ()))
+    first, positions = _positions(conversation, run, segments)
+    return read_cards(run.uuid, segments, conversation.card_outcomes, position=first, positions=positions)
+
+
+def _positions(
+    conversation: Conversation, run: Run, segments: Sequence[Segment]
+) -> tuple[int, dict[int, int]]:
+    """The transcript position of the run's turn and of each segment: its answer's, else where it would be."""
+    answered = {
+        m.segment: m.position
+        for m in conversation.messages
+        if m.run_uuid == run.uuid and m.segment is not None and m.role is Role.ASSISTANT
+    }
+    positions = {
+        segment.index: answered.get(segment.index, _next_position(conversation, segment.returned_at))
+        for segment in segments
+    }
+    return positions.get(0, _next_position(conversation, run.started_at)), positions
+
+
 def _next_position(conversation: Conversation, at: int) -> int:
     """Where the answer of a segment that returned at `at` would stand: before the first later message."""
     later = [sorting for sorting, created in conversation.message_times.items() if created > at]
@@ -177,7 +193,8 @@ def _next_position(conversation: Conversation, at: int) -> int:
 
 
 def _left_by(conversation: Conversation, run: Run, returned_at: int) -> UndecidedBy | None:
-    """A waiting run left by a new message of the editor, or cancelled by the end of its tour."""
+    """A waiting run left by a new message of the editor, or a run cancelled by the end of its tour (core
+    records a card or question left undecided only when the run waited for one)."""
     if run.status == "cancelled":
         return UndecidedBy.TOUR_ENDED
     if run.status in WAITING_STATUSES:
@@ -262,9 +279,18 @@ class NotesReport:
     page_line: str
 
 
-def next_turn_notes(engine: Engine, conversation: Conversation) -> NotesReport:
-    """The notes the next turn gets: built from the stored run record and card outcomes, as the chat does."""
-    notes = notes_for_turn(conversation.messages, conversation.stored_entries, conversation.card_outcomes)
+def next_turn_notes(
+    engine: Engine, conversation: Conversation, *, own_transcript_skills: Collection[str]
+) -> NotesReport:
+    """The notes the next turn gets: built from the stored run record and card outcomes, as the chat does;
+    none for a conversation whose skill is one of `own_transcript_skills` (the setting of that name)."""
+    notes = notes_for_conversation(
+        conversation.skill,
+        own_transcript_skills,
+        conversation.messages,
+        conversation.stored_entries,
+        conversation.card_outcomes,
+    )
     page_id = _int(conversation.view_context.get("pageId"))
     last_page_id = _int(conversation.view_context.get("lastPageId"))
     visible = last_page_id > 0 and _page_visible(engine, last_page_id)

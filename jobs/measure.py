@@ -14,7 +14,9 @@ Two kinds of unit of work, one transaction each:
    derived outcomes and the runs still inside their window per group, core.measures turns the counts into
    numerator, denominator and excluded, and the rows are upserted. A row of such a period that no longer
    has data is deleted: a period without data is absent, never 0%. Other closed periods already stored are
-   not touched. The marks are stored in the same transaction, so a failed run leaves the last ones.
+   not touched, unless the stored rates are of an older RATES_VERSION (they lack a metric): then every
+   period is written once more. The command prints notice_agreement as stored, every period summed.
+   The marks are stored in the same transaction, so a failed run leaves the last ones.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from core.measures import (
     RATES_VERSION,
     Answer,
     ConversationInput,
+    Count,
     EventCounts,
     Exclusion,
     Fact,
@@ -117,8 +120,11 @@ class Summary:
     unreadable_messages: int = 0
     batches: int = 0
     stopped: bool = False  # the scheduler asked to stop; rates and marks were left for the next run
+    rates_rewritten: bool = False  # every period written afresh (rebuilt, or rates of an older RATES_VERSION)
     periods: list[PeriodReport] = field(default_factory=list)
     exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
+    first_notice: int | None = None  # when the first completed answer with the notice was stored
+    agreement: Count = field(default_factory=Count)  # notice_agreement as stored, every period, all runs
     seconds: float = 0.0
 
 
@@ -209,13 +215,27 @@ def measure_rates(
             summary.runs += len(facts)
             after = int(runs[-1].uid)
         with connection.begin():
+            # A measurement by an older runrecord stored no row of a metric added since, in closed periods
+            # too: every period is written once more (the facts stay as they are).
+            summary.rates_rewritten = since is None or q.rates_version(connection) < RATES_VERSION
+            first_notice = q.first_notice_at(connection)
             for grain in grains:
                 report, exclusions = _write_rates(
-                    connection, grain, now=now, window_s=window_s, rewrite_all=since is None, changed=changed
+                    connection,
+                    grain,
+                    now=now,
+                    window_s=window_s,
+                    rewrite_all=summary.rates_rewritten,
+                    changed=changed,
+                    first_notice=first_notice,
                 )
                 summary.periods.append(report)
                 if grain is grains[0]:
                     summary.exclusions = exclusions
+            summary.first_notice = first_notice
+            # As stored, every period summed: what the Rates page shows too.
+            agreement, _ = q.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
+            summary.agreement = Count(agreement.numerator, agreement.denominator, agreement.excluded)
             _save_marks(connection, current, now)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -470,6 +490,7 @@ def _write_rates(
     window_s: int,
     rewrite_all: bool,
     changed: set[tuple[Grain, date]],
+    first_notice: int | None,
 ) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
     cutoff = now - window_s
     first_open = open_from(now, window_s, q.earliest_end_after(connection, cutoff), grain)
@@ -487,7 +508,7 @@ def _write_rates(
     report.kept_changed = sum(1 for period in kept if (grain, period) in changed)
     chosen: dict[str, Any] = {"open_from": first_open, "periods": new | closing}
     counts = rate_counts(
-        q.fact_tallies(connection, grain, **chosen),
+        q.fact_tallies(connection, grain, **chosen, first_notice=first_notice),
         q.outcome_tallies(connection, grain, **chosen),
         q.edited_writes(connection, grain, **chosen),
         # Every run inside its window ends at or after the cutoff, i.e. in an open period.
@@ -570,6 +591,8 @@ def summary_lines(summary: Summary) -> list[str]:
     ]
     if summary.rebuilt:
         lines.append(f"  every fact counted afresh (none of rules version {MEASURE_VERSION} stored yet)")
+    elif summary.rates_rewritten:
+        lines.append(f"  every period written afresh (no rates of version {RATES_VERSION} stored yet)")
     for report in summary.periods:
         kept = f"closed periods kept as stored: {report.kept_periods}"
         if report.kept_changed:
@@ -583,6 +606,8 @@ def summary_lines(summary: Summary) -> list[str]:
         lines.append(
             f"  runs still inside their window (no outcome yet): {summary.periods[0].inside_window:,}"
         )
+    if summary.periods:
+        lines.append(f"  {agreement_line(summary)}")
     if summary.exclusions:
         excluded = ", ".join(
             f"{metric.value} {count:,} ({reason.value})"
@@ -590,6 +615,21 @@ def summary_lines(summary: Summary) -> list[str]:
         )
         lines.append(f"  excluded in the periods written (all runs): {excluded}")
     return lines
+
+
+def agreement_line(summary: Summary) -> str:
+    """notice_agreement over the whole installation: numerator / denominator = rate, and from when."""
+    name = Metric.NOTICE_AGREEMENT.value
+    if summary.first_notice is None:
+        return f"{name}: none yet (no completed answer carries a stored nothingSaved notice)"
+    count = summary.agreement
+    rate = f"{count.numerator / count.denominator:.1%}" if count.denominator else "no answer counted"
+    first = datetime.fromtimestamp(summary.first_notice, UTC).date().isoformat()
+    excluded = f"; excluded {count.excluded:,} (cannot tell)" if count.excluded else ""
+    return (
+        f"{name}: {count.numerator:,} / {count.denominator:,} = {rate} "
+        f"(answers after the first stored notice, {first}){excluded}"
+    )
 
 
 def _closing(report: PeriodReport) -> str:
@@ -631,6 +671,14 @@ def summary_json(summary: Summary) -> dict[str, Any]:
             {"metric": metric.value, "reason": reason.value, "count": count}
             for (metric, reason), count in sorted(summary.exclusions.items())
         ],
+        "notice_agreement": {
+            "first_notice": None
+            if summary.first_notice is None
+            else datetime.fromtimestamp(summary.first_notice, UTC).isoformat(),
+            "numerator": summary.agreement.numerator,
+            "denominator": summary.agreement.denominator,
+            "excluded": summary.agreement.excluded,
+        },
         "batches": summary.batches,
         "seconds": round(summary.seconds, 3),
     }

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, literal_column, or_, select, true
 
 from core import schema
 from core.events import Event, EventKind, EventProblem, read_event
 from core.measures import (
+    ALL_RUNS,
+    AnswerState,
     EditedWrite,
     EventCounts,
     FactTally,
@@ -420,14 +422,34 @@ def _in_periods(grain: Grain, open_from: date | None, periods: Collection[date])
     return or_(*conditions)
 
 
-def fact_tallies(
-    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
-) -> list[FactTally]:
-    """Facts counted per period, configuration, skill and state."""
+def first_notice_at(connection: Connection) -> int | None:
+    """When the installation's first completed answer with a stored nothingSaved notice was stored (its
+    fact's time); None while there is none. Every fact counts, not only those of the periods written."""
     f = fact.c
-    period = _period_column(grain)
-    keys = (
-        period,
+    # In ended_at order (its index) up to the first match, rather than min() over every fact.
+    query = (
+        select(f.ended_at)
+        .where(f.answer == AnswerState.READ.value, f.notice == 1)
+        .order_by(f.ended_at)
+        .limit(1)
+    )
+    value = connection.execute(query).scalar()
+    return None if value is None else int(value)
+
+
+def fact_tallies(
+    connection: Connection,
+    grain: Grain,
+    *,
+    open_from: date | None,
+    periods: Collection[date],
+    first_notice: int | None = None,
+) -> list[FactTally]:
+    """Facts counted per period, configuration, skill and state, and whether they are at or after
+    `first_notice` (first_notice_at)."""
+    f = fact.c
+    keys: list[ColumnElement[Any]] = [
+        _period_column(grain),
         f.configuration_identifier,
         f.skill_identifier,
         f.answer,
@@ -436,28 +458,37 @@ def fact_tallies(
         f.denial,
         f.go_on,
         f.problems,
-    )
+    ]
+    if first_notice is not None:
+        # Written into the statement, not bound: PostgreSQL matches a grouped expression to the selected one
+        # by its text, and two bound parameters are two texts. An int cannot carry anything else.
+        keys.append(case((f.ended_at >= literal_column(str(int(first_notice))), 1), else_=0))
     query = (
         select(*keys, func.sum(f.runs), func.count())
         .where(_in_periods(grain, open_from, periods))
         .group_by(*keys)
     )
-    return [
-        FactTally(
-            period=day_of(row[0]),
-            configuration=row[1],
-            skill=row[2],
-            answer=str(row[3]),
-            notice=bool(row[4]),
-            claim=str(row[5]),
-            denial=str(row[6]),
-            go_on=str(row[7]),
-            problems=str(row[8]),
-            runs=int(row[9] or 0),
-            facts=int(row[10]),
+    tallies = []
+    for row in connection.execute(query).all():
+        since = first_notice is not None and bool(row[9])
+        runs, facts = row[-2], row[-1]
+        tallies.append(
+            FactTally(
+                period=day_of(row[0]),
+                configuration=row[1],
+                skill=row[2],
+                answer=str(row[3]),
+                notice=bool(row[4]),
+                claim=str(row[5]),
+                denial=str(row[6]),
+                go_on=str(row[7]),
+                problems=str(row[8]),
+                runs=int(runs or 0),
+                facts=int(facts),
+                since_first_notice=since,
+            )
         )
-        for row in connection.execute(query).all()
-    ]
+    return tallies
 
 
 def _run_facts() -> Any:
@@ -593,6 +624,18 @@ def rate_figures(
         )
         for row in connection.execute(query)
     }
+
+
+def stored_total(connection: Connection, grain: Grain, metric: Metric) -> tuple[PeriodFigures, date | None]:
+    """A metric's stored rows of all runs at a grain, every period summed (the rate table is small), and
+    the first period that holds one (None: none does)."""
+    r = rate.c
+    query = select(
+        func.sum(r.numerator), func.sum(r.denominator), func.sum(r.excluded), func.min(r.period_start)
+    ).where(r.grain == grain.value, r.metric == metric.value, r.group_kind == ALL_RUNS.kind.value)
+    numerator, denominator, excluded, first = connection.execute(query).one()
+    figures = PeriodFigures(int(numerator or 0), int(denominator or 0), int(excluded or 0))
+    return figures, None if first is None else day_of(first)
 
 
 def measured_grains(connection: Connection) -> set[str]:

@@ -27,6 +27,7 @@ def show(needed: Iterable[str], *, key: str) -> DataVersion | None:
     or its tables)."""
     try:
         state.window_s()
+        state.own_transcript_skills()
     except RunrecordError as error:
         st.error(f"A setting is malformed: {error}. Correct it and start the dashboard again.")
         return None

@@ -54,12 +54,19 @@ LABELS: dict[str, str] = {
     Metric.CLAIMED_UNWRITTEN_RATE: "nothingSaved, recomputed from the runs",
     Metric.GO_ON_WHILE_WAITING: '"go on" while an approval waits',
     Metric.DENIAL_RATE: "denials of earlier work",
+    Metric.NOTICE_AGREEMENT: "nothingSaved, recomputed agrees with the chat's notice",
     **{metric: f"EDITED: {label}" for metric, label in EDIT_SCOPES},
 }
 
 # The charts of the page, in order: EDITED, then nothingSaved as the chat stored it (the notice, since the
-# chat has stored it; 001_…) and as runrecord recomputes it from the runs' events.
-CHARTED: tuple[str, ...] = (Metric.EDITED_RATE, Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE)
+# chat has stored it; 001_…), as runrecord recomputes it from the runs' events, and how often the two agree
+# from the first stored notice on (the evidence that the recomputed rate before it measures the same thing).
+CHARTED: tuple[str, ...] = (
+    Metric.EDITED_RATE,
+    Metric.NOTHING_SAVED_RATE,
+    Metric.CLAIMED_UNWRITTEN_RATE,
+    Metric.NOTICE_AGREEMENT,
+)
 # The rates the before/after panel and the group split offer: no count (runs, window_open) is among them.
 COMPARED: tuple[str, ...] = tuple(metric for metric in RATES if metric in LABELS)
 # Metrics that are counts: the CSV gives them no rate and no interval.
@@ -217,6 +224,32 @@ def window_open(engine: Engine, tables: frozenset[str], grain: str) -> pd.DataFr
         [{"period_start": rate_queries.day_of(row.period_start), "runs": int(row.numerator)} for row in rows],
         columns=["period_start", "runs"],
     )
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """notice_agreement summed over every stored period of a grain, all runs."""
+
+    proportion: Proportion
+    excluded: int
+    first_period: date | None  # the first period counted (it holds the first stored notice); None: none yet
+
+
+def notice_agreement(engine: Engine, tables: frozenset[str], grain: str) -> Agreement | None:
+    """The recomputed notice's agreement with the stored one over every period, from the first stored notice
+    on; None when the last measurement on this database did not count it (none yet, or an older runrecord).
+    Sums whose numerator is outside 0..denominator (unreadable rows) read as no answer counted."""
+    if schema.measure_mark.name not in tables:
+        return None
+    with reported(engine, "reading the notice agreement"), engine.connect() as connection:
+        if rate_queries.rates_version(connection) < STORED_SINCE[Metric.NOTICE_AGREEMENT]:
+            return None
+        figures, first = rate_queries.stored_total(connection, Grain(grain), Metric.NOTICE_AGREEMENT)
+    try:
+        proportion = Proportion(figures.numerator, figures.denominator)
+    except InvalidProportionError:
+        proportion = Proportion(0, 0)
+    return Agreement(proportion, figures.excluded, first)
 
 
 def group_label(group_kind: str, value: str) -> str:

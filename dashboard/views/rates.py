@@ -13,6 +13,7 @@ from dashboard.components import (
     group_split,
     guard,
     metric,
+    notice_agreement,
     outcome_mix,
     rate_chart,
     release_marker,
@@ -49,6 +50,9 @@ for name in rates.CHARTED:
     rate_chart.show(
         charted.frame[charted.frame["metric"] == name], releases, rates.LABELS[name], key=f"chart_{name}"
     )
+with guard.reading():
+    agreement = state.notice_agreement(url, data, chosen_grain)
+notice_agreement.show(agreement, chosen_grain, key="notice_agreement")
 
 st.header("Before and after a release")
 marker = release_marker.show(releases, key="marker")

@@ -50,6 +50,7 @@ class _Segment:
     card_outcomes_before: int = 0
     at: int = 0
     has_answer: bool = False
+    answered: tuple[int, str | None] | None = None  # its last assistant message: (crdate, notice)
 
     def count(self, tool: str, *, failed: bool) -> None:
         calls = self.tools.setdefault(tool, [0, 0])
@@ -558,6 +559,7 @@ class Run:
         """The model's final answer of this segment, stored as an assistant message."""
         self.llm(ms=2400.0)
         self.segment.has_answer = True
+        self.segment.answered = (self.now, notice)
         self.segment.position = self.chat.assistant(
             text, at=self.now, run=self, notice=notice, notice_args=notice_args
         )
@@ -566,6 +568,7 @@ class Run:
     def say(self, text: str) -> int:
         """An assistant message of the current segment without ending it (a proposal's text)."""
         self.segment.has_answer = True
+        self.segment.answered = (self.now, None)
         self.segment.position = self.chat.assistant(text, at=self.now, run=self)
         return self.segment.position
 
@@ -575,6 +578,11 @@ class Run:
         self.termination = termination or status
         self._end_segment({"completed": "completed", "failed": "failed", "cancelled": "cancelled"}[status])
         self.chat.tstamp = max(self.chat.tstamp, self.now)
+
+    @property
+    def completed_answer(self) -> tuple[int, str | None] | None:
+        """(crdate, notice) of a completed run's last assistant message in its last segment; else None."""
+        return self.segment.answered if self.status == "completed" else None
 
     def fail_before_steps(self) -> None:
         """The turn failed before nr-llm returned its steps: no events, the segment's end unknown."""

@@ -2,8 +2,11 @@
 
 The target must be empty. A SQLite file is written under a temporary name and moved into place only when
 complete; on a server, a failure drops every table the run created. Either way a failed generate leaves
-nothing behind. Beside the database it writes a manifest of what it planted: the expected observed outcome
-of every run, the answers that claim a change the run never made, the release date.
+nothing behind. Conversation 1 is the story of 000_…, conversation 2 holds the bad rows, and the last one
+(from three conversations on) is a conversation whose skill keeps a transcript of its own. Beside the
+database it writes a manifest of what it planted: the expected observed outcome of every run, the answers
+that claim a change the run never made, those the chat flagged although core's claim rule does not
+(notice_agreement), the release date.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from core import schema
 from jobs.database import RunrecordError, describe, make_engine, parse_url, reported, sqlite_path, table_names
 from jobs.installation.builder import Installation
 from jobs.installation.fates import DAY, Expected, expected_write, run_outcome
+from jobs.installation.own_transcript import alt_text_story
 from jobs.installation.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
 from jobs.migrations import VERSION_TABLE
 from jobs.schema_setup import init_db
@@ -58,6 +62,10 @@ class Summary:
     unknown_by_reason: dict[str, int] = field(default_factory=dict)
     runs_inside_window: int = 0
     claims_unwritten: int = 0
+    # Answers flagged nothingSaved that core's claim rule does not flag (scenarios.WIDER_FLAGGED), and the
+    # first completed answer stored with the notice: what notice_agreement is short of 100% by, and from when.
+    notice_disagreements: int = 0
+    first_notice_at: int | None = None
     stuck_conversations: int = 0
 
 
@@ -108,8 +116,11 @@ def generate(
 
             site = Installation(connection, seed=seed, on_flush=flushed)
             rng = random.Random(seed)
+            # The answers the chat flags under a wider word list (scenarios.WIDER_FLAGGED) are drawn from a
+            # stream of their own, so that the main stream draws what it drew before they were planted.
+            notices = random.Random(f"notices:{seed}")
             for index in range(conversations):
-                planted = _conversation(site, story, rng, index, conversations)
+                planted = _conversation(site, story, rng, index, conversations, seed, notices)
                 _record(planted, story, summary, runs_out)
                 if index % FLUSH_EVERY_CONVERSATIONS == FLUSH_EVERY_CONVERSATIONS - 1:
                     site.flush()
@@ -125,25 +136,42 @@ def generate(
     return GenerateReport(describe(target), summary, rows, seconds, manifest)
 
 
-def _conversation(site: Installation, story: Story, rng: random.Random, index: int, total: int) -> Planted:
+def _conversation(
+    site: Installation,
+    story: Story,
+    rng: random.Random,
+    index: int,
+    total: int,
+    seed: int,
+    notices: random.Random,
+) -> Planted:
     if index == 0:
         return seo_tour_story(Writer(site, story, rng, story.now - 12 * DAY))
     if index == 1:
         return bad_rows(Writer(site, story, rng, story.now - 20 * DAY))
+    if index == total - 1:
+        # The last conversation draws from a random stream of its own, so that none before it depends on it.
+        return alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.now - 10 * DAY))
     span = story.now - 4 * 3600 - story.start
     at = story.start + int(span * index / total) + rng.randint(0, 3600)
     scenarios, weights = zip(*SCENARIOS, strict=True)
     scenario = rng.choices(scenarios, weights)[0]
-    return scenario(Writer(site, story, rng, at))
+    return scenario(Writer(site, story, rng, at, notices))
 
 
 def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None) -> None:
     summary.conversations += 1
     summary.claims_unwritten += len(planted.claims_unwritten)
+    summary.notice_disagreements += len(planted.notice_disagreements)
     summary.stuck_conversations += int(planted.stuck)
     claims = {uuid for _, uuid in planted.claims_unwritten}
+    disagreements = {uuid for _, uuid in planted.notice_disagreements}
     for run in planted.runs:
         summary.runs += 1
+        answer = run.completed_answer
+        if answer is not None and answer[1] == "nothingSaved":
+            first = summary.first_notice_at
+            summary.first_notice_at = answer[0] if first is None else min(first, answer[0])
         expected: list[tuple[int, str, Expected]] = []
         for write in run.writes:
             _, fate = planted.fates[write.record.ref]
@@ -176,6 +204,8 @@ def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | Non
                 "due": due,
                 "outcome": outcome,
                 "claims_unwritten": run.uuid in claims,
+                "answer": None if answer is None else {"at": answer[0], "notice": answer[1]},
+                "notice_disagrees": run.uuid in disagreements,
                 "writes": [
                     {
                         "event": uid,

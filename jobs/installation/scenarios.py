@@ -56,6 +56,15 @@ PLAIN_ANSWERS = (
     "Here is a suggestion for the meta description; tell me if I should apply it.",
     "Dafür finde ich kein passendes Werkzeug.",
 )
+# Answers the chat stored with the nothingSaved notice although none of core's claim words is in them, as a
+# chat reading a wider word list ("fertig", "live") would: the planted disagreements of notice_agreement.
+WIDER_FLAGGED = (
+    "Fertig, die Seite ist jetzt live.",
+    "The new heading is live now.",
+)
+# The share of plain answers after notice_since that the chat flags so; drawn from the Writer's own
+# `notices` stream, so that the main stream, and every other count of the demo, is the same without them.
+WIDER_FLAGGED_SHARE = 0.1
 DENIAL = (
     "Hier wurde nichts geprüft oder geändert. Meine früheren Antworten waren irreführend, "
     "die SEO-Tour hat nicht stattgefunden."
@@ -96,6 +105,8 @@ class Planted:
     runs: list[Run] = field(default_factory=list)
     fates: dict[str, tuple[Record, PlantedFate]] = field(default_factory=dict)  # by record ref
     claims_unwritten: list[tuple[int, str]] = field(default_factory=list)  # (message sorting, run uuid)
+    # Answers flagged nothingSaved that core's claim rule does not flag (WIDER_FLAGGED): (sorting, run uuid)
+    notice_disagreements: list[tuple[int, str]] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
     stuck: bool = False
 
@@ -103,10 +114,18 @@ class Planted:
 class Writer:
     """Tells one conversation: picks times, editors and fates, and records what it planted."""
 
-    def __init__(self, site: Installation, story: Story, rng: random.Random, at: int) -> None:
+    def __init__(
+        self,
+        site: Installation,
+        story: Story,
+        rng: random.Random,
+        at: int,
+        notices: random.Random | None = None,
+    ) -> None:
         self.site = site
         self.story = story
         self.rng = rng
+        self.notices = notices  # decides WIDER_FLAGGED answers; None: the chat flags none so
         self.at = at
         self.editor = rng.choice(EDITORS)
         self.planted: Planted | None = None
@@ -164,6 +183,16 @@ class Writer:
         notice = "nothingSaved" if self.at >= self.story.notice_since else None
         position = run.answer(self.rng.choice(CLAIMS), notice=notice)
         self.planted.claims_unwritten.append((position, run.uuid))
+
+    def answer_plain(self, run: Run, text: str) -> None:
+        """An answer that claims nothing; after notice_since a few are flagged as under a wider word list."""
+        assert self.planted is not None
+        notices = self.notices
+        if notices is None or self.at < self.story.notice_since or notices.random() >= WIDER_FLAGGED_SHARE:
+            run.answer(text)
+            return
+        position = run.answer(notices.choice(WIDER_FLAGGED), notice="nothingSaved")
+        self.planted.notice_disagreements.append((position, run.uuid))
 
     def close(self, chat: Conversation) -> Planted:
         """Write the conversation and return what it planted."""
@@ -284,7 +313,7 @@ def talk(w: Writer) -> Planted:
     if w.rng.random() < w.claim_probability():
         w.answer_claim(run)
     else:
-        run.answer(w.rng.choice(PLAIN_ANSWERS))
+        w.answer_plain(run, w.rng.choice(PLAIN_ANSWERS))
     run.finish()
     return w.close(chat)
 

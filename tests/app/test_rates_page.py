@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -16,8 +17,8 @@ from sqlalchemy import Engine, event, select
 from streamlit.testing.v1 import AppTest
 
 from core import schema
-from core.measures import Metric
-from dashboard.components import outcome_mix
+from core.measures import RATES, Metric
+from dashboard.components import notice_agreement, outcome_mix
 from dashboard.queries import rates
 from jobs import rate_queries
 from jobs.database import make_engine, parse_url, sqlite_path
@@ -45,7 +46,8 @@ def test_every_chart_carries_the_planted_release_marker(
 
     assert not app.exception
     charts = rendered.figures(app)
-    assert len(charts) == 5  # EDITED, nothingSaved stored and recomputed, the outcome mix, edit scope
+    # EDITED, nothingSaved stored and recomputed, their agreement, the outcome mix, edit scope
+    assert len(charts) == 6
     for chart in charts:
         lines = [shape for shape in chart["layout"]["shapes"] if shape["x0"] == released_on.isoformat()]
         labels = [note["text"] for note in chart["layout"]["annotations"]]
@@ -113,7 +115,7 @@ def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
 ) -> None:
     app = dashboard(measured_db_url)
 
-    mix = rendered.figures(app)[3]
+    mix = rendered.figures(app)[4]
     names = {trace["name"] for trace in mix["data"]}
     assert {"accepted unchanged", "edited", "discarded", "unknown", rates.WINDOW_OPEN} <= names
     waiting = next(trace for trace in mix["data"] if trace["name"] == rates.WINDOW_OPEN)
@@ -154,9 +156,71 @@ def test_a_database_measured_before_the_runs_inside_their_window_were_stored_say
     app = dashboard(url)
 
     assert not app.exception
-    names = {trace["name"] for trace in rendered.figures(app)[3]["data"]}
+    names = {trace["name"] for trace in rendered.figures(app)[4]["data"]}
     assert rates.WINDOW_OPEN not in names and "edited" in names
     assert any(outcome_mix.NOT_COUNTED in text for text in _texts(app.caption))
+
+
+def _stored_agreement(url: str) -> tuple[int, int]:
+    """notice_agreement as measure-rates stored it: every week of all runs summed."""
+    r = schema.rate.c
+    query = select(r.numerator, r.denominator).where(
+        r.metric == Metric.NOTICE_AGREEMENT.value, r.grain == "week", r.group_kind == "all"
+    )
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    engine.dispose()
+    return sum(int(row.numerator) for row in rows), sum(int(row.denominator) for row in rows)
+
+
+def test_the_agreement_with_the_chats_notices_is_charted_beside_the_nothing_saved_charts_with_its_figures(
+    dashboard: Callable[..., AppTest], measured_db_url: str, demo_db_url: str
+) -> None:
+    source = sqlite_path(parse_url(demo_db_url))
+    assert source is not None
+    manifest = json.loads(source.with_suffix(".manifest.json").read_text(encoding="utf-8"))
+    numerator, denominator = _stored_agreement(measured_db_url)
+
+    app = dashboard(measured_db_url)
+
+    assert not app.exception
+    titles = [chart["layout"]["title"]["text"] for chart in rendered.figures(app)]
+    charted = (Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE, Metric.NOTICE_AGREEMENT)
+    assert titles[1:4] == [rates.LABELS[metric] for metric in charted]
+    shown = next(item for item in app.metric if item.label == notice_agreement.TITLE)
+    assert shown.value == f"{numerator / denominator:.1%}"
+    assert any(f"{numerator:,} of {denominator:,} completed answers" in text for text in _texts(app.caption))
+    # The demo plants answers the chat flagged without a claim word of core's: the only disagreements.
+    assert denominator - numerator == manifest["summary"]["notice_disagreements"] > 0
+
+
+def test_a_database_measured_before_the_notice_agreement_was_stored_says_so(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    source = sqlite_path(parse_url(measured_db_url))
+    assert source is not None
+    shutil.copyfile(source, tmp_path / "older.sqlite")
+    url = f"sqlite:///{tmp_path / 'older.sqlite'}"
+    engine = make_engine(url)
+    with engine.begin() as connection:  # as a measure-rates of rates version 2 left it
+        mark = schema.measure_mark
+        connection.execute(
+            mark.update().where(mark.c.name == rate_queries.RATES_VERSION_MARK).values(value=2)
+        )
+        connection.execute(schema.rate.delete().where(schema.rate.c.metric == Metric.NOTICE_AGREEMENT.value))
+    engine.dispose()
+
+    app = dashboard(url)
+
+    assert not app.exception
+    assert notice_agreement.TITLE not in [item.label for item in app.metric]
+    assert notice_agreement.NOT_COUNTED in _texts(app.caption)
+
+
+def test_every_rate_has_a_label_so_none_drops_out_of_the_comparison_or_the_split() -> None:
+    assert set(rates.COMPARED) == set(RATES)
+    assert Metric.NOTICE_AGREEMENT in rates.COMPARED
 
 
 def test_the_edit_scope_split_names_every_scope(
@@ -164,7 +228,7 @@ def test_the_edit_scope_split_names_every_scope(
 ) -> None:
     app = dashboard(measured_db_url)
 
-    scopes = {trace["name"] for trace in rendered.figures(app)[4]["data"]}
+    scopes = {trace["name"] for trace in rendered.figures(app)[5]["data"]}
     assert scopes == {label for _, label in rates.EDIT_SCOPES}
 
 

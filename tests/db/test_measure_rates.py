@@ -18,7 +18,7 @@ from click.testing import Result
 from sqlalchemy import Engine, event, select, update
 
 from core import schema
-from core.measures import Grain, Metric, period_start, run_end
+from core.measures import Count, Grain, Metric, period_start, run_end
 from jobs.database import make_engine
 from jobs.derive import derive_outcomes
 from jobs.installation.builder import Installation
@@ -248,6 +248,159 @@ def test_the_story_of_000_counts_as_a_denial_of_earlier_work(installation_engine
 
     # The tour's own answer follows five earlier writes and claims them; the later question denies them.
     assert [value for (_, _, kind, _), value in found.items() if kind == "all"] == [(1, 2, 0)]
+
+
+# --- agreement with the chat's own notices -----------------------------------------------------------------
+
+
+def noticed(site: Installation, at: int, answer: str) -> Run:
+    """A turn that writes nothing and whose answer the chat stored with the nothingSaved notice."""
+    chat = site.conversation(configuration="content-assistant", at=at)
+    chat.user("Ändere den Teaser.", at=at)
+    run = chat.run()
+    run.llm("get_content")
+    run.tool("get_content")
+    run.answer(answer, notice="nothingSaved")
+    run.finish()
+    chat.close()
+    return run
+
+
+def test_notice_agreement_counts_the_answers_from_the_first_stored_notice_on(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt! Ich habe die Überschrift geändert.")  # before any notice: back-filled only
+        first = noticed(site, OLD + 3600, "Erledigt.")  # the first stored notice; the recomputation agrees
+        noticed(site, OLD + 7200, "Fertig, die Seite ist jetzt live.")  # flagged without a claim word
+        talk(site, OLD + 9000, "Erledigt!")  # a claim the run never made, stored without the notice
+        edit(site, OLD + 10_000)  # a claim the run made, no notice: agrees
+
+    summary = measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    days = rates(installation_engine, Grain.DAY)
+
+    assert rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (2, 4, 0)
+    assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OLD_WEEK) == (3, 5, 0)
+    assert days[("notice_agreement", period_start(OLD, Grain.DAY), "all", "")] == (2, 4, 0)
+    assert summary.first_notice == first.now  # the run's end, when its answer was stored
+    assert summary.agreement == Count(2, 4, 0)
+
+
+def test_notice_agreement_is_absent_while_no_answer_carries_a_stored_notice(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt!")
+
+    summary = measure(installation_engine)
+
+    assert "notice_agreement" not in {key[0] for key in rates(installation_engine)}
+    assert summary.first_notice is None and summary.agreement == Count()
+
+
+def test_a_claim_whose_events_cannot_be_read_is_excluded_from_notice_agreement_with_its_reason(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        noticed(site, OLD, "Erledigt.")
+        page = site.page("Import", at=OLD - 30 * DAY)
+        chat = site.conversation(configuration="content-assistant", page=page, at=OLD + 60)
+        chat.user("Räume auf.", at=OLD + 60)
+        run = chat.run()
+        run.propose("update_record", page, fields=("title",))
+        run.approve(at=OLD + 80, raw_target="{not json")
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.close()
+
+    summary = measure(installation_engine)
+
+    assert rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (1, 1, 1)
+    assert summary.exclusions[(Metric.NOTICE_AGREEMENT, _reason("events_unreadable"))] == 1
+
+
+def test_rates_of_an_older_version_get_notice_agreement_in_their_closed_periods_too(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        noticed(site, OLD, "Erledigt.")
+    measure(installation_engine)
+    with installation_engine.begin() as connection:  # as a measure-rates from before the metric left it
+        mark, r = schema.measure_mark.c, schema.rate.c
+        connection.execute(update(schema.measure_mark).where(mark.name == "rates_version").values(value=2))
+        connection.execute(schema.rate.delete().where(r.metric == "notice_agreement"))
+
+    summary = measure(installation_engine)
+    again = measure(installation_engine)
+
+    assert summary.rates_rewritten and summary.periods[0].new_periods == 1
+    assert rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (1, 1, 0)
+    assert not again.rates_rewritten and again.periods[0].kept_periods == 1
+
+
+# At the demo's 100 conversations seed 1 plants no notice at all; at 200 it plants four disagreements.
+AGREEMENT_DEMO = 200
+
+
+def _planted_agreement(manifest: Path) -> tuple[int, int, str]:
+    """From the generator's manifest: the completed answers from the first stored notice on, the planted
+    disagreements among them, and the day of the first notice."""
+    summary = json.loads(manifest.read_text(encoding="utf-8"))["summary"]
+    first = int(summary["first_notice_at"])
+    runs_file = manifest.with_name(manifest.name.removesuffix(".json") + ".runs.jsonl")
+    runs = [json.loads(line) for line in runs_file.read_text(encoding="utf-8").splitlines()]
+    answers = sum(1 for run in runs if run["answer"] is not None and run["answer"]["at"] >= first)
+    disagreements = sum(1 for run in runs if run["notice_disagrees"])
+    assert disagreements == summary["notice_disagreements"]
+    return answers, disagreements, datetime.fromtimestamp(first, UTC).date().isoformat()
+
+
+def _summed(found: dict[Key, tuple[int, int, int]], metric: str, kind: str) -> tuple[int, int, int]:
+    rows = [value for key, value in found.items() if key[0] == metric and key[2] == kind]
+    return sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows)
+
+
+def test_the_demos_planted_disagreements_are_all_that_notice_agreement_is_short_of(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    _demo(empty_db_url, tmp_path, AGREEMENT_DEMO)
+    answers, disagreements, _ = _planted_agreement(tmp_path / "demo.manifest.json")
+    engine = make_engine(empty_db_url)
+    try:
+        summary = measure(engine, now=int(DEMO_NOW.timestamp()), grains=(Grain.WEEK, Grain.DAY))
+        weeks, days = rates(engine), rates(engine, Grain.DAY)
+    finally:
+        engine.dispose()
+
+    numerator, denominator, excluded = _summed(weeks, "notice_agreement", "all")
+    assert disagreements > 0
+    assert denominator + excluded == answers
+    assert denominator - numerator == disagreements
+    assert summary.agreement == Count(numerator, denominator, excluded)
+    assert _summed(days, "notice_agreement", "all") == (numerator, denominator, excluded)
+    assert _summed(weeks, "notice_agreement", "configuration")[1] == denominator  # every answer has its run
+    assert {key[2] for key in weeks if key[0] == "notice_agreement"} == {"all", "configuration", "skill"}
+
+
+def test_the_command_prints_notice_agreement_with_its_numerator_and_denominator(
+    empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    _demo(empty_db_url, tmp_path, AGREEMENT_DEMO)
+    answers, disagreements, first_day = _planted_agreement(tmp_path / "demo.manifest.json")
+
+    result = run_cli("measure-rates", "--db", empty_db_url, "--now", DEMO_NOW.isoformat())
+
+    assert result.exit_code == 0, result.output
+    line = next(line.strip() for line in result.output.splitlines() if "notice_agreement:" in line)
+    engine = make_engine(empty_db_url)
+    numerator, denominator, excluded = _summed(rates(engine), "notice_agreement", "all")
+    engine.dispose()
+    assert (denominator - numerator, denominator + excluded) == (disagreements, answers)
+    assert line == (
+        f"notice_agreement: {numerator:,} / {denominator:,} = {numerator / denominator:.1%} "
+        f"(answers after the first stored notice, {first_day})"
+        + (f"; excluded {excluded:,} (cannot tell)" if excluded else "")
+    )
 
 
 # --- runs inside their window: a stored count -----------------------------------------------------------

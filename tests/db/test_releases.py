@@ -38,15 +38,21 @@ def installation(engine: Engine) -> Iterator[Installation]:
         site.finish()
 
 
-def talks(site: Installation, at: int, answers: list[str], configuration: str = "content-assistant") -> None:
-    """One conversation per answer, an hour apart, each a turn that writes nothing."""
+def talks(
+    site: Installation,
+    at: int,
+    answers: list[str],
+    configuration: str = "content-assistant",
+    notice: str | None = None,
+) -> None:
+    """One conversation per answer, an hour apart, each a turn that writes nothing (stored with `notice`)."""
     for n, answer in enumerate(answers):
         chat = site.conversation(configuration=configuration, at=at + n * 3600)
         chat.user("Ändere bitte die Überschrift.", at=at + n * 3600)
         run = chat.run()
         run.llm("get_page")
         run.tool("get_page")
-        run.answer(answer)
+        run.answer(answer, notice=notice)
         run.finish()
         chat.close()
 
@@ -218,6 +224,27 @@ def test_measure_rates_shows_every_recorded_release(
     assert any(
         "claimed_unwritten_rate" in line and "30.0% (6/20)" in line for line in result.output.splitlines()
     )
+
+
+def test_notice_agreement_is_compared_like_any_rate(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation(installation_engine) as site:
+        before = RELEASED_AT - 7 * DAY + DAY
+        talks(site, before, ["Erledigt."] * 3 + ["Fertig, die Seite ist jetzt live."], notice="nothingSaved")
+        talks(site, before + 6 * 3600, ["Ein Vorschlag."] * 4)
+        talks(site, RELEASED_AT + DAY, ["Erledigt."] * 2, notice="nothingSaved")
+        talks(site, RELEASED_AT + DAY + 3 * 3600, ["Ein Vorschlag."] * 6)
+    measure_rates(installation_engine, now=NOW, window_s=WINDOW, grains=(Grain.WEEK,))
+    arguments = ("compare", "notice_agreement", "--at", RELEASE, "--weeks", "1", "--db", installation_url)
+
+    result = run_cli(*arguments, "--now", NOW_TEXT, "--json")
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert (document["before"]["numerator"], document["before"]["denominator"]) == (7, 8)
+    assert (document["after"]["numerator"], document["after"]["denominator"]) == (8, 8)
+    assert document["definition"]["denominator"].startswith("completed answers stored at or after")
 
 
 def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whatever_the_side_holds(

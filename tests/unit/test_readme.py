@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.measures import Metric
 from jobs.cli import main
 from jobs.settings import SETTINGS
 from tests.conftest import REPO_ROOT
@@ -17,6 +18,14 @@ def test_every_setting_is_documented_in_the_readme_with_its_default() -> None:
 
 def test_every_command_is_documented_in_the_readme() -> None:
     missing = [name for name in main.commands if f"runrecord {name}" not in README]
+
+    assert missing == []
+
+
+def test_every_metric_has_a_row_of_its_own_in_the_readme_table_of_rates() -> None:
+    first_cells = [line.split("|")[1] for line in README.splitlines() if line.startswith("| `")]
+
+    missing = [metric.value for metric in Metric if not any(f"`{metric.value}`" in c for c in first_cells)]
 
     assert missing == []
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -502,6 +502,92 @@ def test_go_on_counts_conversations_with_a_waiting_approval() -> None:
     assert counts[(Metric.GO_ON_WHILE_WAITING, WEEK, ALL_RUNS)] == Count(2, 7, 1)
 
 
+@pytest.mark.parametrize(
+    ("claim", "notice", "counted"),
+    [
+        ("nothing_saved", True, Count(1, 1, 0)),  # both say nothingSaved
+        ("no_claim", False, Count(1, 1, 0)),  # neither does
+        ("wrote", False, Count(1, 1, 0)),  # a claim the run made: no notice, rightly
+        ("nothing_saved", False, Count(0, 1, 0)),  # recomputed nothingSaved, the chat stored none
+        ("no_claim", True, Count(0, 1, 0)),  # the chat flagged an answer core's words do not claim with
+        ("wrote", True, Count(0, 1, 0)),  # the chat flagged an answer whose run wrote
+        ("cannot_tell", False, Count(0, 0, 1)),
+        ("cannot_tell", True, Count(0, 0, 1)),
+    ],
+)
+def test_an_answer_agrees_with_the_chats_notice_when_the_recomputation_says_the_same(
+    claim: str, notice: bool, counted: Count
+) -> None:
+    problems = "events_unreadable" if claim == "cannot_tell" else ""
+    tallies = [tally(claim, notice=notice, since_first_notice=True, problems=problems)]
+
+    counts = rate_counts(tallies, [], []).counts
+
+    assert counts[(Metric.NOTICE_AGREEMENT, WEEK, ALL_RUNS)] == counted
+
+
+def test_an_answer_before_the_first_stored_notice_is_not_counted_for_notice_agreement() -> None:
+    tallies = [
+        tally("nothing_saved", facts=4, since_first_notice=False),  # back-filled: the chat stored none yet
+        tally(answer="unreadable", runs=0, problems="message_unreadable", since_first_notice=False),
+    ]
+
+    result = rate_counts(tallies, [], [])
+
+    assert (Metric.NOTICE_AGREEMENT, WEEK, ALL_RUNS) not in result.counts
+    assert result.counts[(Metric.CLAIMED_UNWRITTEN_RATE, WEEK, ALL_RUNS)] == Count(4, 4, 1)
+    assert not any(metric is Metric.NOTICE_AGREEMENT for metric, _ in result.exclusions)
+
+
+def test_an_answer_whose_recomputation_cannot_tell_is_excluded_from_notice_agreement_by_its_reason() -> None:
+    tallies = [
+        tally("nothing_saved", notice=True, facts=3, since_first_notice=True),
+        tally("cannot_tell", notice=True, problems="events_unreadable", since_first_notice=True),
+        tally("cannot_tell", runs=0, problems="run_missing", since_first_notice=True),
+        tally(answer="unreadable", runs=0, problems="message_unreadable", since_first_notice=True),
+    ]
+
+    result = rate_counts(tallies, [], [])
+
+    assert result.counts[(Metric.NOTICE_AGREEMENT, WEEK, ALL_RUNS)] == Count(3, 3, 3)
+    assert result.exclusions[(Metric.NOTICE_AGREEMENT, Exclusion.EVENTS_UNREADABLE)] == 1
+    assert result.exclusions[(Metric.NOTICE_AGREEMENT, Exclusion.RUN_MISSING)] == 1
+    assert result.exclusions[(Metric.NOTICE_AGREEMENT, Exclusion.MESSAGE_UNREADABLE)] == 1
+
+
+def test_notice_agreement_is_counted_per_period_and_group_like_every_metric() -> None:
+    later = WEEK + timedelta(days=7)
+    tallies = [
+        tally("no_claim", notice=True, since_first_notice=True),
+        tally("nothing_saved", notice=True, facts=2, since_first_notice=True, configuration="seo-assistant"),
+        tally("no_claim", facts=5, since_first_notice=True, period=later),
+    ]
+
+    counts = rate_counts(tallies, [], []).counts
+
+    seo = Group(GroupKind.CONFIGURATION, "seo-assistant")
+    assert counts[(Metric.NOTICE_AGREEMENT, WEEK, ALL_RUNS)] == Count(2, 3, 0)
+    assert counts[(Metric.NOTICE_AGREEMENT, WEEK, seo)] == Count(2, 2, 0)
+    assert counts[(Metric.NOTICE_AGREEMENT, WEEK, Group(GroupKind.SKILL, ""))] == Count(2, 3, 0)
+    assert counts[(Metric.NOTICE_AGREEMENT, later, ALL_RUNS)] == Count(5, 5, 0)
+
+
+def test_an_answer_the_chat_flagged_without_a_claim_word_of_core_disagrees_with_the_recomputation() -> None:
+    chat = Chat()
+    chat.say("assistant", "Fertig, die Seite ist jetzt live.", T, runUuid="run-1", notice="nothingSaved")
+    run = a_run(1, events=3)
+    answers = completed_answers(chat.value(), {"run-1": run})
+    (fact,) = conversation_facts(chat.value(), [run], answers, {}, None)
+    stored = tally(fact.claim.value, notice=fact.notice, since_first_notice=True)
+
+    counts = rate_counts([stored], [], []).counts
+
+    assert fact.notice and fact.claim is ClaimState.NO_CLAIM
+    assert counts[(Metric.NOTICE_AGREEMENT, WEEK, ALL_RUNS)] == Count(0, 1, 0)
+    assert counts[(Metric.NOTHING_SAVED_RATE, WEEK, ALL_RUNS)] == Count(1, 1, 0)
+    assert counts[(Metric.CLAIMED_UNWRITTEN_RATE, WEEK, ALL_RUNS)] == Count(0, 1, 0)
+
+
 def test_outcome_rates_leave_unknown_out_of_the_denominator_and_report_its_share() -> None:
     outcomes = [
         OutcomeTally(WEEK, "seo-assistant", "seo-check", "edited", 3),
@@ -580,6 +666,7 @@ def test_the_counts_are_no_rates_and_every_metric_is_one_or_the_other() -> None:
 
 def test_a_metric_is_stored_since_a_rates_version_no_newer_than_the_current_one() -> None:
     assert STORED_SINCE[Metric.WINDOW_OPEN] == 2
+    assert STORED_SINCE[Metric.NOTICE_AGREEMENT] == 3
     assert all(1 <= version <= RATES_VERSION for version in STORED_SINCE.values())
 
 
