@@ -34,12 +34,13 @@ from typing import Any
 
 from sqlalchemy import Engine, event, func, select
 
-from core import schema
+from adapters import facts as rate_queries
+from adapters import schema
+from adapters.database import make_engine, parse_url
 from core.measures import RATES_VERSION
-from jobs import measure, rate_queries, releases, watch
-from jobs.database import make_engine, parse_url
+from data.generate import default_manifest, generate
+from jobs import measure, releases, watch
 from jobs.derive import derive_outcomes
-from jobs.installation.generate import default_manifest, generate
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 

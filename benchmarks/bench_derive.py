@@ -17,14 +17,14 @@ then measures, each in a fresh process on the same engine (peak memory is that p
 * derive: the job itself, from nothing derived to everything derived;
 * writing the rows alone: the run and write rows the job wrote, read back into memory and emptied from their
   tables (untimed), inserted again as the job inserts them — a transaction per batch of runs, the run rows
-  then the write rows, with the dialect's insert-or-ignore (jobs.dialect.insert_rows).
+  then the write rows, with the dialect's insert-or-ignore (adapters.dialect.insert_rows).
 
 Goals: derive within 3x the floor, at least 20x faster than the loop, peak memory under 500 MB at any scale.
 The report says of each whether this run met it, and with the parts above why the first cannot be met: the
 floor reads 40 ns a row in C, the job classifies each write in Python (DESIGN.md: the rules live in
 core.outcomes, once), and the classification alone is many times the floor.
 
-The rows have the builder's shapes (jobs/installation/builder.py: events, history_data, records) but are
+The rows have the builder's shapes (data/builder.py: events, history_data, records) but are
 written by a bulk path here (executemany of plain tuples; COPY on PostgreSQL): the builder writes ~60,000
 rows/s, too slow for 18,000,000 rows. Conversations and messages are left out: the derivation never reads
 them. Of the history rows, those of the written records are their add row, the AI's own rows and the
@@ -51,8 +51,11 @@ from sqlalchemy import Connection, bindparam, column, func, insert, select
 from sqlalchemy import table as table_clause
 from sqlalchemy.engine import URL
 
+from adapters import derivation as q
+from adapters import dialect as sql
+from adapters import schema
+from adapters.database import make_engine
 from benchmarks.harness import in_process, peak_mb, scratch_database
-from core import schema
 from core.outcomes import (
     RULE_VERSION,
     CallOutcome,
@@ -64,9 +67,6 @@ from core.outcomes import (
     run_outcome,
     unreadable_target,
 )
-from jobs import dialect as sql
-from jobs import outcome_queries as q
-from jobs.database import make_engine
 from jobs.derive import BATCH_SIZE, RUN_COLUMNS, WRITE_COLUMNS, derive_outcomes
 from jobs.schema_setup import init_db
 

@@ -4,7 +4,7 @@
     python -m benchmarks.bench_measure --engine postgresql --scale 0.1
 
 Builds an installation of `scale` x 1,000,000 runs (about 870,000 conversations, 3,100,000 messages and
-15,500,000 events) with the demo generator itself (jobs/installation/generate.py: the builder's rows and
+15,500,000 events) with the demo generator itself (data/generate.py: the builder's rows and
 scenarios, spread over 120 days), derives the outcomes (not timed), then measures, each in a fresh process on
 the same engine (peak memory is that process's own):
 
@@ -34,14 +34,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from adapters import schema
+from adapters.database import make_engine
 from benchmarks.harness import in_process, peak_mb, scratch_database
-from core import schema
 from core.claims import claims_change
 from core.measures import Grain, stored_message
 from core.transcript import Role, TranscriptMessage
-from jobs.database import make_engine
+from data.generate import generate
 from jobs.derive import derive_outcomes
-from jobs.installation.generate import generate
 from jobs.measure import measure_rates
 
 DAY = 86_400

@@ -3,7 +3,7 @@
 Only what nr-llm's privacy filter keeps at every level is read: tool names, error flags, write targets and
 their completeness, the approval's decision and the names of the tools a model round requested (000_…,
 "Decision": "only from what nr-llm's privacy filter keeps at every level"). The database hands over only
-those keys (jobs.dialect.kept_payload, DESIGN.md "Privacy": tool arguments and results are never read) and
+those keys (adapters.dialect.kept_payload, DESIGN.md "Privacy": tool arguments and results are never read) and
 `read_event` reads them; `parse_event` reads a whole payload held in memory (tests, the generator) and keeps
 the same keys. Tool arguments, tool results, message content and the messages sent never reach a rule, and
 every accessor below reads its own keys only.
@@ -178,9 +178,9 @@ def read_event(
     """An event row whose payload the database reduced to the kept keys: the same Event or EventProblem
     parse_event gives for the whole payload.
 
-    `shape` is what the payload is (a PayloadShape value, jobs.dialect.payload_shape) and `kept_text` the
+    `shape` is what the payload is (a PayloadShape value, adapters.dialect.payload_shape) and `kept_text` the
     JSON text of an object holding only the KEPT_KEYS the payload holds, requestedToolCalls reduced to its
-    calls' names (jobs.dialect.kept_payload; NULL unless the payload is an object).
+    calls' names (adapters.dialect.kept_payload; NULL unless the payload is an object).
     """
     head = _head(uid, sequence, kind)
     if isinstance(head, EventProblem):

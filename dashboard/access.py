@@ -3,7 +3,7 @@
 With Streamlit's OIDC login configured (an [auth] section in .streamlit/secrets.toml) everyone signs in, and
 the administrators are the addresses in RUNRECORD_ADMIN_EMAILS. Without it the dashboard listens on
 localhost only: Rates and Runs are open to whoever reaches it, and the administrator pages ask for the
-administrator password, checked against RUNRECORD_ADMIN_PASSWORD_HASH (jobs.passwords: PBKDF2-SHA256,
+administrator password, checked against RUNRECORD_ADMIN_PASSWORD_HASH (adapters.passwords: PBKDF2-SHA256,
 compared in constant time). The sign-in lasts as long as the browser session.
 """
 
@@ -15,8 +15,8 @@ from enum import StrEnum
 
 import streamlit as st
 
-from jobs import settings
-from jobs.passwords import PasswordHashError, verify_password
+from adapters import settings
+from adapters.passwords import PasswordHashError, verify_password
 
 SIGNED_IN_KEY = "runrecord_administrator"  # session state: the password was given in this session
 

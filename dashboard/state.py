@@ -16,10 +16,10 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine
 
+from adapters import settings
+from adapters.database import make_engine, parse_url
 from dashboard.queries import common, conversations, health, rates, run, runs
-from jobs import settings
 from jobs.conversation_record import Conversation, NotesReport, RecordReport
-from jobs.database import make_engine, parse_url
 from jobs.releases import ComparisonReport
 
 CACHE_TTL_S = 300  # upstream rows (runs, messages) change without a job run; five minutes is fresh enough

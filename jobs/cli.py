@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import click
 from sqlalchemy.exc import SQLAlchemyError
 
-from jobs import settings
-from jobs.database import RunrecordError, one_line, parse_url, sqlite_path
+from adapters import settings
+from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler.JOBS names it
@@ -102,7 +102,7 @@ def main() -> None:
 def init_db(db_url: str, with_upstream: bool) -> None:
     """Create or upgrade our tables; refuse a database without the upstream tables unless --with-upstream."""
     # Imported here: only this command needs Alembic, and every other command starts faster without it.
-    from jobs.database import describe, make_engine
+    from adapters.database import describe, make_engine
     from jobs.schema_setup import init_db as run_init_db
 
     engine = make_engine(db_url)
@@ -141,7 +141,7 @@ def generate_command(
     db_url: str, conversations: int, seed: int, now_text: str | None, window_days: int, manifest: Path | None
 ) -> None:
     """Write a realistic installation (every table, ours included) into an empty database."""
-    from jobs.installation.generate import default_manifest, generate
+    from data.generate import default_manifest, generate
 
     target = parse_url(db_url)
     report = generate(
@@ -282,8 +282,8 @@ def _show_conversation(
     as_text: Callable[[Any], str],
 ) -> None:
     """Load one conversation, build a report of it, print it, and name every row that could not be read."""
+    from adapters.database import make_engine
     from jobs.conversation_record import load_conversation
-    from jobs.database import make_engine
 
     engine = make_engine(db_url)
     try:
@@ -317,7 +317,7 @@ def derive_outcomes_command(
     db_url: str, now_text: str | None, window_days: int | None, batch_size: int, as_json: bool
 ) -> None:
     """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
-    from jobs.database import describe, make_engine
+    from adapters.database import describe, make_engine
     from jobs.derive import Summary, derive_outcomes, result_of, summary_lines
     from jobs.job_log import JobResult, Status, execute
 
@@ -379,9 +379,9 @@ class _DeriveProgressBar:
 @click.option("--json", "as_json", is_flag=True, help="Print the reading as JSON.")
 def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool) -> None:
     """Stuck conversations, the sys_history horizon and pending derivations; stores one health row."""
+    from adapters.database import describe, make_engine
     from core.health import lines
     from jobs import watch
-    from jobs.database import describe, make_engine
     from jobs.job_log import JobResult, Status, execute
 
     now = parse_now(now_text)
@@ -418,8 +418,8 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
         _existing_database(None, None, db_url)
     import logging
 
+    from adapters.database import describe
     from jobs import scheduler
-    from jobs.database import describe
 
     where = describe(parse_url(db_url))
     config = scheduler.SchedulerConfig.from_settings()
@@ -459,9 +459,9 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
 )
 def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json: bool) -> None:
     """Measure the rates into tx_runrecord_rate: open periods and new ones; closed periods stay as stored."""
+    from adapters.database import describe, make_engine
     from core.measures import Grain
     from jobs import measure, releases
-    from jobs.database import describe, make_engine
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
@@ -517,7 +517,7 @@ def release_group() -> None:
 @db_option
 def release_add_command(date_text: str, label: str, db_url: str) -> None:
     """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
-    from jobs.database import make_engine
+    from adapters.database import make_engine
     from jobs.releases import add_release, parse_day
 
     day = parse_day(date_text, "DATE")
@@ -534,7 +534,7 @@ def release_add_command(date_text: str, label: str, db_url: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the markers as JSON.")
 def release_list_command(db_url: str, as_json: bool) -> None:
     """Every marker, oldest first."""
-    from jobs.database import make_engine
+    from adapters.database import make_engine
     from jobs.releases import list_releases
 
     engine = make_engine(db_url)
@@ -578,9 +578,9 @@ def compare_command(
     db_url: str,
 ) -> None:
     """METRIC before and after a date: both sides with Wilson intervals, the difference, the test."""
+    from adapters.database import make_engine
     from core.measures import Grain, parse_group, parse_metric
     from jobs import releases
-    from jobs.database import make_engine
 
     chosen = parse_metric(metric)
     if chosen is None or chosen not in releases.RATE_METRICS:
@@ -621,7 +621,7 @@ def compare_command(
 )
 def hash_password_command(password_stdin: bool) -> None:
     """Print the hash of an administrator password for RUNRECORD_ADMIN_PASSWORD_HASH (never the password)."""
-    from jobs.passwords import hash_password
+    from adapters.passwords import hash_password
 
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")

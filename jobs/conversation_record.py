@@ -15,7 +15,9 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from core import schema
+from adapters import schema
+from adapters.database import RunrecordError, reported
+from adapters.events import event_of, events_of
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem, Segment, split_segments
 from core.notes import NotesResult, notes_for_conversation, page_prompt_line
@@ -31,8 +33,6 @@ from core.run_record import (
     read_cards,
 )
 from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_message
-from jobs.database import RunrecordError, reported
-from jobs.rate_queries import event_of, events_of
 
 WAITING_STATUSES = frozenset({"waiting_for_approval", "waiting_for_input"})
 

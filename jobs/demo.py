@@ -16,12 +16,13 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 import dashboard
-from core.schema import REQUIRED_UPSTREAM
-from jobs import scheduler, settings
-from jobs.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
-from jobs.installation.generate import GenerateReport, Progress, default_manifest, generate
+from adapters import settings
+from adapters.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
+from adapters.passwords import hash_password, one_time_password
+from adapters.schema import REQUIRED_UPSTREAM
+from data.generate import GenerateReport, Progress, default_manifest, generate
+from jobs import scheduler
 from jobs.job_log import Status, run_logged
-from jobs.passwords import hash_password, one_time_password
 from jobs.releases import add_release
 from jobs.scheduler import JOBS
 from jobs.schema_setup import upgrade_ours

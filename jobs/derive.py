@@ -1,6 +1,6 @@
 """`runrecord derive-outcomes`: the observed outcome of every AI write and run, once its window has closed.
 
-A unit of work per batch of runs: load the batch (jobs.outcome_queries), classify in core (core.outcomes:
+A unit of work per batch of runs: load the batch (adapters.derivation), classify in core (core.outcomes:
 the rules live there, not here), save our rows and the observed row of tx_nrllm_call_outcome, commit.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
@@ -27,7 +27,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from core import schema
+from adapters import derivation as q
+from adapters import dialect as sql
+from adapters import schema, settings
+from adapters.database import RunrecordError, make_engine, reported
 from core.outcomes import (
     PRECEDENCE,
     RULE_VERSION,
@@ -46,10 +49,6 @@ from core.outcomes import (
     run_outcome,
     unreadable_target,
 )
-from jobs import dialect as sql
-from jobs import outcome_queries as q
-from jobs import settings
-from jobs.database import RunrecordError, make_engine, reported
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 

@@ -9,9 +9,9 @@ function, named in `jobs.scheduler.JOBS` by its textual reference ("jobs.derive:
     def run_job(db_url: str, *, now: datetime | None = None) -> JobResult
 
 * Plain arguments only: APScheduler's persistent job store keeps the reference and the arguments, never a
-  live object. The job builds its own engine (`jobs.database.make_engine(db_url)`) and disposes of it.
+  live object. The job builds its own engine (`adapters.database.make_engine(db_url)`) and disposes of it.
 * `now` is the time the job acts at (aware; None means the current time in UTC); the CLI passes `--now`.
-  Other options come from `jobs.settings` inside the job: it is an entry point, the edge that reads them.
+  Other options come from `adapters.settings` inside the job: it is an entry point, the edge that reads them.
 * It returns `JobResult(processed, failed, message)`: how many items it handled, how many of those it could
   not (counted; the batch goes on), and one line that says what it did. No be_user, name or editor id.
 * It raises when the job as a whole fails (the database gone, a bug). It need not catch anything to
@@ -31,7 +31,7 @@ its own, so that a short outage loses no execution from the log.
 
 The running row names its process and carries a heartbeat the process renews while the job runs; before
 it records its own row, every execution marks the rows of processes that are gone "interrupted"
-(jobs.job_liveness, core.job_runs), so that a job killed mid-run is not shown as running for ever.
+(adapters.job_liveness, core.job_runs), so that a job killed mid-run is not shown as running for ever.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ from typing import Any
 from sqlalchemy import Engine, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from adapters import job_liveness
+from adapters.database import RunrecordError, describe, make_engine, missing_table, one_line
+from adapters.schema import job_run
 from core import job_runs
-from core.schema import job_run
-from jobs import job_liveness
-from jobs.database import RunrecordError, describe, make_engine, missing_table, one_line
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging

@@ -3,7 +3,7 @@
 Two kinds of unit of work, one transaction each:
 
 1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
-   events (jobs.rate_queries); core.measures says what each run's completed answer is and counts as; the
+   events (adapters.facts); core.measures says what each run's completed answer is and counts as; the
    facts are upserted into tx_runrecord_measure_fact. The first run reads every conversation; later runs
    only those changed since the stored marks (a conversation row, a new message, or a run or event of a run
    it names). Runs no conversation names get a fact of their own.
@@ -30,7 +30,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, delete
 
-from core import schema
+from adapters import dialect as sql
+from adapters import facts as q
+from adapters import schema, settings
+from adapters.conversations import conversation_page, conversations_by_uid, count_conversations, messages_of
+from adapters.database import RunrecordError, make_engine, reported
+from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
+from adapters.runs import runs_by_uid, runs_by_uuid
 from core.measures import (
     ALL_RUNS,
     MEASURE_VERSION,
@@ -61,10 +67,6 @@ from core.measures import (
 )
 from core.outcomes import check_window
 from core.saved import Verdict, nothing_saved
-from jobs import dialect as sql
-from jobs import rate_queries as q
-from jobs import settings
-from jobs.database import RunrecordError, make_engine, reported
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 
@@ -255,7 +257,7 @@ def _total(connection: Connection, touched: set[int] | None) -> int:
     if touched is not None:
         return len(touched)
     with connection.begin():
-        return q.count_conversations(connection)
+        return count_conversations(connection)
 
 
 def _page(
@@ -264,12 +266,12 @@ def _page(
     """The next batch of conversations: by uid after `after`, or the next slice of the listed uids (`after`
     is then the slice's start); None when there is none left."""
     if listed is None:
-        rows = q.conversation_page(connection, after=after, limit=batch_size)
+        rows = conversation_page(connection, after=after, limit=batch_size)
         return rows or None
     chosen = listed[after : after + batch_size]
     if not chosen:
         return None
-    return q.conversations_by_uid(connection, chosen)
+    return conversations_by_uid(connection, chosen)
 
 
 def _periods(ends: Iterable[int]) -> set[tuple[Grain, date]]:
@@ -332,7 +334,7 @@ def _conversations(
     connection: Connection, rows: Sequence[Row[Any]], uids: list[int], *, keyset: bool
 ) -> list[ConversationInput]:
     messages: dict[int, list[Any]] = defaultdict(list)
-    for m in q.messages_of(connection, uids, whole_range=keyset):
+    for m in messages_of(connection, uids, whole_range=keyset):
         messages[int(m.conversation)].append(
             stored_message(int(m.uid), int(m.sorting), str(m.role), int(m.crdate), m.payload)
         )
@@ -350,16 +352,16 @@ def _conversations(
 
 def _runs(connection: Connection, names: set[str]) -> dict[str, RunRow]:
     by_uuid: dict[str, Row[Any]] = {}
-    for row in q.runs_by_uuid(connection, names):
+    for row in runs_by_uuid(connection, names):
         by_uuid.setdefault(str(row.uuid), row)  # a uuid held twice: the first run with it
-    counts = q.event_counts(connection, [int(row.uid) for row in by_uuid.values()])
+    counts = event_counts(connection, [int(row.uid) for row in by_uuid.values()])
     return {uuid: _run_row(row, counts.get(int(row.uid), EventCounts())) for uuid, row in by_uuid.items()}
 
 
 def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Verdict]:
     """core.saved's verdict for every run whose completed answer claims a change (only those need one)."""
     claiming = {a.run.uid: a.run for a in answers if a.claims and a.run is not None}
-    problems = q.event_problems(connection, list(claiming))
+    problems = event_problems(connection, list(claiming))
     verdicts: dict[int, Verdict] = {}
     to_read: list[int] = []
     for uid, run in claiming.items():
@@ -369,8 +371,8 @@ def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Ve
         else:
             verdicts[uid] = verdict
     streams: dict[int, list[Any]] = defaultdict(list)
-    for e in q.events_of(connection, to_read):
-        streams[int(e.run)].append(q.event_of(e))
+    for e in events_of(connection, to_read):
+        streams[int(e.run)].append(event_of(e))
     for uid in to_read:
         verdicts[uid] = nothing_saved(streams.get(uid))
     return verdicts
@@ -382,7 +384,7 @@ def _waits(
     """The approval waits of the conversations where a "go on" (or an unreadable message) could count."""
     chosen = [c for c in conversations if needs_waits(c)]
     waiting = {run.uid: run for c in chosen for run in runs_of[c.uid] if run.waited_for_approval}
-    steps = q.steps_of(connection, list(waiting))
+    steps = steps_of(connection, list(waiting))
     return {
         c.uid: {
             run.uid: approval_waits(steps.get(run.uid, []), run.status)
@@ -404,7 +406,7 @@ def _retire(
     gone = [
         int(row.uid) for row in old if int(row.message_uid) != 0 and (0, int(row.message_uid)) not in facts
     ]
-    found = {int(row.uid): row for row in q.runs_by_uid(connection, runs)}
+    found = {int(row.uid): row for row in runs_by_uid(connection, runs)}
     gone += [
         int(row.uid)
         for row in old

@@ -19,7 +19,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from core import schema
+from adapters import dialect as sql
+from adapters import facts as q
+from adapters import schema
+from adapters.database import RunrecordError, reported
 from core.measures import (
     ALL_RUNS,
     DEFINITIONS,
@@ -34,9 +37,6 @@ from core.measures import (
     unix_of,
 )
 from core.rates import MIN_DETECTABLE_DIFFERENCE, MIN_GROUP_RUNS, Comparison, Interval, Proportion, compare
-from jobs import dialect as sql
-from jobs import rate_queries as q
-from jobs.database import RunrecordError, reported
 
 DEFAULT_WEEKS = 4
 MAX_LABEL = 255  # tx_runrecord_release.label

@@ -1,7 +1,7 @@
 """`runrecord scheduler`: APScheduler 3 connecting triggers to the job callables, one scheduler per database.
 
 Wiring only: what a job does is its module's (the contract is in jobs.job_log's docstring); how an execution
-is recorded is jobs.job_log's; the lease is jobs.lease's.
+is recorded is jobs.job_log's; the lease is adapters.lease's.
 
 * `JOBS` names every job's callable by its textual reference. APScheduler's job store (our table
   tx_runrecord_apscheduler_jobs, in the same database) keeps `jobs.job_log:run_scheduled` with plain arguments
@@ -14,7 +14,7 @@ is recorded is jobs.job_log's; the lease is jobs.lease's.
 * Every job: coalesce (missed runs become one), one instance at a time, a misfire grace time.
 * Only the holder of the lease "scheduler" runs jobs; another process waits, polling, and takes over once
   the lease is released or has expired. Losing the lease pauses the jobs until it is held again. Taking it
-  marks the job runs of processes that are gone interrupted (jobs.job_liveness): a former holder that was
+  marks the job runs of processes that are gone interrupted (adapters.job_liveness): a former holder that was
   killed left its runs running. Taking over alone proves nothing (a holder that lost the lease goes on with
   the job in hand), so each row's own process and heartbeat decide.
 * SIGTERM or SIGINT: running jobs are asked to stop after their batch, the scheduler waits for them, the
@@ -44,10 +44,11 @@ from apscheduler.triggers.date import DateTrigger
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.schema import apscheduler_jobs
-from jobs import job_liveness, job_log, settings
-from jobs.database import RunrecordError, describe, make_engine, one_line
-from jobs.lease import Lease, holder_id
+from adapters import job_liveness, settings
+from adapters.database import RunrecordError, describe, make_engine, one_line
+from adapters.lease import Lease, holder_id
+from adapters.schema import apscheduler_jobs
+from jobs import job_log
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging

@@ -23,8 +23,7 @@ from sqlalchemy import Connection, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import DropTable
 
-from core.schema import REQUIRED_UPSTREAM, ours, upstream
-from jobs.database import (
+from adapters.database import (
     DatabaseUnavailableError,
     RunrecordError,
     check_reachable,
@@ -34,6 +33,7 @@ from jobs.database import (
     sqlite_path,
     table_names,
 )
+from adapters.schema import REQUIRED_UPSTREAM, ours, upstream
 from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE
 
 T = TypeVar("T")

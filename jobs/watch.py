@@ -12,12 +12,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, case, exists, func, insert, select
 
+from adapters import settings
+from adapters.database import make_engine
+from adapters.schema import agentrun, agentrun_event, conversation, sys_history, write_outcome
+from adapters.schema import health as health_table
 from core import health as rules
 from core.outcomes import FINISHED_STATUSES
-from core.schema import agentrun, agentrun_event, conversation, sys_history, write_outcome
-from core.schema import health as health_table
-from jobs import settings
-from jobs.database import make_engine
 from jobs.job_log import JobResult
 
 JOB = "watch-conversations"

@@ -13,11 +13,11 @@ from contextlib import contextmanager
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from core import schema
+from adapters import schema
+from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
 from dashboard import state
 from dashboard.queries.common import DataVersion
 from jobs.conversation_record import ConversationNotFoundError
-from jobs.database import RunrecordError, one_line, parse_url, sqlite_path
 
 NO_TABLES = "This database has none of the tables runrecord reads. Run `runrecord init-db` first."
 

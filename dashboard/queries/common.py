@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pandas as pd
 from sqlalchemy import Engine, Table, func, inspect, select
 
-from core import schema
-from jobs.database import reported
+from adapters import schema
+from adapters.database import reported
 
 # The tables the jobs write. A new row in any of them (a job run, a rate, a release marker, an outcome, a
 # health reading) changes the data version; their largest uid is an index lookup on the primary key.

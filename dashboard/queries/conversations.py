@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, func, select
 
-from core import schema
+from adapters import schema
+from adapters.database import reported
 from core.cards import CardDecision
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
 from core.health import ConversationState, StuckConversation, stuck
@@ -31,7 +32,6 @@ from jobs.conversation_record import (
     next_turn_notes,
     rebuild_record,
 )
-from jobs.database import reported
 from jobs.record_view import describe
 
 RECENT_PAGE = 25  # conversations the picker lists at a time, newest first

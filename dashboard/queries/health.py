@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine, func, select
 
+from adapters import derivation as outcome_queries
+from adapters import schema
+from adapters.database import reported
 from core import health as rules
 from core import job_runs as liveness
-from core import schema
 from dashboard.queries.common import when
-from jobs import outcome_queries
-from jobs.database import reported
 
 JOB_RUNS_SHOWN = 50  # the newest job runs listed
 

@@ -19,7 +19,9 @@ from datetime import date
 import pandas as pd
 from sqlalchemy import Engine, select
 
-from core import schema
+from adapters import facts as rate_queries
+from adapters import schema
+from adapters.database import reported
 from core.measures import (
     COUNTS,
     RATES,
@@ -33,8 +35,6 @@ from core.measures import (
     unix_of,
 )
 from core.rates import InvalidProportionError, Proportion
-from jobs import rate_queries
-from jobs.database import reported
 from jobs.releases import ComparisonReport, compare_at
 
 EDIT_SCOPES: tuple[tuple[Metric, str], ...] = (

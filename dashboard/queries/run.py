@@ -3,7 +3,7 @@
 The readings are core's (core.refused, core.run_record); each write shows its stored outcome, reason and
 edit_scope and the retained sys_history rows of its record around its window, marked by the part
 core.outcomes.classify_write gives them today. Only the keys of history_data are read (in SQL, by
-jobs.outcome_queries), never its values or sys_history's `userid`.
+adapters.derivation), never its values or sys_history's `userid`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, or_, select
 
-from core import schema
+from adapters import derivation as outcome_queries
+from adapters import schema
+from adapters.database import reported
 from core.cards import CardOutcome
 from core.events import Event, Segment, split_segments, write_completeness, write_target
 from core.events import WriteTarget as Target
@@ -23,9 +25,7 @@ from core.refused import Opening, SegmentContext, StepReading, opening_of, read_
 from core.run_record import DISPLAY_TOOLS, CardReading, RunRecordEntry, build_entries, read_cards
 from dashboard.queries.common import when
 from dashboard.queries.runs import ended, events_of, observed_later
-from jobs import outcome_queries
 from jobs.conversation_record import card_readings, load_conversation, rebuild_record
-from jobs.database import reported
 
 ACTIONS = {
     Action.ADD: "add",

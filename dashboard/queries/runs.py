@@ -17,13 +17,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, and_, func, select
 
-from core import schema
+from adapters import schema
+from adapters.database import reported
+from adapters.events import event_of
+from adapters.events import events_of as event_rows
 from core.events import Event, EventKind, EventProblem, split_segments
 from core.run_record import build_entries
 from dashboard.queries.common import when
-from jobs.database import reported
-from jobs.rate_queries import event_of
-from jobs.rate_queries import events_of as event_rows
 
 PAGE_SIZE = 50  # runs a page shows: a screen of the table, and the events of 50 runs are one quick query
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import schema
+from adapters import schema, settings
 from dashboard import access, state
 from dashboard.components import (
     conversation_list,
@@ -15,7 +15,6 @@ from dashboard.components import (
     transcript,
 )
 from dashboard.queries import conversations
-from jobs import settings
 from jobs.conversation_record import ConversationNotFoundError
 
 access.require_administrator()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import schema
+from adapters import schema
 from dashboard import access, state
 from dashboard.components import data_as_of, guard, health_panels
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import schema
+from adapters import schema
 from dashboard import state
 from dashboard.components import (
     comparison,

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import schema
+from adapters import schema
 from dashboard import access, navigation, state, url_state
 from dashboard.components import guard, run_header, segments, writes
 from dashboard.queries.run import RunNotFoundError

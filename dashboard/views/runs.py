@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import schema
+from adapters import schema
 from dashboard import state, url_state
 from dashboard.components import data_as_of, guard, pager, run_filters, runs_table
 from dashboard.queries.runs import PAGE_SIZE

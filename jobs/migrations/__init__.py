@@ -1,7 +1,7 @@
 """Alembic migrations of our own tables (`tx_runrecord_*`), run by jobs.schema_setup; no alembic.ini needed.
 
-A migration is frozen: it writes its tables out instead of importing them from core.schema, so that a later
-change to core.schema needs a new revision here (tests/db/test_init_db.py compares the two).
+A migration is frozen: it writes its tables out instead of importing them from adapters.schema, so that a
+later change to adapters.schema needs a new revision here (tests/db/test_init_db.py compares the two).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from alembic.migration import MigrationContext
 from alembic.runtime.environment import NameFilterParentNames, NameFilterType
 from sqlalchemy import Column, FetchedValue
 
-from core.schema import OUR_PREFIX
+from adapters.schema import OUR_PREFIX
 
 SCRIPT_LOCATION = Path(__file__).parent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from core.schema import ours
+from adapters.schema import ours
 from jobs.migrations import VERSION_TABLE, compare_server_default, is_ours
 
 

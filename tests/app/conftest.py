@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from adapters.database import parse_url
 from dashboard.access import SIGNED_IN_KEY
-from jobs.database import parse_url
-from jobs.installation.generate import default_manifest, generate
+from data.generate import default_manifest, generate
 from tests.app.installations import bad_rows, measured_copy
 from tests.conftest import REPO_ROOT
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from adapters.database import make_engine, parse_url, sqlite_path
+from data.builder import Installation
+from data.scenarios import EDITORS
 from jobs import measure, releases, watch
-from jobs.database import make_engine, parse_url, sqlite_path
 from jobs.derive import derive_outcomes
-from jobs.installation.builder import Installation
-from jobs.installation.scenarios import EDITORS
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 

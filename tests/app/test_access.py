@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from adapters.passwords import MIN_ITERATIONS, hash_password
 from dashboard.access import SIGNED_IN_KEY
-from jobs.passwords import MIN_ITERATIONS, hash_password
 from tests.app.conftest import APP, TIMEOUT_S
 
 PASSWORD = "correct horse battery staple"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from adapters.database import make_engine, parse_url, sqlite_path
 from dashboard.queries.common import data_version
 from jobs import releases, watch
-from jobs.database import make_engine, parse_url, sqlite_path
 from tests.app import rendered
 from tests.app.conftest import NOW
 

@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
 from core.notes import OWN_TRANSCRIPT_REASON
-from jobs.database import make_engine
-from jobs.installation.own_transcript import ALT_TEXT_SKILL
+from data.own_transcript import ALT_TEXT_SKILL
 from tests.app import rendered
 
 

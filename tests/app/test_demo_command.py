@@ -19,11 +19,11 @@ import pytest
 from click.testing import Result
 from sqlalchemy import func, select
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine, parse_url, sqlite_path
+from adapters.passwords import verify_password
 from jobs import demo
-from jobs.database import make_engine, parse_url, sqlite_path
 from jobs.demo import oidc_configured, sign_in
-from jobs.passwords import verify_password
 from jobs.scheduler import JOBS
 
 SERVE_TIMEOUT_S = 60

@@ -14,10 +14,10 @@ from pathlib import Path
 from sqlalchemy import insert, select
 from streamlit.testing.v1 import AppTest
 
+from adapters.database import make_engine
+from adapters.schema import job_run
 from core.job_runs import SILENT_AFTER_S
-from core.schema import job_run
 from dashboard.queries import health
-from jobs.database import make_engine
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 from tests.app import rendered
@@ -26,7 +26,7 @@ from tests.conftest import REPO_ROOT
 # A job that runs until it is killed, recorded as every job run is.
 LONG_JOB = """
 import sys, time
-from jobs.database import make_engine
+from adapters.database import make_engine
 from jobs.job_log import JobResult, execute
 execute(make_engine(sys.argv[1]), "derive-outcomes", lambda: (time.sleep(120), JobResult(0, 0, ""))[1])
 """

@@ -7,9 +7,8 @@ import hmac
 import pytest
 from click.testing import CliRunner
 
-from jobs import passwords
-from jobs.cli import main
-from jobs.passwords import (
+from adapters import passwords
+from adapters.passwords import (
     ITERATIONS,
     MIN_ITERATIONS,
     PasswordHashError,
@@ -17,6 +16,7 @@ from jobs.passwords import (
     parse_hash,
     verify_password,
 )
+from jobs.cli import main
 
 
 def test_a_hash_has_the_form_algorithm_iterations_salt_hash_and_verifies_its_password() -> None:

@@ -14,10 +14,10 @@ import pytest
 from sqlalchemy import Engine, event, func, select
 from streamlit.testing.v1 import AppTest
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
 from dashboard.queries import rates
-from jobs.database import make_engine
-from jobs.installation.scenarios import EDITORS
+from data.scenarios import EDITORS
 from tests.app import rendered
 
 # A planted id as a whole number: not part of a longer number, a uuid's hex run or a uid like 190012.

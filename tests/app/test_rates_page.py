@@ -16,12 +16,12 @@ import pytest
 from sqlalchemy import Engine, event, select
 from streamlit.testing.v1 import AppTest
 
-from core import schema
+from adapters import facts as rate_queries
+from adapters import schema
+from adapters.database import make_engine, parse_url, sqlite_path
 from core.measures import RATES, Metric
 from dashboard.components import notice_agreement, outcome_mix
 from dashboard.queries import rates
-from jobs import rate_queries
-from jobs.database import make_engine, parse_url, sqlite_path
 from tests.app import rendered
 from tests.app.conftest import NOW
 from tests.app.installations import WINDOW_S

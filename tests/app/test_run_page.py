@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import inspect, select
 from streamlit.testing.v1 import AppTest
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
 from dashboard.queries.run import run_detail
+from data.builder import Installation
 from jobs.conversation_record import load_conversation, rebuild_record
-from jobs.database import make_engine
-from jobs.installation.builder import Installation
 from jobs.record_view import describe
 from jobs.schema_setup import init_db
 from tests.app import rendered

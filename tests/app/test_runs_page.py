@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import Engine, event, select
 from streamlit.testing.v1 import AppTest
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
 from dashboard.queries.runs import PAGE_SIZE
-from jobs.database import make_engine
 from tests.app import rendered
 
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from jobs.database import parse_url
+from adapters.database import parse_url
+from data.generate import default_manifest, generate
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
-from jobs.installation.generate import default_manifest, generate
 from tests.app.installations import measured_copy
 from tests.conftest import REPO_ROOT
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from core import schema
-from jobs.database import make_engine
+from adapters import schema
+from adapters.database import make_engine
 from tests.browser.conftest import Served
 
 VIEWPORT = {"width": 1400, "height": 1000}

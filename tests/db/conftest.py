@@ -25,7 +25,7 @@ from sqlalchemy import Engine, create_engine, delete, inspect, table, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
-from jobs.database import describe, make_engine, one_line
+from adapters.database import describe, make_engine, one_line
 from jobs.migrations import VERSION_TABLE
 from jobs.schema_setup import init_db
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select, text
 
-from core import schema
-from jobs.installation.builder import Installation
+from adapters import schema
+from data.builder import Installation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAY = 86_400

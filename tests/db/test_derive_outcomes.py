@@ -18,16 +18,16 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine, delete, event, func, inspect, select
 
-from core import schema
+from adapters import derivation as q
+from adapters import schema
+from adapters.database import RunrecordError, make_engine
+from adapters.dialect import fields_of
 from core.outcomes import RULE_VERSION
 from core.outcomes import Action as CoreAction
-from jobs import outcome_queries as q
-from jobs.database import RunrecordError, make_engine
+from data.builder import Action, Installation, Record
+from data.chat import Run, Write
+from data.generate import generate
 from jobs.derive import Summary, derive_outcomes
-from jobs.dialect import fields_of
-from jobs.installation.builder import Action, Installation, Record
-from jobs.installation.chat import Run, Write
-from jobs.installation.generate import generate
 
 DAY = 86_400
 WINDOW = 7 * DAY

@@ -1,14 +1,14 @@
-"""jobs.dialect's bulk paths of the derivation, on SQLite, MariaDB and PostgreSQL: many rows in one statement,
-many keys in one parameter, and the job's session settings put back afterwards."""
+"""adapters.dialect's bulk paths of the derivation, on SQLite, MariaDB and PostgreSQL: many rows in one
+statement, many keys in one parameter, and the job's session settings put back afterwards."""
 
 from __future__ import annotations
 
 import pytest
 from sqlalchemy import Engine, select
 
-from core import schema
-from jobs import dialect as sql
-from jobs import outcome_queries as q
+from adapters import derivation as q
+from adapters import dialect as sql
+from adapters import schema
 from jobs.derive import derive_outcomes
 
 RUN_COLUMNS = ("run_uid", "correlation_id", "outcome", "writes", "configuration_identifier")

@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import Engine, insert, select
 
-from core import schema
+from adapters import schema
+from adapters.events import event_of, events_of
 from core.events import Event, split_segments
 from core.refused import RefusalReading, Shape, read_segment, shape_of
-from jobs.rate_queries import event_of, events_of
 
 RUN = 1
 T0 = 1_790_000_000

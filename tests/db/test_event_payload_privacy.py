@@ -1,6 +1,7 @@
 """Tool arguments and results are never read (DESIGN.md "Privacy"): the database hands over an event payload's
-kept keys only (jobs.dialect.kept_payload, payload_shape), and core.events.read_event makes of them exactly
-the Event or EventProblem that parse_event makes of the whole payload. On SQLite, MariaDB and PostgreSQL."""
+kept keys only (adapters.dialect.kept_payload, payload_shape), and core.events.read_event makes of them
+exactly the Event or EventProblem that parse_event makes of the whole payload.
+On SQLite, MariaDB and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, delete, insert, inspect, table
 
-from core import schema
+from adapters import schema
+from adapters.events import event_of, events_of
 from core.events import Event, EventProblem, parse_event
 from dashboard.queries.runs import events_of as dashboard_events
 from jobs.migrations import VERSION_TABLE
-from jobs.rate_queries import event_of, events_of
 
 SECRET = "Passwort-4711 für pages:999"
 EDITOR = 4711

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, inspect, select
 
-from core import schema
-from jobs.database import RunrecordError, make_engine, parse_url, sqlite_path
-from jobs.installation.generate import Progress, default_manifest, generate
+from adapters import schema
+from adapters.database import RunrecordError, make_engine, parse_url, sqlite_path
+from data.generate import Progress, default_manifest, generate
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 DAY = 86_400

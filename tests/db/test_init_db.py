@@ -13,8 +13,8 @@ from alembic.migration import MigrationContext
 from click.testing import Result
 from sqlalchemy import Column, Engine, Integer, MetaData, Table, inspect
 
-from core.schema import REQUIRED_UPSTREAM, ours, upstream
-from jobs.database import DatabaseUnavailableError, make_engine
+from adapters.database import DatabaseUnavailableError, make_engine
+from adapters.schema import REQUIRED_UPSTREAM, ours, upstream
 from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE, compare_server_default, is_ours
 from jobs.schema_setup import current_revision, head_revision, init_db, upgrade_ours
 

@@ -1,5 +1,5 @@
 """A job run whose process was killed is marked interrupted by the next run, on every dialect; a running row
-of a live process never is (core.job_runs, jobs.job_liveness)."""
+of a live process never is (core.job_runs, adapters.job_liveness)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import Engine, insert, select, update
 
+from adapters import job_liveness
+from adapters.schema import job_run
 from core.job_runs import SILENT_AFTER_S
-from core.schema import job_run
-from jobs import job_liveness
 from jobs.job_log import JobResult, Status, execute
 from jobs.scheduler import JobSpec, Runner, SchedulerConfig
 from tests.conftest import REPO_ROOT
@@ -30,7 +30,7 @@ OTHER_HOST = "scheduler-2 pid:[4026531836]"
 # A job that runs until it is killed: recorded as every job run is (jobs.job_log.execute).
 LONG_JOB = """
 import sys, time
-from jobs.database import make_engine
+from adapters.database import make_engine
 from jobs.job_log import JobResult, execute
 
 def work():

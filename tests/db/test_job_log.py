@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from core.schema import health, job_run
-from jobs.database import RunrecordError, make_engine
+from adapters.database import RunrecordError, make_engine
+from adapters.schema import health, job_run
 from jobs.job_log import JobResult, Status, execute, failure_line, run_logged
 
 

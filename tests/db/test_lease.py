@@ -6,9 +6,9 @@ import threading
 
 from sqlalchemy import Engine, select
 
-from core.schema import lease as lease_table
-from jobs.database import make_engine
-from jobs.lease import Lease, LeaseState
+from adapters.database import make_engine
+from adapters.lease import Lease, LeaseState
+from adapters.schema import lease as lease_table
 
 T0 = 1_800_000_000.0
 

@@ -17,14 +17,14 @@ from typing import Any
 from click.testing import Result
 from sqlalchemy import Engine, event, select, update
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
 from core.measures import Count, Grain, Metric, period_start, run_end
-from jobs.database import make_engine
+from data.builder import Installation
+from data.chat import Run
+from data.generate import generate
+from data.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.derive import derive_outcomes
-from jobs.installation.builder import Installation
-from jobs.installation.chat import Run
-from jobs.installation.generate import generate
-from jobs.installation.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.measure import Summary, measure_rates
 
 DAY = 86_400

@@ -10,13 +10,13 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine
 
+from adapters.database import make_engine
+from adapters.settings import own_transcript_skills
 from core.notes import NOTE_LABEL, OWN_TRANSCRIPT_REASON
+from data.builder import Installation
+from data.generate import generate
+from data.own_transcript import ALT_TEXT_SKILL
 from jobs.conversation_record import load_conversation, next_turn_notes, rebuild_record
-from jobs.database import make_engine
-from jobs.installation.builder import Installation
-from jobs.installation.generate import generate
-from jobs.installation.own_transcript import ALT_TEXT_SKILL
-from jobs.settings import own_transcript_skills
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000

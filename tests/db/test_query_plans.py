@@ -7,7 +7,7 @@ condition on tstamp. On PostgreSQL without statistics, `recuid = ANY(:uids)` (or
 answered by reading every row of the table name and filtering — 1.5 s for the history of 1,500 records among
 2,000,000 rows against 12 ms — and a plain join of the due page with tx_nrllm_agentrun or the answered runs
 hashes or sorts the whole table for every page: each key is looked up through a LATERAL subquery fenced with
-OFFSET 0 there (jobs.dialect.each_key), and every query here is checked with EXPLAIN.
+OFFSET 0 there (adapters.dialect.each_key), and every query here is checked with EXPLAIN.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Connection, Engine, Select, func, inspect, select
 
-from core import schema
-from jobs import outcome_queries as q
-from jobs.installation.builder import Installation
+from adapters import derivation as q
+from adapters import schema
+from data.builder import Installation
 
 DAY = 86_400
 T = 1_790_000_000

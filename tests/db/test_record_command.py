@@ -10,11 +10,11 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine, update
 
-from core import schema
+from adapters import schema
+from adapters.database import make_engine
+from data.builder import Installation
+from data.generate import generate
 from jobs.conversation_record import load_conversation, rebuild_record
-from jobs.database import make_engine
-from jobs.installation.builder import Installation
-from jobs.installation.generate import generate
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000

@@ -12,7 +12,7 @@ from click.testing import Result
 from sqlalchemy import Engine
 
 from core.measures import Grain
-from jobs.installation.builder import Installation
+from data.builder import Installation
 from jobs.measure import measure_rates
 
 DAY = 86_400

@@ -26,12 +26,12 @@ from click.testing import Result
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import OperationalError
 
-from core.schema import apscheduler_jobs, job_run
-from core.schema import lease as lease_table
+from adapters.database import make_engine
+from adapters.lease import Lease
+from adapters.schema import apscheduler_jobs, job_run
+from adapters.schema import lease as lease_table
 from jobs import job_log, watch
-from jobs.database import make_engine
 from jobs.job_log import JobResult
-from jobs.lease import Lease
 from jobs.scheduler import (
     LEASE_NAME,
     JobSpec,
@@ -291,7 +291,7 @@ def test_a_job_whose_database_goes_away_fails_in_one_line_and_the_next_run_compl
     assert back["status"] == "ok"
     assert runner.running.is_set()
     with installation_engine.connect() as connection:
-        from core.schema import health
+        from adapters.schema import health
 
         assert len(connection.execute(select(health.c.uid)).all()) == 1
 

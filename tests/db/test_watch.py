@@ -11,10 +11,10 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine, func, insert, select, update
 
-from core import schema
+from adapters import schema
 from core.health import HorizonLevel
-from jobs.installation.builder import Installation, Record
-from jobs.installation.chat import Write
+from data.builder import Installation, Record
+from data.chat import Write
 from jobs.watch import watch
 
 NOW = 1_800_000_000

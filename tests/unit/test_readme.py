@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from adapters.settings import SETTINGS
 from core.measures import Metric
 from jobs.cli import main
-from jobs.settings import SETTINGS
 from tests.conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ Revision ID: 0003
 Revises: 0002
 Create Date: 2026-12-01
 
-Written out column by column rather than taken from core.schema: a migration is frozen.
+Written out column by column rather than taken from adapters.schema: a migration is frozen.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-01
 
-Written out column by column rather than taken from core.schema: a migration is frozen.
+Written out column by column rather than taken from adapters.schema: a migration is frozen.
 
 * `tx_runrecord_measure_fact`: one row per run (message_uid 0) and one per answer no run stands behind
   (run_uid 0), with the run's end, its period starts, its configuration and its conversation's skill, and

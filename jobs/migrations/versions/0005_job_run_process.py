@@ -5,8 +5,8 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-02
 
-Written out column by column rather than taken from core.schema: a migration is frozen. A row written before
-has no heartbeat; its start stands in for it, so that a row a killed job left running is marked
+Written out column by column rather than taken from adapters.schema: a migration is frozen. A row written
+before has no heartbeat; its start stands in for it, so that a row a killed job left running is marked
 interrupted once it has been silent for long enough.
 """
 

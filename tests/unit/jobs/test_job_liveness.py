@@ -1,4 +1,4 @@
-"""What this process can see of the process a running job-run row names (jobs.job_liveness)."""
+"""What this process can see of the process a running job-run row names (adapters.job_liveness)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from adapters import job_liveness
 from core.job_runs import ProcessSeen, RunningJobRun
-from jobs import job_liveness
 
 
 def row(host: str, pid: int) -> RunningJobRun:

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from click.testing import Result
 
-from jobs.database import RunrecordError
+from adapters.database import RunrecordError
 from jobs.scheduler import JOBS, JobSpec, SchedulerConfig, crontab_trigger, plan
 
 UTC_ZONE = ZoneInfo("UTC")

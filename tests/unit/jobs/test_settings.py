@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs import job_log, settings
-from jobs.database import RunrecordError
+from adapters import settings
+from adapters.database import RunrecordError
+from jobs import job_log
 from jobs.scheduler import JOBS
 from tests.conftest import REPO_ROOT
 

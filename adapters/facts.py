@@ -16,25 +16,24 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, and_, case, func, literal_column, or_, select, true
+from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_column, or_, select, true
 
-from core import schema
-from core.events import Event, EventKind, EventProblem, read_event
+from adapters import dialect as sql
+from adapters import schema
+from adapters.runs import run_columns
+from core.events import EventKind
 from core.measures import (
     ALL_RUNS,
     AnswerState,
     EditedWrite,
-    EventCounts,
     FactTally,
     Grain,
     Metric,
     OpenTally,
     OutcomeTally,
-    Step,
     unix_of,
 )
 from core.outcomes import CallOutcome
-from jobs import dialect as sql
 
 conversation = schema.conversation
 message = schema.message
@@ -46,9 +45,7 @@ rate = schema.rate
 run_outcome = schema.run_outcome
 write_outcome = schema.write_outcome
 
-_KINDS = tuple(kind.value for kind in EventKind)
 STREAM_ROWS = 5_000  # rows a streamed result fetches at a time
-_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
 # The mark that says which metrics the stored rates hold (core.measures.RATES_VERSION); 0 before it existed.
 RATES_VERSION_MARK = "rates_version"
 
@@ -138,84 +135,7 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
     return found
 
 
-# --- conversations, messages, runs, events -----------------------------------------------------------------
-
-
-def _conversation_columns() -> tuple[Any, ...]:
-    c = conversation.c
-    return (c.uid, c.skill_identifier, c.approval_run_uuid, c.run_record)
-
-
-def conversation_page(connection: Connection, *, after: int, limit: int) -> Sequence[Any]:
-    """The next conversations by uid after `after`."""
-    c = conversation.c
-    query = select(*_conversation_columns()).where(c.uid > after).order_by(c.uid).limit(limit)
-    return connection.execute(query).all()
-
-
-def conversations_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:
-    """The named conversations (those that still exist), by uid."""
-    c = conversation.c
-    query = select(*_conversation_columns()).where(c.uid.in_(list(uids))).order_by(c.uid)
-    return connection.execute(query).all()
-
-
-def count_conversations(connection: Connection) -> int:
-    """How many conversations the installation holds."""
-    return int(connection.execute(select(func.count()).select_from(conversation)).scalar_one())
-
-
-def messages_of(
-    connection: Connection, conversation_uids: Sequence[int], *, whole_range: bool
-) -> Sequence[Any]:
-    """The messages of the conversations, by conversation and sorting.
-
-    `whole_range`: the uids are every conversation from the first to the last of them (a keyset page), so
-    the messages are read as that range of the (conversation, sorting) index; an IN list of thousands of
-    uids tempts PostgreSQL into reading the whole table once per batch.
-    """
-    m = message.c
-    if whole_range:
-        chosen = m.conversation.between(min(conversation_uids), max(conversation_uids))
-    else:
-        chosen = m.conversation.in_(list(conversation_uids))
-    query = (
-        select(m.uid, m.conversation, m.sorting, m.role, m.crdate, m.payload)
-        .where(chosen)
-        .order_by(m.conversation, m.sorting)
-    )
-    return connection.execute(query).all()
-
-
-def _run_columns() -> tuple[Any, ...]:
-    r = agentrun.c
-    return (
-        r.uid,
-        r.uuid,
-        r.status,
-        r.configuration_identifier,
-        r.finished_at,
-        r.tstamp,
-        r.started_at,
-        r.crdate,
-    )
-
-
-def runs_by_uuid(connection: Connection, uuids: Collection[str]) -> Sequence[Any]:
-    """The runs with these uuids (the correlation id); lowest uid first."""
-    if not uuids:
-        return []
-    r = agentrun.c
-    query = select(*_run_columns()).where(r.uuid.in_(list(uuids))).order_by(r.uid)
-    return connection.execute(query).all()
-
-
-def runs_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:
-    """The runs with these uids."""
-    if not uids:
-        return []
-    r = agentrun.c
-    return connection.execute(select(*_run_columns()).where(r.uid.in_(list(uids))).order_by(r.uid)).all()
+# --- runs without a conversation's fact -------------------------------------------------------------
 
 
 def unnamed_runs(
@@ -230,127 +150,8 @@ def unnamed_runs(
     condition: ColumnElement[bool] = and_(r.uid > after, ~named)
     if since is not None:
         condition = and_(condition, or_(r.uid > since.run_uid, r.tstamp >= since.run_tstamp - margin_s))
-    query = select(*_run_columns()).where(condition).order_by(r.uid).limit(limit)
+    query = select(*run_columns()).where(condition).order_by(r.uid).limit(limit)
     return connection.execute(query).all()
-
-
-def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int, EventCounts]:
-    """Per run: its events, tool_writes, approvals, openers, first write and last opener (columns only)."""
-    if not run_uids:
-        return {}
-    e = event.c
-    is_write = e.kind == EventKind.TOOL_WRITE.value
-    is_opener = e.kind.in_(_OPENERS)
-    query = (
-        select(
-            e.run,
-            func.count(),
-            func.sum(case((is_write, 1), else_=0)),
-            func.sum(case((e.kind == EventKind.APPROVAL.value, 1), else_=0)),
-            func.sum(case((is_opener, 1), else_=0)),
-            func.min(case((is_write, e.crdate))),
-            func.min(case((is_write, e.sequence))),
-            func.max(case((is_opener, e.sequence))),
-        )
-        .where(e.run.in_(list(run_uids)))
-        .group_by(e.run)
-    )
-    counts: dict[int, EventCounts] = {}
-    for row in connection.execute(query).all():
-        counts[int(row[0])] = EventCounts(
-            events=int(row[1]),
-            tool_writes=int(row[2] or 0),
-            approvals=int(row[3] or 0),
-            openers=int(row[4] or 0),
-            first_write_at=None if row[5] is None else int(row[5]),
-            first_write_sequence=None if row[6] is None else int(row[6]),
-            last_opener_sequence=None if row[7] is None else int(row[7]),
-        )
-    return counts
-
-
-def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[int, int]:
-    """Per run: events core.events.parse_event might not read (a kind it does not know, a payload that is
-    not a JSON object, sequence or duration NULL). A run the database vouches for has 0; any other is read
-    event by event in core, which decides."""
-    if not run_uids:
-        return {}
-    return sql.cast_first(connection, lambda guarded: _event_problems(connection, run_uids, guarded=guarded))
-
-
-def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
-    e = event.c
-    doubtful = or_(
-        e.kind.not_in(_KINDS),
-        e.sequence.is_(None),
-        e.duration_ms.is_(None),
-        sql.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
-    )
-    query = (
-        select(e.run, func.sum(case((doubtful, 1), else_=0))).where(e.run.in_(list(run_uids))).group_by(e.run)
-    )
-    return {int(row[0]): int(row[1] or 0) for row in connection.execute(query).all()}
-
-
-def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any]:
-    """Every event of the runs, for core.saved: its columns, `payload_shape` and `kept_payload` (only the
-    payload keys a rule may read, never the rest: core.events.read_event reads them)."""
-    if not run_uids:
-        return []
-    e = event.c
-    name = connection.dialect.name
-
-    def query(guarded: bool) -> Select[Any]:
-        return (
-            select(
-                e.uid,
-                e.run,
-                e.sequence,
-                e.kind,
-                e.round,
-                e.duration_ms,
-                sql.payload_shape(name, e.payload, guarded=guarded).label("payload_shape"),
-                sql.kept_payload(name, e.payload, guarded=guarded).label("kept_payload"),
-                e.crdate,
-            )
-            .where(e.run.in_(list(run_uids)))
-            .order_by(e.run, e.sequence, e.uid)
-        )
-
-    return sql.cast_first(connection, lambda guarded: connection.execute(query(guarded)).all())
-
-
-def event_of(row: Any) -> Event | EventProblem:
-    """A row of `events_of` as core.events reads it."""
-    return read_event(
-        int(row.uid),
-        row.sequence,
-        str(row.kind),
-        int(row.round),
-        row.duration_ms,
-        row.payload_shape,
-        row.kept_payload,
-        int(row.crdate),
-    )
-
-
-def steps_of(connection: Connection, run_uids: Collection[int]) -> dict[int, list[Step]]:
-    """Per run: its events' uid, sequence, kind and crdate (no payload), for the approval waits."""
-    if not run_uids:
-        return {}
-    e = event.c
-    query = (
-        select(e.uid, e.run, e.sequence, e.kind, e.crdate)
-        .where(e.run.in_(list(run_uids)))
-        .order_by(e.run, e.sequence, e.uid)
-    )
-    steps: dict[int, list[Step]] = {}
-    for row in connection.execute(query).all():
-        sequence = -1 if row.sequence is None else int(row.sequence)
-        steps.setdefault(int(row.run), []).append(
-            Step(int(row.uid), sequence, str(row.kind), int(row.crdate))
-        )
-    return steps
 
 
 # --- facts ----------------------------------------------------------------------------------------------
@@ -542,7 +343,7 @@ def window_open_tallies(connection: Connection, grain: Grain, *, cutoff: int) ->
     A run ends after its writes, so only the run facts of the last window (the ended_at index) are looked at,
     and for each an index probe of its events (run, sequence) that stops at the first write in the window.
     On PostgreSQL both probes are fenced (OFFSET 0): unfenced, and without statistics, its planner may hash
-    every tool_write event instead (as jobs.outcome_queries fences the answered runs).
+    every tool_write event instead (as adapters.derivation fences the answered runs).
     """
     f, e, o = fact.c, event.c, run_outcome.c
     answered = select(o.run_uid).where(o.run_uid == f.run_uid)

@@ -32,9 +32,9 @@ from typing import Any
 from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from adapters.database import one_line
+from adapters.schema import job_run
 from core.job_runs import HEARTBEAT_S, INTERRUPTED, RUNNING, ProcessSeen, RunningJobRun, interruption
-from core.schema import job_run
-from jobs.database import one_line
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging

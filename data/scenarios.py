@@ -11,9 +11,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jobs.installation.builder import Installation, Privacy, Record
-from jobs.installation.chat import Conversation, Run, Write
-from jobs.installation.fates import DAY, Fate, PlantedFate, apply_fate
+from data.builder import Installation, Privacy, Record
+from data.chat import Conversation, Run, Write
+from data.fates import DAY, Fate, PlantedFate, apply_fate
 
 SEO_CONFIGURATION = "seo-assistant"
 CONTENT_CONFIGURATION = "content-assistant"

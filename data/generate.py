@@ -26,12 +26,20 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.engine import URL
 from sqlalchemy.schema import DropTable
 
-from core import schema
-from jobs.database import RunrecordError, describe, make_engine, parse_url, reported, sqlite_path, table_names
-from jobs.installation.builder import Installation
-from jobs.installation.fates import DAY, Expected, expected_write, run_outcome
-from jobs.installation.own_transcript import alt_text_story
-from jobs.installation.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
+from adapters import schema
+from adapters.database import (
+    RunrecordError,
+    describe,
+    make_engine,
+    parse_url,
+    reported,
+    sqlite_path,
+    table_names,
+)
+from data.builder import Installation
+from data.fates import DAY, Expected, expected_write, run_outcome
+from data.own_transcript import alt_text_story
+from data.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
 from jobs.migrations import VERSION_TABLE
 from jobs.schema_setup import init_db
 

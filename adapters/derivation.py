@@ -13,7 +13,7 @@ retained history row is found through the (tablename, tstamp) index a table name
 aggregate over the whole of sys_history. A batch's keys (its runs, its records, their correlation ids) are
 bound as one parameter; on PostgreSQL each key is looked up through a LATERAL subquery fenced with OFFSET 0,
 since its planner, without statistics, answers `recuid = ANY(…)` or a plain join by reading every row of the
-table name or the whole table (jobs.dialect.each_key). tests/db/test_query_plans.py checks the plans with
+table name or the whole table (adapters.dialect.each_key). tests/db/test_query_plans.py checks the plans with
 EXPLAIN.
 """
 
@@ -53,9 +53,9 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlalchemy.sql.expression import ColumnClause, FromClause
 from sqlalchemy.types import TypeEngine
 
-from core import schema
+from adapters import dialect as sql
+from adapters import schema
 from core.outcomes import FINISHED_STATUSES, CallOutcome, HistoryRow, Presence
-from jobs import dialect as sql
 
 # --- the write targets of every tool_write event -----------------------------------------------------------
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, case, insert, literal, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from core.schema import lease as lease_table
+from adapters.schema import lease as lease_table
 
 MAX_HOLDER_LENGTH = 128  # the holder column's length
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, func, select, text
 
-from core import schema
+from adapters import schema
 
 Row = dict[str, Any]
 

@@ -14,7 +14,7 @@ Tests, the demo generator and the benchmarks all build their data with it, so no
     chat.close()
     site.finish()
 
-This module holds the installation, its records and their history; jobs/installation/chat.py the
+This module holds the installation, its records and their history; data/chat.py the
 conversations and runs. Rows are written in the shapes of DOMAIN.md and DESIGN.md ("Chat-side JSON").
 Every uid is assigned here.
 Each run also keeps the run-record entries the chat would have stored for it (`Run.planted_entries`), so
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
-from core import schema
-from jobs.installation.rows import RowBuffer
+from adapters import schema
+from data.rows import RowBuffer
 
 if TYPE_CHECKING:
-    from jobs.installation.chat import Conversation
+    from data.chat import Conversation
 
 DISPLAY_TOOLS = ("chat_set_progress", "chat_highlight_element", "chat_list_open_points")
 QUESTION_TOOL = "ask_choice"
@@ -260,7 +260,7 @@ class Installation:
         language: str = "de",
     ) -> Conversation:
         """A conversation of the AI chat, opened by an editor."""
-        from jobs.installation.chat import Conversation
+        from data.chat import Conversation
 
         self.configuration(configuration, configuration.replace("-", " ").title(), at=at)
         return Conversation(self, configuration, at=at, skill=skill, page=page, editor=editor, title=title)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.database import RunrecordError
+from adapters.database import RunrecordError
 
 DEMO_DATABASE = Path("data") / "demo.sqlite"
 DAY_S = 86_400

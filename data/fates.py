@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobs.installation.builder import INTEGER_FIELDS, Installation, Record
-from jobs.installation.chat import Write
+from data.builder import INTEGER_FIELDS, Installation, Record
+from data.chat import Write
 
 DAY = 86_400
 EVIDENCE_SLACK_S = 2  # DESIGN.md rule 3: a row up to 2 s after the step is the write's own

@@ -1,5 +1,5 @@
 """The AI chat side of the builder: conversations with their messages and card outcomes, and nr-llm's runs
-with their events, segments and writes (see jobs/installation/builder.py for the installation itself)."""
+with their events, segments and writes (see data/builder.py for the installation itself)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import schema
+from adapters import schema
 from core.cards import APPROVE_ANSWER, CardDecision, CardOutcome
-from jobs.installation.builder import (
+from data.builder import (
     DISPLAY_TOOLS,
     QUESTION_TOOL,
     Action,
@@ -20,7 +20,7 @@ from jobs.installation.builder import (
     iso,
     new_value,
 )
-from jobs.installation.rows import Row
+from data.rows import Row
 
 
 @dataclass(frozen=True)

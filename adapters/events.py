@@ -1,0 +1,138 @@
+"""Reads of a run's events (tx_nrllm_agentrun_event): columns, and of a payload only the keys a rule may
+read."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Select, case, func, or_, select
+
+from adapters import dialect as sql
+from adapters import schema
+from core.events import Event, EventKind, EventProblem, read_event
+from core.measures import EventCounts, Step
+
+event = schema.agentrun_event
+
+_KINDS = tuple(kind.value for kind in EventKind)
+_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+
+
+def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int, EventCounts]:
+    """Per run: its events, tool_writes, approvals, openers, first write and last opener (columns only)."""
+    if not run_uids:
+        return {}
+    e = event.c
+    is_write = e.kind == EventKind.TOOL_WRITE.value
+    is_opener = e.kind.in_(_OPENERS)
+    query = (
+        select(
+            e.run,
+            func.count(),
+            func.sum(case((is_write, 1), else_=0)),
+            func.sum(case((e.kind == EventKind.APPROVAL.value, 1), else_=0)),
+            func.sum(case((is_opener, 1), else_=0)),
+            func.min(case((is_write, e.crdate))),
+            func.min(case((is_write, e.sequence))),
+            func.max(case((is_opener, e.sequence))),
+        )
+        .where(e.run.in_(list(run_uids)))
+        .group_by(e.run)
+    )
+    counts: dict[int, EventCounts] = {}
+    for row in connection.execute(query).all():
+        counts[int(row[0])] = EventCounts(
+            events=int(row[1]),
+            tool_writes=int(row[2] or 0),
+            approvals=int(row[3] or 0),
+            openers=int(row[4] or 0),
+            first_write_at=None if row[5] is None else int(row[5]),
+            first_write_sequence=None if row[6] is None else int(row[6]),
+            last_opener_sequence=None if row[7] is None else int(row[7]),
+        )
+    return counts
+
+
+def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[int, int]:
+    """Per run: events core.events.parse_event might not read (a kind it does not know, a payload that is
+    not a JSON object, sequence or duration NULL). A run the database vouches for has 0; any other is read
+    event by event in core, which decides."""
+    if not run_uids:
+        return {}
+    return sql.cast_first(connection, lambda guarded: _event_problems(connection, run_uids, guarded=guarded))
+
+
+def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
+    e = event.c
+    doubtful = or_(
+        e.kind.not_in(_KINDS),
+        e.sequence.is_(None),
+        e.duration_ms.is_(None),
+        sql.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
+    )
+    query = (
+        select(e.run, func.sum(case((doubtful, 1), else_=0))).where(e.run.in_(list(run_uids))).group_by(e.run)
+    )
+    return {int(row[0]): int(row[1] or 0) for row in connection.execute(query).all()}
+
+
+def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any]:
+    """Every event of the runs, for core.saved: its columns, `payload_shape` and `kept_payload` (only the
+    payload keys a rule may read, never the rest: core.events.read_event reads them)."""
+    if not run_uids:
+        return []
+    e = event.c
+    name = connection.dialect.name
+
+    def query(guarded: bool) -> Select[Any]:
+        return (
+            select(
+                e.uid,
+                e.run,
+                e.sequence,
+                e.kind,
+                e.round,
+                e.duration_ms,
+                sql.payload_shape(name, e.payload, guarded=guarded).label("payload_shape"),
+                sql.kept_payload(name, e.payload, guarded=guarded).label("kept_payload"),
+                e.crdate,
+            )
+            .where(e.run.in_(list(run_uids)))
+            .order_by(e.run, e.sequence, e.uid)
+        )
+
+    return sql.cast_first(connection, lambda guarded: connection.execute(query(guarded)).all())
+
+
+def event_of(row: Any) -> Event | EventProblem:
+    """A row of `events_of` as core.events reads it."""
+    return read_event(
+        int(row.uid),
+        row.sequence,
+        str(row.kind),
+        int(row.round),
+        row.duration_ms,
+        row.payload_shape,
+        row.kept_payload,
+        int(row.crdate),
+    )
+
+
+def steps_of(connection: Connection, run_uids: Collection[int]) -> dict[int, list[Step]]:
+    """Per run: its events' uid, sequence, kind and crdate (no payload), for the approval waits."""
+    if not run_uids:
+        return {}
+    e = event.c
+    query = (
+        select(e.uid, e.run, e.sequence, e.kind, e.crdate)
+        .where(e.run.in_(list(run_uids)))
+        .order_by(e.run, e.sequence, e.uid)
+    )
+    steps: dict[int, list[Step]] = {}
+    for row in connection.execute(query).all():
+        sequence = -1 if row.sequence is None else int(row.sequence)
+        steps.setdefault(int(row.run), []).append(
+            Step(int(row.uid), sequence, str(row.kind), int(row.crdate))
+        )
+    return steps

@@ -1,0 +1,1 @@
+"""The installation builder and the demo generator, shared by the tests, the demo and the benchmarks."""
