@@ -1,16 +1,158 @@
-"""Reads of the chat's conversations and messages (tx_nrmcpagent_conversation, tx_nrmcpagent_message)."""
+"""Reads of the chat's conversations and messages (tx_nrmcpagent_conversation, tx_nrmcpagent_message).
+
+`load_conversation` reads one conversation as administrators inspect it: its columns, its messages, the runs
+it names and their events, read into core.conversation's values. Everything is read with plain SELECTs;
+`be_user` is never selected, nor tool arguments or results (only the payload keys a rule may read). A row
+that cannot be read is reported as one line naming the row and why, and the rest is still read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Engine, func, or_, select
 
 from adapters import schema
+from adapters.database import RunrecordError, reported
+from adapters.events import read_events
+from adapters.runs import runs_by_uuid
+from core.conversation import (
+    Conversation,
+    Run,
+    StoredMessage,
+    event_problem,
+    read_card_outcomes,
+    read_messages,
+    read_stored_record,
+    read_view_context,
+    runs_named,
+)
+from core.events import Event
 
 conversation = schema.conversation
 message = schema.message
+
+
+class ConversationNotFoundError(RunrecordError):
+    """No conversation with that uid."""
+
+
+def load_conversation(engine: Engine, uid: int) -> Conversation:
+    """Read one conversation, its messages, the runs it names (in start order) and their events."""
+    c = conversation.c
+    columns = (
+        c.uid,
+        c.status,
+        c.skill_identifier,
+        c.view_context,
+        c.error_code,
+        c.error_message,
+        c.approval_run_uuid,
+        c.run_record,
+        c.card_outcomes,
+        c.tstamp,
+    )
+    with reported(engine, "reading the conversation"), engine.connect() as connection:
+        row = connection.execute(select(*columns).where(c.uid == uid)).one_or_none()
+        if row is None:
+            raise ConversationNotFoundError(f"conversation {uid} does not exist")
+        m = message.c
+        message_rows = connection.execute(
+            select(m.sorting, m.payload, m.crdate).where(m.conversation == uid).order_by(m.sorting)
+        ).all()
+        messages, times, message_problems = read_messages(
+            StoredMessage(r.sorting, r.payload, r.crdate) for r in message_rows
+        )
+        stored, readable, record_problems = read_stored_record(row.run_record)
+        outcomes, outcome_problems = read_card_outcomes(row.card_outcomes)
+        named = runs_named(stored, messages, outcomes, row.approval_run_uuid)
+        runs = _runs(connection, named)
+        read = read_events(connection, [run.uid for run in runs])
+    uuids = {run.uid: run.uuid for run in runs}
+    view_context, view_problems = read_view_context(row.view_context)
+    problems = (
+        message_problems
+        + record_problems
+        + outcome_problems
+        + tuple(event_problem(uuids[run_uid], problem) for run_uid, problem in read.problems)
+        + view_problems
+    )
+    return Conversation(
+        uid=row.uid,
+        status=row.status,
+        skill=row.skill_identifier,
+        view_context=view_context,
+        error_code=row.error_code,
+        error_message=row.error_message or "",
+        approval_run_uuid=row.approval_run_uuid,
+        tstamp=row.tstamp,
+        messages=messages,
+        message_times=times,
+        stored_entries=stored,
+        stored_record_readable=readable,
+        card_outcomes=outcomes,
+        runs=runs,
+        events=_events_by_uuid(runs, read.by_run),
+        problems=problems,
+    )
+
+
+def _runs(connection: Connection, uuids: Sequence[str]) -> tuple[Run, ...]:
+    rows = sorted(runs_by_uuid(connection, uuids), key=lambda row: (row.started_at, row.uid))
+    return tuple(
+        Run(row.uid, row.uuid, row.status, row.configuration_identifier, row.started_at, row.finished_at)
+        for row in rows
+    )
+
+
+def _events_by_uuid(
+    runs: Sequence[Run], by_run: Mapping[int, tuple[Event, ...]]
+) -> dict[str, tuple[Event, ...]]:
+    """Every run's events under its uuid (a uuid two runs hold: both runs' events, the lower uid's first)."""
+    events: dict[str, tuple[Event, ...]] = {}
+    for run in sorted(runs, key=lambda run: run.uid):
+        events[run.uuid] = events.get(run.uuid, ()) + by_run.get(run.uid, ())
+    return events
+
+
+def last_page_visible(engine: Engine, loaded: Conversation) -> bool:
+    """Whether the conversation's last page (view_context lastPageId) may be named: it still exists.
+
+    Whether this editor may see the page is the backend's to say, and runrecord reads no editor; a page that
+    is gone or deleted no reader can see, so only then is it not named.
+    """
+    if loaded.last_page_id <= 0:
+        return False
+    p = schema.pages.c
+    with reported(engine, "reading the last page"), engine.connect() as connection:
+        query = select(p.deleted).where(p.uid == loaded.last_page_id)
+        deleted = connection.execute(query).scalar_one_or_none()
+    return deleted == 0
+
+
+def recent_conversations(connection: Connection, *, before_uid: int | None, limit: int) -> Sequence[Any]:
+    """Conversations not deleted with uid below before_uid (None: from the newest), newest first: uid,
+    status, skill_identifier, message_count, tstamp."""
+    c = conversation.c
+    query = select(c.uid, c.status, c.skill_identifier, c.message_count, c.tstamp).where(c.deleted == 0)
+    if before_uid is not None:
+        query = query.where(c.uid < before_uid)
+    return connection.execute(query.order_by(c.uid.desc()).limit(limit)).all()
+
+
+def conversation_naming_run(connection: Connection, uuid: str) -> int | None:
+    """The first conversation that names the run: as its waiting run, in a card outcome or a run-record
+    entry. `uuid` must be a canonical run uuid (it is matched inside the JSON columns' text)."""
+    c = conversation.c
+    pattern = f'%"{uuid}"%'
+    found = connection.execute(
+        select(c.uid)
+        .where(or_(c.approval_run_uuid == uuid, c.card_outcomes.like(pattern), c.run_record.like(pattern)))
+        .order_by(c.uid)
+        .limit(1)
+    ).scalar()
+    return None if found is None else int(found)
 
 
 def _conversation_columns() -> tuple[Any, ...]:

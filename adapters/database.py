@@ -11,6 +11,8 @@ from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from adapters.dialect.names import is_sqlite
+
 
 class RunrecordError(Exception):
     """A failure to report as one line to the user, with a non-zero exit."""
@@ -39,7 +41,7 @@ def describe(url: URL | str) -> str:
 
 def sqlite_path(url: URL) -> Path | None:
     """The file of a file-backed SQLite URL, else None."""
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+    if not is_sqlite(url.get_backend_name()) or url.database in (None, "", ":memory:"):
         return None
     return Path(url.database)
 
@@ -57,7 +59,7 @@ def make_engine(url: str | URL) -> Engine:
         engine = create_engine(parsed, pool_pre_ping=True)
     except (NoSuchModuleError, ArgumentError, ImportError) as error:
         raise RunrecordError(f"cannot use the database URL {describe(parsed)}: {error}") from error
-    if parsed.get_backend_name() == "sqlite":
+    if is_sqlite(parsed.get_backend_name()):
         event.listen(engine, "connect", _set_sqlite_pragmas)
     return engine
 

@@ -3,15 +3,19 @@ read."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Select, case, func, or_, select
 
-from adapters import dialect as sql
 from adapters import schema
+from adapters.dialect import json as sqljson
+from adapters.dialect import payload as sqlpayload
 from core.events import Event, EventKind, EventProblem, read_event
-from core.measures import EventCounts, Step
+from core.measured_runs import EventCounts
+from core.waits import Step
 
 event = schema.agentrun_event
 
@@ -60,7 +64,9 @@ def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[in
     event by event in core, which decides."""
     if not run_uids:
         return {}
-    return sql.cast_first(connection, lambda guarded: _event_problems(connection, run_uids, guarded=guarded))
+    return sqljson.cast_first(
+        connection, lambda guarded: _event_problems(connection, run_uids, guarded=guarded)
+    )
 
 
 def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
@@ -69,7 +75,7 @@ def _event_problems(connection: Connection, run_uids: Collection[int], *, guarde
         e.kind.not_in(_KINDS),
         e.sequence.is_(None),
         e.duration_ms.is_(None),
-        sql.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
+        sqljson.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
     )
     query = (
         select(e.run, func.sum(case((doubtful, 1), else_=0))).where(e.run.in_(list(run_uids))).group_by(e.run)
@@ -94,15 +100,38 @@ def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any
                 e.kind,
                 e.round,
                 e.duration_ms,
-                sql.payload_shape(name, e.payload, guarded=guarded).label("payload_shape"),
-                sql.kept_payload(name, e.payload, guarded=guarded).label("kept_payload"),
+                sqlpayload.payload_shape(name, e.payload, guarded=guarded).label("payload_shape"),
+                sqlpayload.kept_payload(name, e.payload, guarded=guarded).label("kept_payload"),
                 e.crdate,
             )
             .where(e.run.in_(list(run_uids)))
             .order_by(e.run, e.sequence, e.uid)
         )
 
-    return sql.cast_first(connection, lambda guarded: connection.execute(query(guarded)).all())
+    return sqljson.cast_first(connection, lambda guarded: connection.execute(query(guarded)).all())
+
+
+@dataclass(frozen=True)
+class RunEvents:
+    """The events of some runs as core.events reads them: the readable ones by run uid, in sequence order,
+    and each one that cannot be read with its run's uid."""
+
+    by_run: Mapping[int, tuple[Event, ...]]
+    problems: tuple[tuple[int, EventProblem], ...]
+
+
+def read_events(connection: Connection, run_uids: Collection[int]) -> RunEvents:
+    """The events of the runs, read by core from the payload keys a rule may read (the database hands over
+    no argument, result or content); a run without a readable event has no entry."""
+    found: dict[int, list[Event]] = defaultdict(list)
+    problems: list[tuple[int, EventProblem]] = []
+    for row in events_of(connection, run_uids):
+        parsed = event_of(row)
+        if isinstance(parsed, EventProblem):
+            problems.append((int(row.run), parsed))
+        else:
+            found[int(row.run)].append(parsed)
+    return RunEvents({uid: tuple(events) for uid, events in found.items()}, tuple(problems))
 
 
 def event_of(row: Any) -> Event | EventProblem:

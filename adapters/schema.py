@@ -30,10 +30,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql
 from sqlalchemy.types import TypeEngine
 
+from core.table_names import MAX_TABLE_NAME
+
 upstream = MetaData()
 ours = MetaData()
 
 OUR_PREFIX = "tx_runrecord_"
+# Alembic's version table of our tables, beside an installation's own tables with our prefix, the way an
+# extension's tables sit (DESIGN.md).
+VERSION_TABLE = f"{OUR_PREFIX}alembic_version"
 
 
 def _medium_text() -> TypeEngine[str]:
@@ -273,7 +278,7 @@ write_outcome = Table(
     _int("run_uid"),
     _str("correlation_id", 36),
     Column("event_uid", Integer, nullable=False),
-    _str("tablename", 64),
+    _str("tablename", MAX_TABLE_NAME),
     _int("recuid"),
     _int("written_at"),
     _str("outcome", 24),
@@ -282,6 +287,9 @@ write_outcome = Table(
     Column("first_change_after_s", Integer, nullable=True),
     _str("rule_version", 16),
     _int("derived_at"),
+    # A JSON array of the sys_history uids that decided the write (core.outcomes.WriteOutcome.decided_by),
+    # sorted; NULL for a write derived before the column existed (migration 0006).
+    Column("decided_by", Text, nullable=True),
     UniqueConstraint("event_uid", name="tx_runrecord_write_outcome_event"),
     Index("tx_runrecord_write_outcome_run", "run_uid"),
 )
@@ -395,7 +403,7 @@ apscheduler_jobs = Table(
     Column("job_state", LargeBinary, nullable=False),
 )
 
-# What measure-rates counted, so that a rerun reads only what changed (jobs/measure.py, core/measures.py): one
+# What measure-rates counted, so that a rerun reads only what changed (jobs/measure.py, core/facts.py): one
 # row per run (message_uid 0), and one per answer no run stands behind (run_uid 0: its run is gone, or its
 # message cannot be read). Group values and states only; never be_user or an editor id.
 measure_fact = Table(

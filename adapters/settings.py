@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.database import RunrecordError
+from core.time import DAY_S
 
 DEMO_DATABASE = Path("data") / "demo.sqlite"
-DAY_S = 86_400
 MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
 # A skill identifier as tx_nrmcpagent_conversation.skill_identifier (varchar(100)) holds one.
 _SKILL_IDENTIFIER = re.compile(r"[A-Za-z0-9_.:-]{1,100}")

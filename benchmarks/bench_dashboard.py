@@ -8,7 +8,7 @@ paging through 1,000,000 runs.
 Both installations are written by `runrecord generate` (the builder; the large one takes minutes and about
 4.5 GB), then the jobs run once on each as the scheduler would: derive-outcomes, measure-rates at both
 grains, watch-conversations; the generator's planted release is recorded on both. An installation reused
-from an earlier run whose rates an older measure-rates wrote (core.measures.RATES_VERSION) is measured once
+from an earlier run whose rates an older measure-rates wrote (core.metrics.RATES_VERSION) is measured once
 more, as of the same time. Then, in this process:
 
 * Rates: the page rendered in AppTest, cold (the dashboard's caches cleared before each render, so every
@@ -34,21 +34,21 @@ from typing import Any
 
 from sqlalchemy import Engine, event, func, select
 
-from adapters import facts as rate_queries
-from adapters import schema
+from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url
-from core.measures import RATES_VERSION
+from core.metrics import RATES_VERSION
+from core.time import DAY_S
 from data.generate import default_manifest, generate
 from jobs import measure, releases, watch
 from jobs.derive import derive_outcomes
 from jobs.job_log import JobResult, execute
-from jobs.schema_setup import init_db
+from jobs.schema_setup import init_db, init_installation
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 APP = REPO_ROOT / "dashboard" / "app.py"
 OUT = REPO_ROOT / "benchmarks" / "out"
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
-WINDOW_S = 7 * 86_400
+WINDOW_S = 7 * DAY_S
 # The baseline installation: smaller than the demo (jobs.demo.DEMO_CONVERSATIONS), so the ratio is stricter.
 DEMO_CONVERSATIONS = 100
 RUNS_PER_CONVERSATION = 1.092  # the generator's mix: 1,001,222 runs from 917,000 conversations (seed 3)
@@ -65,7 +65,13 @@ def build(path: Path, conversations: int, seed: int) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         manifest = default_manifest(parse_url(url))
         report = generate(
-            url, conversations=conversations, seed=seed, now=NOW, manifest=manifest, progress=_progress
+            url,
+            create_tables=init_installation,
+            conversations=conversations,
+            seed=seed,
+            now=NOW,
+            manifest=manifest,
+            progress=_progress,
         )
         print(f"  generated {report.summary.runs:,} runs in {report.seconds:.0f} s", file=sys.stderr)
     engine = make_engine(url)
@@ -90,7 +96,7 @@ def _release_day(path: Path) -> date:
     manifest = path.with_suffix(".manifest.json")
     if manifest.exists():
         return date.fromisoformat(json.loads(manifest.read_text(encoding="utf-8"))["release"]["date"])
-    return datetime.fromtimestamp(NOW.timestamp() - 50 * 86_400, UTC).date()
+    return datetime.fromtimestamp(NOW.timestamp() - 50 * DAY_S, UTC).date()
 
 
 def _measure(engine: Engine, url: str, released_on: date) -> None:
@@ -118,7 +124,7 @@ def _timed(engine: Engine, job: str, work: Callable[[], JobResult]) -> None:
 
 def _rates_version(engine: Engine) -> int:
     with engine.connect() as connection:
-        return rate_queries.rates_version(connection)
+        return measure_marks.rates_version(connection)
 
 
 def _count(engine: Engine, table: Any) -> int:

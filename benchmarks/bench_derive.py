@@ -17,7 +17,7 @@ then measures, each in a fresh process on the same engine (peak memory is that p
 * derive: the job itself, from nothing derived to everything derived;
 * writing the rows alone: the run and write rows the job wrote, read back into memory and emptied from their
   tables (untimed), inserted again as the job inserts them — a transaction per batch of runs, the run rows
-  then the write rows, with the dialect's insert-or-ignore (adapters.dialect.insert_rows).
+  then the write rows, with the dialect's insert-or-ignore (adapters.dialect.bulk.insert_rows).
 
 Goals: derive within 3x the floor, at least 20x faster than the loop, peak memory under 500 MB at any scale.
 The report says of each whether this run met it, and with the parts above why the first cannot be met: the
@@ -52,9 +52,12 @@ from sqlalchemy import table as table_clause
 from sqlalchemy.engine import URL
 
 from adapters import derivation as q
-from adapters import dialect as sql
+from adapters import history as history_queries
 from adapters import schema
 from adapters.database import make_engine
+from adapters.dialect import bulk, plans
+from adapters.dialect import json as sqljson
+from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from core.outcomes import (
     RULE_VERSION,
@@ -67,10 +70,11 @@ from core.outcomes import (
     run_outcome,
     unreadable_target,
 )
-from jobs.derive import BATCH_SIZE, RUN_COLUMNS, WRITE_COLUMNS, derive_outcomes
+from core.time import DAY_S
+from jobs.derive import BATCH_SIZE, derive_outcomes
 from jobs.schema_setup import init_db
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 NOW = int(datetime(2026, 11, 29, tzinfo=UTC).timestamp())
 FULL_WRITES = 1_000_000
@@ -314,8 +318,8 @@ def _loop(url: str, sample: int) -> dict[str, float]:
         started = time.perf_counter()
         with connection.begin():
             q.create_write_targets(connection)
-            oldest = q.oldest_retained_tstamp(connection)
-            catalog = q.TableCatalog(connection)
+            oldest = history_queries.oldest_retained_tstamp(connection)
+            catalog = history_queries.TableCatalog(connection)
             writes = _due_writes(connection)
         setup_s = time.perf_counter() - started
         statements = _loop_statements(dialect)
@@ -380,13 +384,13 @@ def _due_writes(connection: Connection) -> list[tuple[Any, ...]]:
 def _loop_statements(dialect: str) -> dict[str, Any]:
     h = schema.sys_history
     w = q.write_target
-    history = sql.fenced(
+    history = plans.fenced(
         dialect,
         select(
             h.c.uid,
             h.c.tstamp,
             h.c.actiontype,
-            sql.json_document(dialect, h.c.history_data).label("document"),
+            sqljson.json_document(dialect, h.c.history_data).label("document"),
         ).where(h.c.tablename == bindparam("table"), h.c.recuid == bindparam("uid")),
     ).subquery("history")
     pages = table_clause("pages", column("uid"), column("deleted"))
@@ -397,14 +401,14 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             history.c.uid,
             history.c.tstamp,
             history.c.actiontype,
-            sql.record_keys(dialect, history.c.document, history.c.actiontype),
+            sqljson.record_keys(dialect, history.c.document, history.c.actiontype),
         ),
         "ai": select(w.c.written_at).where(
             w.c.tablename == bindparam("table"), w.c.recuid == bindparam("uid")
         ),
         "presence": select(pages.c.deleted).where(pages.c.uid == bindparam("uid")),
-        "write": sql.insert_or_ignore(dialect, schema.write_outcome),
-        "run": sql.insert_or_ignore(dialect, schema.run_outcome),
+        "write": bulk.insert_or_ignore(dialect, schema.write_outcome),
+        "run": bulk.insert_or_ignore(dialect, schema.run_outcome),
         "observed": select(observed.c.uid).where(
             observed.c.correlation_id == bindparam("uuid"),
             observed.c.outcome.in_([o.value for o in CallOutcome]),
@@ -416,7 +420,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
 def _loop_write(
     connection: Connection,
     statements: dict[str, Any],
-    catalog: q.TableCatalog,
+    catalog: history_queries.TableCatalog,
     oldest: int | None,
     write: tuple[int, int, str | None, int | None],
 ) -> WriteOutcome:
@@ -426,7 +430,7 @@ def _loop_write(
     assert tablename is not None and recuid is not None
     record = {"table": tablename, "uid": recuid}
     history = [
-        HistoryRow(uid, tstamp, actiontype, sql.fields_of(keys))
+        HistoryRow(uid, tstamp, actiontype, sqljson.fields_of(keys))
         for uid, tstamp, actiontype, keys in connection.execute(statements["history"], record)
     ]
     ai_times = list(connection.execute(statements["ai"], record).scalars())
@@ -498,8 +502,8 @@ def _classification(url: str) -> dict[str, float]:
     with engine.connect() as connection:
         with connection.begin():
             q.create_write_targets(connection)
-            oldest = q.oldest_retained_tstamp(connection)
-            catalog = q.TableCatalog(connection)
+            oldest = history_queries.oldest_retained_tstamp(connection)
+            catalog = history_queries.TableCatalog(connection)
         after = 0
         while True:
             with connection.begin():
@@ -515,14 +519,17 @@ def _classification(url: str) -> dict[str, float]:
                         records.setdefault(target.tablename, set()).add(target.recuid)
                 low = min(target.written_at for target in writes) - 2
                 high = max(target.written_at for target in writes) + WINDOW
-                history = q.history_rows(connection, records, keys_from=low, keys_to=high)
-                ai_times = q.ai_write_times(connection, records)
+                history = history_queries.history_rows(connection, records, keys_from=low, keys_to=high)
+                ai_times = history_queries.ai_write_times(connection, records)
                 presence = {}
                 for name, uids in records.items():
                     table = catalog.get(name)
                     assert table is not None
                     presence.update(
-                        {(name, uid): state for uid, state in q.presence(connection, table, uids).items()}
+                        {
+                            (name, uid): state
+                            for uid, state in history_queries.presence(connection, table, uids).items()
+                        }
                     )
             by_run: dict[int, list[q.TargetRow]] = {}
             for target in writes:
@@ -586,11 +593,11 @@ def _writing(url: str) -> dict[str, float]:
         for start in range(0, len(runs), BATCH_SIZE):
             batch = runs[start : start + BATCH_SIZE]
             with connection.begin():
-                inserted = sql.insert_rows(
+                inserted = bulk.insert_rows(
                     connection, schema.run_outcome, RUN_COLUMNS, batch, or_ignore=True, returning="run_uid"
                 )
                 rows = [row for run_uid in inserted for row in by_run.get(run_uid, ())]
-                sql.insert_rows(connection, schema.write_outcome, WRITE_COLUMNS, rows, or_ignore=True)
+                bulk.insert_rows(connection, schema.write_outcome, WRITE_COLUMNS, rows, or_ignore=True)
         seconds = time.perf_counter() - started
     engine.dispose()
     return {"seconds": seconds, "runs": len(runs), "writes": len(writes)}

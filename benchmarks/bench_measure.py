@@ -37,14 +37,17 @@ from sqlalchemy import func, select
 from adapters import schema
 from adapters.database import make_engine
 from benchmarks.harness import in_process, peak_mb, scratch_database
+from core.answers import stored_message
 from core.claims import claims_change
-from core.measures import Grain, stored_message
+from core.periods import Grain
+from core.time import DAY_S
 from core.transcript import Role, TranscriptMessage
 from data.generate import generate
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
+from jobs.schema_setup import init_installation
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FULL_CONVERSATIONS = 870_000  # the generator gives about 1.15 runs and 3.6 messages per conversation
@@ -173,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         url, drop = scratch_database(args.engine, Path(directory))
         target = url.render_as_string(hide_password=False)
         try:
-            report = generate(target, conversations=conversations, seed=1, now=NOW)
+            report = generate(
+                target, create_tables=init_installation, conversations=conversations, seed=1, now=NOW
+            )
             print(f"built {report.rows:,} rows in {report.seconds:.0f} s", flush=True)
             if args.engine == "postgresql":
                 engine = make_engine(target)

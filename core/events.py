@@ -3,10 +3,10 @@
 Only what nr-llm's privacy filter keeps at every level is read: tool names, error flags, write targets and
 their completeness, the approval's decision and the names of the tools a model round requested (000_…,
 "Decision": "only from what nr-llm's privacy filter keeps at every level"). The database hands over only
-those keys (adapters.dialect.kept_payload, DESIGN.md "Privacy": tool arguments and results are never read) and
-`read_event` reads them; `parse_event` reads a whole payload held in memory (tests, the generator) and keeps
-the same keys. Tool arguments, tool results, message content and the messages sent never reach a rule, and
-every accessor below reads its own keys only.
+those keys (adapters.dialect.payload.kept_payload, DESIGN.md "Privacy": tool arguments and results are never
+read) and `read_event` reads them; `parse_event` reads a whole payload held in memory (tests, the generator)
+and keeps the same keys. Tool arguments, tool results, message content and the messages sent never reach a
+rule, and every accessor below reads its own keys only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from decimal import Decimal
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
+
+from core.table_names import is_table_name
 
 
 class EventKind(StrEnum):
@@ -94,8 +96,6 @@ KEPT_KEYS = frozenset(
 )
 
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
-# DOMAIN.md, tx_nrllm_agentrun_event: a table name in a write target matches this and the uid is at least 1.
-_TABLE = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -178,9 +178,9 @@ def read_event(
     """An event row whose payload the database reduced to the kept keys: the same Event or EventProblem
     parse_event gives for the whole payload.
 
-    `shape` is what the payload is (a PayloadShape value, adapters.dialect.payload_shape) and `kept_text` the
-    JSON text of an object holding only the KEPT_KEYS the payload holds, requestedToolCalls reduced to its
-    calls' names (adapters.dialect.kept_payload; NULL unless the payload is an object).
+    `shape` is what the payload is (a PayloadShape value, adapters.dialect.payload.payload_shape) and
+    `kept_text` the JSON text of an object holding only the KEPT_KEYS the payload holds, requestedToolCalls
+    reduced to its calls' names (adapters.dialect.payload.kept_payload; NULL unless the payload is an object).
     """
     head = _head(uid, sequence, kind)
     if isinstance(head, EventProblem):
@@ -286,7 +286,7 @@ def write_target(event: Event) -> WriteTarget | UnreadableTarget:
     if not isinstance(table, str):
         return UnreadableTarget("table missing")
     # Matched as stored, not reduced first: a reduced "pages;x" would name another table (DESIGN.md, rule 6).
-    if not _TABLE.fullmatch(table):
+    if not is_table_name(table):
         return UnreadableTarget("table malformed")
     if uid is None:
         return UnreadableTarget("uid missing")

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from core.outcomes import check_window
+from core.time import DAY_S
+from core.window import check_window, window_cutoff
 
 # DOMAIN.md, the chat's statuses: a turn claims its conversation with one of these while it runs.
 CLAIMED_STATUSES: tuple[str, ...] = ("processing", "locked", "tool_loop")
@@ -22,7 +23,7 @@ CLEANUP_TIMEOUT_S = 300
 
 # The derivation runs once a night, so a run whose window closed less than a day ago may simply not have met
 # a run of it yet; only past that is a pending run overdue.
-OVERDUE_GRACE_S = 86_400
+OVERDUE_GRACE_S = DAY_S
 
 # A health message names at most this many stuck conversations; the count says how many there are.
 MAX_NAMED_CONVERSATIONS = 10
@@ -142,8 +143,7 @@ def horizon_warning(oldest_history: int | None, now: int, window_s: int) -> bool
 
 def overdue_before(now: int, window_s: int, grace_s: int = OVERDUE_GRACE_S) -> int:
     """A pending run is overdue when its last write is before this second: due (rule 1) for over grace_s."""
-    check_window(window_s)
-    return now - grace_s - window_s
+    return window_cutoff(now - grace_s, window_s)
 
 
 def lines(health: Health) -> tuple[str, str, str]:
@@ -186,7 +186,7 @@ def _horizon_text(reading: Horizon) -> str:
 
 
 def _days(seconds: int) -> str:
-    return f"{seconds / 86_400:.1f} days"
+    return f"{seconds / DAY_S:.1f} days"
 
 
 def _iso(unix: int) -> str:

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
-# tx_runrecord_job_run.status while a job runs, and once a later run found its process gone.
+# tx_runrecord_job_run.status while a job runs, once it returned or raised, and once a later run found its
+# process gone.
 RUNNING = "running"
+OK = "ok"
+FAILED = "failed"
 INTERRUPTED = "interrupted"
 
 # A running job's process renews the heartbeat this often.

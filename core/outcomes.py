@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from operator import attrgetter
 
+from core.window import window_closed, window_closes_at
+
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
 RULE_VERSION = "2026.11-1"
-
-# DESIGN.md rule 1: the window is configurable but at least a day.
-MIN_WINDOW_S = 86_400
 
 # DESIGN.md rules 3 and 4: the tool_write event is stamped when the step ends and DataHandler stamps its
 # sys_history row in the same or the next second or two, so a row this close to an AI write is that write.
@@ -73,10 +72,6 @@ class Presence(StrEnum):
     DELETED = "deleted"  # deleted=1
     ROW_MISSING = "row_missing"  # hard-deleted
     TABLE_MISSING = "table_missing"  # the table is no longer in the database
-
-
-class InvalidWindowError(ValueError):
-    """A window shorter than MIN_WINDOW_S."""
 
 
 class RunWithoutWritesError(ValueError):
@@ -147,32 +142,9 @@ PRECEDENCE: tuple[CallOutcome, ...] = (
 )
 
 
-def check_window(window_s: int) -> None:
-    """A window is at least one day (DESIGN.md rule 1); anything shorter raises InvalidWindowError."""
-    if window_s < MIN_WINDOW_S:
-        raise InvalidWindowError(f"the window must be at least {MIN_WINDOW_S} s, not {window_s} s")
-
-
-def window_closes_at(written_at: int, window_s: int) -> int:
-    """The window of a write ends `window_s` seconds after it; a row stamped at that second still counts."""
-    check_window(window_s)
-    return written_at + window_s
-
-
 def is_due(last_write_at: int, now: int, window_s: int) -> bool:
     """A run is derived once the window of its LAST write has closed, i.e. `now` is past its end (rule 1)."""
-    return now > window_closes_at(last_write_at, window_s)
-
-
-# tx_nrllm_agentrun.status values of a run that has ended (DOMAIN.md). DESIGN.md rule 1 waits for the
-# window of the run's LAST write: a run still queued, running or waiting for an approval or an answer may
-# write again, so its writes so far are not its last, however old they are.
-FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
-
-
-def is_finished(status: str | None) -> bool:
-    """The run has ended (completed, failed or cancelled): it writes nothing more."""
-    return status in FINISHED_STATUSES
+    return window_closed(last_write_at, now, window_s)
 
 
 def run_outcome(outcomes: Iterable[CallOutcome]) -> CallOutcome:

@@ -30,10 +30,6 @@ ALPHA = 0.05
 # EDITED or nothingSaved rate smaller than that is not one the product team acts on.
 MIN_DETECTABLE_DIFFERENCE = 0.05
 
-# DESIGN.md, "Privacy": a group (e.g. a configuration) with fewer than 5 runs in a period is shown as
-# "too few to show"; below that a figure comes close to naming the editor behind it.
-MIN_GROUP_RUNS = 5
-
 
 class InvalidProportionError(ValueError):
     """A numerator or denominator that no proportion can have."""
@@ -170,8 +166,3 @@ def compare(before: Proportion, after: Proportion) -> Comparison:
         too_few_to_tell=too_few,
         significant=p_value < ALPHA and not too_few,
     )
-
-
-def show_group(runs: int) -> bool:
-    """A group is shown only with at least MIN_GROUP_RUNS runs in the period; fewer are too few to show."""
-    return runs >= MIN_GROUP_RUNS

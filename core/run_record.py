@@ -26,6 +26,8 @@ from core.events import (
     write_target,
 )
 from core.refused import PLAIN_DENIAL, QUESTION_TOOLS, Opening, SegmentContext, opening_of, read_segment
+from core.run_status import RunStatus, is_waiting
+from core.table_names import TABLE_NAME
 
 __all__ = [
     "APPROVED_WITHOUT_OUTCOME",
@@ -155,18 +157,6 @@ class RunRecordEntry:
         }
 
 
-class RunStatus(StrEnum):
-    """tx_nrllm_agentrun.status (DOMAIN.md)."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    WAITING_FOR_APPROVAL = "waiting_for_approval"
-    WAITING_FOR_INPUT = "waiting_for_input"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
 # How the run's last segment ended, by the run's status; a status not listed (queued, running, one we do not
 # know) has not returned, and reads as unknown.
 ENDED_BY_STATUS: Mapping[str, Ended] = {
@@ -176,11 +166,6 @@ ENDED_BY_STATUS: Mapping[str, Ended] = {
     RunStatus.FAILED: Ended.FAILED,
     RunStatus.CANCELLED: Ended.CANCELLED,
 }
-
-# The statuses of a run waiting for a decision: an ordinary run the editor left stays waiting (and may still
-# be decided in AI Tasks). A tour's × cancels a waiting run (000_…, "Decision"; DOMAIN.md, tours), so a
-# cancelled run waited only when its last segment still had a card or a question pending.
-_WAITING_STATUSES = frozenset({RunStatus.WAITING_FOR_APPROVAL, RunStatus.WAITING_FOR_INPUT})
 
 # Worse completeness wins when one segment writes a record twice: a known partial write over an unconfirmed
 # one over a complete one.
@@ -317,8 +302,9 @@ def build_entries(
 def _waited_for_a_decision(status: str, waiting: Sequence[str]) -> bool:
     # 000_…, "Decision": a card or question the editor left undecided. A waiting run's status says it waits
     # (its calls need not be named: the request may not list them). A cancelled run waited only when a call
-    # was still pending in its last segment; a run cancelled while it ran left nothing undecided.
-    if status in _WAITING_STATUSES:
+    # was still pending in its last segment (DOMAIN.md, tours: a tour's × cancels a waiting run); a run
+    # cancelled while it ran left nothing undecided.
+    if is_waiting(status):
         return True
     return status == RunStatus.CANCELLED and bool(waiting)
 
@@ -514,7 +500,7 @@ def diff(
 # --- reading the stored JSON ------------------------------------------------------------------------------
 
 _E = TypeVar("_E", bound=StrEnum)
-_RECORD = re.compile(r"[A-Za-z0-9_]{1,64}:[1-9][0-9]*")
+_RECORD = re.compile(rf"{TABLE_NAME.pattern}:[1-9][0-9]*")
 
 
 def _entry(value: object) -> RunRecordEntry:

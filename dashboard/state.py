@@ -18,9 +18,11 @@ from sqlalchemy import Engine
 
 from adapters import settings
 from adapters.database import make_engine, parse_url
+from adapters.runs import RunFilter
+from core.comparison import ComparisonReport
+from core.conversation import Conversation
+from core.record_rebuild import NotesReport, RecordReport
 from dashboard.queries import common, conversations, health, rates, run, runs
-from jobs.conversation_record import Conversation, NotesReport, RecordReport
-from jobs.releases import ComparisonReport
 
 CACHE_TTL_S = 300  # upstream rows (runs, messages) change without a job run; five minutes is fresh enough
 RATES_TTL_S = 3600  # the rates change only with a job run (in the key); "now" in their keys moves hourly
@@ -167,7 +169,7 @@ def configurations(url: str, data: common.Marks) -> list[str]:
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
 def runs_page(
-    url: str, data: common.Marks, chosen: runs.RunFilter, before_uid: int | None, at: int, window: int
+    url: str, data: common.Marks, chosen: RunFilter, before_uid: int | None, at: int, window: int
 ) -> runs.RunsPage:
     """One keyset page of runs."""
     return runs.runs_page(_engine(url), chosen, data.tables, before_uid=before_uid, now=at, window_s=window)

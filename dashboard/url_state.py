@@ -15,7 +15,8 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.queries.runs import NO_OUTCOME, OUTCOMES, STATUSES, RunFilter
+from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
+from dashboard.queries.runs import STATUSES
 
 RUN = "run"
 CONVERSATION = "conversation"
@@ -85,13 +86,13 @@ def parse_runs_filter(raw: str) -> RunFilter:
     unknown = set(data) - {"configuration", "status", "outcome", "from", "to"}
     if unknown:
         raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
-    configuration = _text(data, "configuration")
+    configuration = _string(data, "configuration")
     if configuration is not None and len(configuration) > MAX_IDENTIFIER_CHARS:
         raise ValueError("configuration is too long")
-    status = _text(data, "status")
+    status = _string(data, "status")
     if status is not None and status not in STATUSES:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}")
-    outcome = _text(data, "outcome")
+    outcome = _string(data, "outcome")
     if outcome is not None and outcome not in (*OUTCOMES, NO_OUTCOME):
         raise ValueError(f"outcome must be one of {', '.join((*OUTCOMES, NO_OUTCOME))}")
     started_from, started_to = _day(data, "from"), _day(data, "to")
@@ -126,7 +127,7 @@ def keep_runs_filter(chosen: RunFilter) -> None:
         st.query_params[RUNS_FILTER] = text
 
 
-def _text(data: dict[str, Any], key: str) -> str | None:
+def _string(data: dict[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is None:
         return None

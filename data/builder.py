@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from adapters import schema
+from core.outcomes import Action
 from data.rows import RowBuffer
 
 if TYPE_CHECKING:
@@ -42,14 +43,6 @@ if TYPE_CHECKING:
 
 DISPLAY_TOOLS = ("chat_set_progress", "chat_highlight_element", "chat_list_open_points")
 QUESTION_TOOL = "ask_choice"
-
-
-class Action(IntEnum):
-    ADD = 1
-    MODIFY = 2
-    MOVE = 3
-    DELETE = 4
-    UNDELETE = 5
 
 
 class Privacy(IntEnum):

@@ -9,10 +9,11 @@ from typing import Any
 
 from adapters import schema
 from core.cards import APPROVE_ANSWER, CardDecision, CardOutcome
+from core.outcomes import Action
+from core.run_status import RunStatus, is_finished
 from data.builder import (
     DISPLAY_TOOLS,
     QUESTION_TOOL,
-    Action,
     Installation,
     Privacy,
     Record,
@@ -430,7 +431,8 @@ class Run:
 
     def _wait(self, kind: str, tools: list[str]) -> None:
         self.waiting_for = kind
-        self.status = "waiting_for_approval" if kind == "card" else "waiting_for_input"
+        waits = RunStatus.WAITING_FOR_APPROVAL if kind == "card" else RunStatus.WAITING_FOR_INPUT
+        self.status = waits.value
         self.segment.waiting = tools
         self._end_segment("waiting")
 
@@ -607,11 +609,9 @@ class Run:
                 "be_user": self.chat.editor,
                 "iterations": self.round,
                 "total_tokens": 2280 * self.round,
-                "termination_reason": self.termination
-                if self.status in ("completed", "failed", "cancelled")
-                else "",
+                "termination_reason": self.termination if is_finished(self.status) else "",
                 "started_at": self.started_at,
-                "finished_at": self.now if self.status in ("completed", "failed", "cancelled") else 0,
+                "finished_at": self.now if is_finished(self.status) else 0,
                 "tstamp": self.now,
                 "crdate": self.started_at,
             },

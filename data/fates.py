@@ -13,10 +13,11 @@ import random
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.time import DAY_S
 from data.builder import INTEGER_FIELDS, Installation, Record
 from data.chat import Write
 
-DAY = 86_400
+DAY = DAY_S
 EVIDENCE_SLACK_S = 2  # DESIGN.md rule 3: a row up to 2 s after the step is the write's own
 
 # Precedence of a run's outcome, worst first (003_…, "One outcome per RUN").

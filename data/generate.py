@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete
 from sqlalchemy.engine import URL
 from sqlalchemy.schema import DropTable
 
@@ -36,12 +36,12 @@ from adapters.database import (
     sqlite_path,
     table_names,
 )
+from adapters.history import oldest_retained_tstamp
+from core.window import window_closed
 from data.builder import Installation
 from data.fates import DAY, Expected, expected_write, run_outcome
 from data.own_transcript import alt_text_story
 from data.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
-from jobs.migrations import VERSION_TABLE
-from jobs.schema_setup import init_db
 
 FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's story is complete
 
@@ -99,6 +99,7 @@ def default_manifest(url: URL) -> Path | None:
 def generate(
     url: str,
     *,
+    create_tables: Callable[[Engine], object],
     conversations: int,
     seed: int,
     now: datetime,
@@ -106,14 +107,19 @@ def generate(
     manifest: Path | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> GenerateReport:
-    """Write a deterministic installation of `conversations` conversations into an empty database."""
+    """Write a deterministic installation of `conversations` conversations into an empty database.
+
+    `create_tables(engine)` creates every table, upstream and ours, on the empty database first (the
+    migrations are the jobs' to run: jobs.schema_setup.init_installation); a failure of it, as of anything
+    after it, leaves no database behind.
+    """
     if conversations < 2:
         raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
     target = parse_url(url)
     story = Story.around(int(now.timestamp()), window_s=window_days * DAY)
     started = time.perf_counter()
     with _empty_target(target) as engine, _manifest_writer(manifest) as runs_out:
-        init_db(engine, with_upstream=True)
+        create_tables(engine)
         summary = Summary()
         with reported(engine, "writing the installation"), engine.begin() as connection:
 
@@ -134,7 +140,7 @@ def generate(
                     site.flush()
             site.finish()
             connection.execute(delete(schema.sys_history).where(schema.sys_history.c.tstamp < story.horizon))
-            oldest = connection.execute(select(func.min(schema.sys_history.c.tstamp))).scalar()
+            oldest = oldest_retained_tstamp(connection)
             rows = site.rows.written
         seconds = time.perf_counter() - started
         if progress is not None:
@@ -189,7 +195,7 @@ def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | Non
             expected.append((write.event_uid, write.record.ref, outcome))
         summary.writes += len(expected)
         last_write = max((w.written_at for w in run.writes), default=None)
-        due = last_write is not None and story.now > last_write + story.window_s
+        due = last_write is not None and window_closed(last_write, story.now, story.window_s)
         outcome: str | None = None
         if expected:
             outcome = run_outcome([e.outcome for _, _, e in expected])
@@ -349,5 +355,5 @@ def _drop_created(engine: Engine) -> None:
         for table in [*schema.ours.sorted_tables, *schema.upstream.sorted_tables]:
             if table.name in names:
                 connection.execute(DropTable(table))
-        if VERSION_TABLE in names:
-            connection.exec_driver_sql(f"DROP TABLE {VERSION_TABLE}")
+        if schema.VERSION_TABLE in names:
+            connection.exec_driver_sql(f"DROP TABLE {schema.VERSION_TABLE}")

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Table, func, select, text
+from sqlalchemy import Connection, Table, func, select
 
 from adapters import schema
+from adapters.dialect import bulk
 
 Row = dict[str, Any]
 
@@ -88,15 +89,8 @@ class RowBuffer:
     def finish(self) -> None:
         """Flush, and move PostgreSQL's uid sequences past the uids written explicitly."""
         self.flush()
-        if self._connection is not None and self._connection.dialect.name == "postgresql":
-            for table in TABLES:
-                # Identifiers from our own schema, never from data.
-                self._connection.execute(
-                    text(
-                        f"SELECT setval(pg_get_serial_sequence('{table.name}', 'uid'), "
-                        f"GREATEST((SELECT MAX(uid) FROM {table.name}), 1))"
-                    )
-                )
+        if self._connection is not None:
+            bulk.after_explicit_uids(self._connection, TABLES)
 
 
 def _uniform_chunks(rows: list[Row]) -> Iterable[list[Row]]:

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import settings
 from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
+from core.time import DAY_S
 
 F = TypeVar("F", bound=Callable[..., Any])
 DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler.JOBS names it
@@ -142,10 +143,12 @@ def generate_command(
 ) -> None:
     """Write a realistic installation (every table, ours included) into an empty database."""
     from data.generate import default_manifest, generate
+    from jobs.schema_setup import init_installation
 
     target = parse_url(db_url)
     report = generate(
         db_url,
+        create_tables=init_installation,
         conversations=conversations,
         seed=seed,
         now=parse_now(now_text),
@@ -243,8 +246,8 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored and rebuilt record as JSON.")
 def record_command(conversation: int, db_url: str, as_json: bool) -> None:
     """The run record of CONVERSATION rebuilt from events, beside the stored one, differences marked."""
-    from jobs.conversation_record import rebuild_record
-    from jobs.record_view import record_json, record_text
+    from core.record_rebuild import rebuild_record
+    from core.record_text import record_json, record_text
 
     _show_conversation(
         conversation,
@@ -261,14 +264,17 @@ def record_command(conversation: int, db_url: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the notes as JSON.")
 def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
     """The notes the next turn of CONVERSATION gets, placed in its transcript, within the budget."""
-    from jobs.conversation_record import next_turn_notes
-    from jobs.record_view import notes_json, notes_text
+    from adapters.conversations import last_page_visible
+    from core.record_rebuild import next_turn_notes
+    from core.record_text import notes_json, notes_text
 
     skills = settings.own_transcript_skills()
     _show_conversation(
         conversation,
         db_url,
-        lambda engine, loaded: next_turn_notes(engine, loaded, own_transcript_skills=skills),
+        lambda engine, loaded: next_turn_notes(
+            loaded, own_transcript_skills=skills, last_page_visible=last_page_visible(engine, loaded)
+        ),
         notes_json if as_json else None,
         notes_text,
     )
@@ -282,8 +288,8 @@ def _show_conversation(
     as_text: Callable[[Any], str],
 ) -> None:
     """Load one conversation, build a report of it, print it, and name every row that could not be read."""
+    from adapters.conversations import load_conversation
     from adapters.database import make_engine
-    from jobs.conversation_record import load_conversation
 
     engine = make_engine(db_url)
     try:
@@ -322,7 +328,7 @@ def derive_outcomes_command(
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
-    window_s = (settings.window_days() if window_days is None else window_days) * settings.DAY_S
+    window_s = (settings.window_days() if window_days is None else window_days) * DAY_S
     engine = make_engine(db_url)
     bar = _DeriveProgressBar()
     summaries: list[Summary] = []
@@ -460,7 +466,9 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
 def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json: bool) -> None:
     """Measure the rates into tx_runrecord_rate: open periods and new ones; closed periods stay as stored."""
     from adapters.database import describe, make_engine
-    from core.measures import Grain
+    from core.comparison import DEFAULT_WEEKS
+    from core.comparison_text import comparison_json, comparison_line
+    from core.periods import Grain
     from jobs import measure, releases
     from jobs.job_log import JobResult, Status, execute
 
@@ -490,7 +498,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
             {
                 "released_on": release.released_on.isoformat(),
                 "label": release.label,
-                "comparisons": [releases.comparison_json(report) for report in reports],
+                "comparisons": [comparison_json(report) for report in reports],
             }
             for release, reports in compared
         ]
@@ -500,10 +508,10 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     for release, reports in compared:
         click.echo(
             f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
-            f"{releases.DEFAULT_WEEKS} weeks each side (runrecord compare METRIC --at DATE for details):"
+            f"{DEFAULT_WEEKS} weeks each side (runrecord compare METRIC --at DATE for details):"
         )
         for report in reports:
-            click.echo(f"    {releases.comparison_line(report)}")
+            click.echo(f"    {comparison_line(report)}")
 
 
 @main.group("release")
@@ -579,12 +587,16 @@ def compare_command(
 ) -> None:
     """METRIC before and after a date: both sides with Wilson intervals, the difference, the test."""
     from adapters.database import make_engine
-    from core.measures import Grain, parse_group, parse_metric
+    from core.comparison import RATE_METRICS
+    from core.comparison_text import comparison_json, comparison_text
+    from core.groups import parse_group
+    from core.metrics import parse_metric
+    from core.periods import Grain
     from jobs import releases
 
     chosen = parse_metric(metric)
-    if chosen is None or chosen not in releases.RATE_METRICS:
-        names = ", ".join(m.value for m in releases.RATE_METRICS)
+    if chosen is None or chosen not in RATE_METRICS:
+        names = ", ".join(m.value for m in RATE_METRICS)
         what = f"no metric {metric!r}" if chosen is None else f"{metric} is a count, not a rate"
         raise RunrecordError(f"{what}; compare takes one of: {names}")
     group = parse_group(group_text)
@@ -608,9 +620,9 @@ def compare_command(
     finally:
         engine.dispose()
     if as_json:
-        click.echo(json.dumps(releases.comparison_json(report), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(comparison_json(report), indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join(releases.comparison_text(report)))
+        click.echo("\n".join(comparison_text(report)))
 
 
 @main.command("hash-password")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-import dashboard
 from adapters import settings
 from adapters.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
 from adapters.passwords import hash_password, one_time_password
@@ -25,13 +24,14 @@ from jobs import scheduler
 from jobs.job_log import Status, run_logged
 from jobs.releases import add_release
 from jobs.scheduler import JOBS
-from jobs.schema_setup import upgrade_ours
+from jobs.schema_setup import init_installation, upgrade_ours
 
 # Enough conversations that the planted release reads as a significant drop of claimed_unwritten_rate
 # under core.rates' rule (four weeks on each side); with seed 1 that holds from about 1,050 on.
 DEMO_CONVERSATIONS = 1_200
 DEMO_SEED = 1
-APP = Path(dashboard.__file__).parent / "app.py"
+# Found by path: jobs/ never imports the dashboard, it starts it as a process of its own.
+APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
 
 
 def absolute(url: URL) -> URL:
@@ -55,6 +55,7 @@ def ensure_demo_database(
     path.parent.mkdir(parents=True, exist_ok=True)
     return generate(
         url.render_as_string(hide_password=False),
+        create_tables=init_installation,
         conversations=DEMO_CONVERSATIONS,
         seed=DEMO_SEED,
         now=now,

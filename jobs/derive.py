@@ -1,7 +1,8 @@
 """`runrecord derive-outcomes`: the observed outcome of every AI write and run, once its window has closed.
 
-A unit of work per batch of runs: load the batch (adapters.derivation), classify in core (core.outcomes:
-the rules live there, not here), save our rows and the observed row of tx_nrllm_call_outcome, commit.
+A unit of work per batch of runs: load the batch (adapters.derivation, adapters.history), classify in core
+(core.outcomes: the rules live there, not here), save our rows and the observed row of tx_nrllm_call_outcome
+(adapters.outcomes), commit.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
 
@@ -28,9 +29,10 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from adapters import derivation as q
-from adapters import dialect as sql
-from adapters import schema, settings
+from adapters import history as history_queries
+from adapters import outcomes, settings
 from adapters.database import RunrecordError, make_engine, reported
+from adapters.dialect import session as sqlsession
 from core.outcomes import (
     PRECEDENCE,
     RULE_VERSION,
@@ -42,13 +44,14 @@ from core.outcomes import (
     UnknownReason,
     Write,
     WriteOutcome,
-    check_window,
     classify_write,
     is_due,
-    is_finished,
     run_outcome,
     unreadable_target,
 )
+from core.run_status import is_finished
+from core.time import DAY_S
+from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 
@@ -152,20 +155,18 @@ def derive_outcomes(
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
     require_head(engine, "derive-outcomes")
-    # DESIGN.md rule 1 (core.outcomes.is_due): due when now > last_write_at + window.
-    cutoff = now - window_s
-    options = sql.job_execution_options(engine.dialect.name)
-    session_settings, resets = sql.job_session(engine.dialect.name)
+    # DESIGN.md rule 1 (core.outcomes.is_due): due once the window of the last write has closed.
+    cutoff = window_cutoff(now, window_s)
+    options = sqlsession.job_execution_options(engine.dialect.name)
     with reported(engine, "deriving outcomes"), engine.connect().execution_options(**options) as connection:
         try:
             with connection.begin():
-                for statement in session_settings:
-                    connection.exec_driver_sql(statement)
+                sqlsession.begin_job_session(connection)
                 q.create_write_targets(connection)
             with connection.begin():
-                oldest = q.oldest_retained_tstamp(connection)
+                oldest = history_queries.oldest_retained_tstamp(connection)
                 counts = q.pending(connection, cutoff=cutoff)
-                catalog = q.TableCatalog(connection)
+                catalog = history_queries.TableCatalog(connection)
             summary.runs_due = counts.due
             summary.runs_inside_window = counts.inside_window
             summary.runs_unfinished = counts.unfinished
@@ -186,7 +187,7 @@ def derive_outcomes(
                     summary.stopped = True
                     break
         finally:
-            _drop_quietly(connection, resets)
+            _drop_quietly(connection)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -198,7 +199,7 @@ def _run_batch(
     cutoff: int,
     batch_size: int,
     oldest: int | None,
-    catalog: q.TableCatalog,
+    catalog: history_queries.TableCatalog,
 ) -> list[q.DueRun]:
     """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
     for attempt in range(1, ATTEMPTS + 1):
@@ -208,7 +209,7 @@ def _run_batch(
                 derived = _derive(connection, page, summary, oldest, catalog)
                 saved = _save(connection, derived, summary.now, summary.window_s)
         except DBAPIError as error:
-            if attempt == ATTEMPTS or not sql.is_retryable(error):
+            if attempt == ATTEMPTS or not sqlsession.is_retryable(error):
                 raise
             time.sleep(RETRY_PAUSE_S * attempt)
             continue
@@ -222,7 +223,7 @@ def _derive(
     page: list[q.DueRun],
     summary: Summary,
     oldest: int | None,
-    catalog: q.TableCatalog,
+    catalog: history_queries.TableCatalog,
 ) -> list[_Derived]:
     window_s = summary.window_s
     runs = [
@@ -239,13 +240,15 @@ class _Inputs:
 
     runs: list[q.DueRun]
     writes: dict[int, list[q.TargetRow]]  # by run uid, in event order
-    history: dict[q.RecordKey, list[HistoryRow]]
-    ai_times: dict[q.RecordKey, list[int]]
-    presence: dict[q.RecordKey, Presence]
+    history: dict[history_queries.RecordKey, list[HistoryRow]]
+    ai_times: dict[history_queries.RecordKey, list[int]]
+    presence: dict[history_queries.RecordKey, Presence]
     no_records: frozenset[str]  # tables without a uid column: they hold no records a target could name
 
 
-def _load(connection: Connection, runs: list[q.DueRun], catalog: q.TableCatalog, window_s: int) -> _Inputs:
+def _load(
+    connection: Connection, runs: list[q.DueRun], catalog: history_queries.TableCatalog, window_s: int
+) -> _Inputs:
     writes = q.batch_writes(connection, [run.run_uid for run in runs])
     records: dict[str, set[int]] = defaultdict(set)
     by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
@@ -262,8 +265,8 @@ def _load(connection: Connection, runs: list[q.DueRun], catalog: q.TableCatalog,
     return _Inputs(
         runs=runs,
         writes=by_run,
-        history=q.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to),
-        ai_times=q.ai_write_times(connection, records),
+        history=history_queries.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to),
+        ai_times=history_queries.ai_write_times(connection, records),
         presence=_presence(connection, records, catalog),
         no_records=frozenset(name for name in records if not _holds_records(catalog, name)),
     )
@@ -296,22 +299,23 @@ def _classify(inputs: _Inputs, oldest: int | None, window_s: int) -> list[_Deriv
     return derived
 
 
-def _holds_records(catalog: q.TableCatalog, name: str) -> bool:
+def _holds_records(catalog: history_queries.TableCatalog, name: str) -> bool:
     table = catalog.get(name)
     return table is None or table.has_uid
 
 
 def _presence(
-    connection: Connection, records: dict[str, set[int]], catalog: q.TableCatalog
-) -> dict[q.RecordKey, Presence]:
-    found: dict[q.RecordKey, Presence] = {}
+    connection: Connection, records: dict[str, set[int]], catalog: history_queries.TableCatalog
+) -> dict[history_queries.RecordKey, Presence]:
+    found: dict[history_queries.RecordKey, Presence] = {}
     for name, uids in records.items():
         table = catalog.get(name)
         if table is None:
             # DESIGN.md rule 2: a well-formed table name this database does not have: the record is gone.
             found.update({(name, uid): Presence.TABLE_MISSING for uid in uids})
         else:
-            found.update({(name, uid): state for uid, state in q.presence(connection, table, uids).items()})
+            present = history_queries.presence(connection, table, uids)
+            found.update({(name, uid): state for uid, state in present.items()})
     return found
 
 
@@ -326,99 +330,18 @@ def _save(connection: Connection, derived: list[_Derived], now: int, window_s: i
     if not derived:
         return _Saved(frozenset(), 0, 0)
     run_rows = [
-        (
-            item.run.run_uid,
-            item.run.uuid,
-            item.outcome.value,
-            len(item.writes),
-            item.run.configuration_identifier,
-            window_s,
-            RULE_VERSION,
-            now,
-            item.run.last_write_at,
-        )
+        outcomes.run_row(item.run, item.outcome, len(item.writes), window_s=window_s, now=now)
         for item in derived
     ]
     # The run rows first, in one statement: their unique key decides which transaction derives each run.
-    inserted = frozenset(
-        sql.insert_rows(
-            connection, schema.run_outcome, RUN_COLUMNS, run_rows, or_ignore=True, returning="run_uid"
-        )
-    )
+    inserted = outcomes.insert_run_outcomes(connection, run_rows)
     mine = [item for item in derived if item.run.run_uid in inserted]
     write_rows = [
-        _write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
+        outcomes.write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
     ]
-    sql.insert_rows(connection, schema.write_outcome, WRITE_COLUMNS, write_rows, or_ignore=True)
-    mirrored, not_mirrored = _mirror(connection, mine, now)
-    return _Saved(inserted, mirrored, not_mirrored)
-
-
-# The column orders of the rows _save writes (the benchmark writes the same rows alone).
-RUN_COLUMNS = (
-    "run_uid",
-    "correlation_id",
-    "outcome",
-    "writes",
-    "configuration_identifier",
-    "window_s",
-    "rule_version",
-    "derived_at",
-    "last_write_at",
-)
-WRITE_COLUMNS = (
-    "run_uid",
-    "correlation_id",
-    "event_uid",
-    "tablename",
-    "recuid",
-    "written_at",
-    "outcome",
-    "reason",
-    "edit_scope",
-    "first_change_after_s",
-    "rule_version",
-    "derived_at",
-)
-CALL_COLUMNS = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
-
-
-def _write_row(run: q.DueRun, write: q.TargetRow, outcome: WriteOutcome, now: int) -> tuple[Any, ...]:
-    """A tx_runrecord_write_outcome row, in WRITE_COLUMNS order."""
-    readable = write.readable and outcome.reason is not UnknownReason.UNREADABLE_TARGET
-    return (
-        run.run_uid,
-        run.uuid,
-        write.event_uid,
-        write.tablename if readable else "",
-        write.recuid if readable else 0,
-        write.written_at,
-        outcome.outcome.value,
-        outcome.reason.value if outcome.reason is not None else "",
-        outcome.edit_scope.value if outcome.edit_scope is not None else "",
-        outcome.first_change_after_s,
-        outcome.rule_version,
-        now,
-    )
-
-
-def _mirror(connection: Connection, mine: Iterable[_Derived], now: int) -> tuple[int, int]:
-    """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived.
-
-    One row per correlation id and source (DOMAIN.md): a run whose uuid already has an observed row — from
-    nr-llm's own deriver — is left as it is, never rewritten; explicit ratings are never read or touched.
-    """
-    runs = list(mine)
-    taken = q.observed_correlation_ids(connection, {item.run.uuid for item in runs if item.run.uuid})
-    rows = []
-    for item in runs:
-        uuid = item.run.uuid
-        if uuid is None or uuid in taken:
-            continue
-        taken.add(uuid)
-        rows.append((0, uuid, item.outcome.value, now, now))
-    sql.insert_rows(connection, schema.call_outcome, CALL_COLUMNS, rows)
-    return len(rows), len(runs) - len(rows)
+    outcomes.insert_write_outcomes(connection, write_rows)
+    mirrored = outcomes.mirror_observed(connection, [(item.run.uuid, item.outcome) for item in mine], now)
+    return _Saved(inserted, mirrored, len(mine) - mirrored)
 
 
 def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], saved: _Saved) -> None:
@@ -438,12 +361,11 @@ def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], save
                 summary.edit_scope[outcome.edit_scope.value] += 1
 
 
-def _drop_quietly(connection: Connection, resets: Iterable[str] = ()) -> None:
+def _drop_quietly(connection: Connection) -> None:
     try:
         with connection.begin():
             q.drop_write_targets(connection)
-            for statement in resets:
-                connection.exec_driver_sql(statement)
+            sqlsession.end_job_session(connection)
     except DBAPIError:
         # The connection itself failed: its session, and the temporary table with it, is gone anyway.
         connection.invalidate()
@@ -459,7 +381,7 @@ def summary_lines(summary: Summary) -> list[str]:
     when = datetime.fromtimestamp(summary.now, UTC).isoformat()
     lines = [
         f"derived {summary.runs_derived:,} runs and {summary.writes_derived:,} writes as of {when}, "
-        f"window {summary.window_s / settings.DAY_S:g} days, rules {RULE_VERSION}, "
+        f"window {summary.window_s / DAY_S:g} days, rules {RULE_VERSION}, "
         f"in {summary.seconds:.1f} s ({summary.batches:,} batches)",
         f"  runs:   {counts(summary.runs_by_outcome, outcomes)}",
         f"  writes: {counts(summary.writes_by_outcome, outcomes)}",

@@ -48,12 +48,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Engine, insert, update
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import job_liveness
+from adapters import job_log as job_rows
 from adapters.database import RunrecordError, describe, make_engine, missing_table, one_line
-from adapters.schema import job_run
 from core import job_runs
 
 logger = logging.getLogger(__name__)
@@ -74,8 +74,8 @@ class JobResult:
 
 class Status(StrEnum):
     RUNNING = job_runs.RUNNING
-    OK = "ok"  # the job returned (its `failed` count may still be above 0)
-    FAILED = "failed"  # the job raised, or could not be loaded
+    OK = job_runs.OK  # the job returned (its `failed` count may still be above 0)
+    FAILED = job_runs.FAILED  # the job raised, or could not be loaded
     INTERRUPTED = job_runs.INTERRUPTED  # its process ended while it ran (written by a later run)
 
 
@@ -224,12 +224,8 @@ def _mark_interrupted(engine: Engine) -> None:
 
 
 def _start(engine: Engine, job: str, started: int) -> int:
-    row = {"job": job, "started": started, "status": Status.RUNNING.value, "heartbeat_at": started}
     with engine.begin() as connection:
-        inserted = connection.execute(insert(job_run).values(**row, **job_liveness.process_columns()))
-        key = inserted.inserted_primary_key
-        assert key is not None  # an INSERT of one row into a table with a primary key has one
-        return int(key[0])
+        return job_rows.start(connection, job, started)
 
 
 def _finished_row(execution: Execution, started: int, finished: int) -> dict[str, Any]:
@@ -247,10 +243,7 @@ def _finished_row(execution: Execution, started: int, finished: int) -> dict[str
 
 def _finish(engine: Engine, uid: int | None, row: dict[str, Any]) -> None:
     with engine.begin() as connection:
-        if uid is None:
-            connection.execute(insert(job_run).values(**row))
-        else:
-            connection.execute(update(job_run).where(job_run.c.uid == uid).values(**row))
+        job_rows.finish(connection, uid, row)
 
 
 # Rows the database could not take, per database (the URL with its password, as the engine has it).
@@ -297,7 +290,7 @@ def _log(execution: Execution, not_recorded: str | None) -> None:
     else:
         line = f"{execution.job} failed after {execution.duration_ms} ms: {result.message}"
     if not_recorded is not None:
-        line += f" (not recorded in {job_run.name} yet: {not_recorded})"
+        line += f" (not recorded in {job_rows.TABLE} yet: {not_recorded})"
     if execution.status is Status.OK and not_recorded is None:
         logger.info("%s", line)
     else:

@@ -3,20 +3,22 @@
 Two kinds of unit of work, one transaction each:
 
 1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
-   events (adapters.facts); core.measures says what each run's completed answer is and counts as; the
-   facts are upserted into tx_runrecord_measure_fact. The first run reads every conversation; later runs
-   only those changed since the stored marks (a conversation row, a new message, or a run or event of a run
-   it names). Runs no conversation names get a fact of their own.
+   events (adapters.conversations, adapters.runs, adapters.events); core.answers and core.facts say what
+   each run's completed answer is and counts as; the facts are upserted into tx_runrecord_measure_fact
+   (adapters.facts). The first run reads every conversation; later runs only those changed since the stored
+   marks (a conversation row, a new message, or a run or event of a run it names). Runs no conversation
+   names get a fact of their own.
 2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
    window has not closed at `now`, or it is the current period), every period that has facts but no
    stored rates, and every closed period still stored with runs inside their window (it was last written
    while open; written once more now that their windows have closed); the database counts their facts,
-   derived outcomes and the runs still inside their window per group, core.measures turns the counts into
-   numerator, denominator and excluded, and the rows are upserted. A row of such a period that no longer
-   has data is deleted: a period without data is absent, never 0%. Other closed periods already stored are
-   not touched, unless the stored rates are of an older RATES_VERSION (they lack a metric): then every
-   period is written once more. The command prints notice_agreement as stored, every period summed.
-   The marks are stored in the same transaction, so a failed run leaves the last ones.
+   derived outcomes and the runs still inside their window per group (adapters.tallies), core.counting
+   turns the counts into numerator, denominator and excluded, and the rows are upserted (adapters.rates).
+   A row of such a period that no longer has data is deleted: a period without data is absent, never 0%.
+   Other closed periods already stored are not touched, unless the stored rates are of an older
+   RATES_VERSION (they lack a metric): then every period is written once more. The command prints
+   notice_agreement as stored, every period summed. The marks are stored in the same transaction, so a
+   failed run leaves the last ones.
 """
 
 from __future__ import annotations
@@ -28,45 +30,34 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, delete
+from sqlalchemy import Connection, Engine, Row
 
-from adapters import dialect as sql
-from adapters import facts as q
-from adapters import schema, settings
+from adapters import facts, rates, settings, tallies
 from adapters.conversations import conversation_page, conversations_by_uid, count_conversations, messages_of
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
+from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
+from adapters.measure_marks import rates_version as stored_rates_version
 from adapters.runs import runs_by_uid, runs_by_uuid
-from core.measures import (
-    ALL_RUNS,
-    MEASURE_VERSION,
-    RATES_VERSION,
+from core.answers import (
     Answer,
     ConversationInput,
-    Count,
-    EventCounts,
-    Exclusion,
-    Fact,
-    Grain,
-    Metric,
-    RunRow,
-    Wait,
-    approval_waits,
     completed_answers,
-    conversation_facts,
     conversation_input,
     named_runs,
-    needs_waits,
-    open_from,
-    orphan_fact,
-    period_start,
-    rate_counts,
-    run_end,
     stored_message,
     verdict_from_counts,
 )
-from core.outcomes import check_window
+from core.counting import Count, rate_counts
+from core.facts import MEASURE_VERSION, Exclusion, Fact, conversation_facts, orphan_fact
+from core.groups import ALL_RUNS
+from core.measured_runs import EventCounts, RunRow, run_end
+from core.metrics import RATES_VERSION, Metric
+from core.periods import Grain, open_from, period_start
 from core.saved import Verdict, nothing_saved
+from core.time import DAY_S
+from core.waits import Wait, approval_waits, needs_waits
+from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 
@@ -81,11 +72,6 @@ MAX_BATCH_SIZE = 5_000
 RESCAN_MARGIN_S = 300
 # Beyond this many changed conversations a rerun reads them all in uid order instead of by a list of uids.
 MAX_TOUCHED = 50_000
-# Stale rate rows are deleted by uid in chunks of this many (bound parameters).
-DELETE_CHUNK = 1_000
-VERSION_MARK = "version"
-FACT_KEY = ("run_uid", "message_uid")
-RATE_KEY = ("metric", "grain", "period_start", "group_kind", "group_value")
 
 Progress = Callable[[int, int], None]  # (conversations read, conversations to read)
 
@@ -171,17 +157,17 @@ def measure_rates(
     summary = Summary(now=now, window_s=window_s)
     with reported(engine, "measuring rates"), engine.connect() as connection:
         with connection.begin():
-            current = q.source_marks(connection)
-            since = _since(q.stored_marks(connection))
+            current = source_marks(connection)
+            since = _since(stored_marks(connection))
         summary.rebuilt = since is None
         changed: set[tuple[Grain, date]] = set()
         if since is None:
             with connection.begin():
-                connection.execute(delete(schema.measure_fact))
+                facts.delete_every_fact(connection)
             touched = None
         else:
             with connection.begin():
-                touched = q.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+                touched = facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
         summary.all_conversations = touched is None
         total = _total(connection, touched)
         listed = None if touched is None else sorted(touched)
@@ -205,22 +191,22 @@ def measure_rates(
         after = 0
         while True:
             with connection.begin():
-                runs = q.unnamed_runs(
+                runs = facts.unnamed_runs(
                     connection, after=after, limit=batch_size, since=unnamed_since, margin_s=RESCAN_MARGIN_S
                 )
                 if not runs:
                     break
-                facts = [orphan_fact(_run_row(row, EventCounts())) for row in runs]
-                stored = q.facts_of_runs(connection, [fact.run_uid for fact in facts])
-                changed |= _periods(_save_facts(connection, facts, now, stored))
-            summary.unnamed_runs += len(facts)
-            summary.runs += len(facts)
+                orphans = [orphan_fact(_run_row(row, EventCounts())) for row in runs]
+                stored = facts.facts_of_runs(connection, [orphan.run_uid for orphan in orphans])
+                changed |= _periods(facts.save_facts(connection, orphans, now, stored))
+            summary.unnamed_runs += len(orphans)
+            summary.runs += len(orphans)
             after = int(runs[-1].uid)
         with connection.begin():
             # A measurement by an older runrecord stored no row of a metric added since, in closed periods
             # too: every period is written once more (the facts stay as they are).
-            summary.rates_rewritten = since is None or q.rates_version(connection) < RATES_VERSION
-            first_notice = q.first_notice_at(connection)
+            summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
+            first_notice = tallies.first_notice_at(connection)
             for grain in grains:
                 report, exclusions = _write_rates(
                     connection,
@@ -236,21 +222,22 @@ def measure_rates(
                     summary.exclusions = exclusions
             summary.first_notice = first_notice
             # As stored, every period summed: what the Rates page shows too.
-            agreement, _ = q.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
-            summary.agreement = Count(agreement.numerator, agreement.denominator, agreement.excluded)
-            _save_marks(connection, current, now)
+            summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
+            save_marks(
+                connection, current, measure_version=MEASURE_VERSION, rates_version=RATES_VERSION, now=now
+            )
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _since(stored: dict[str, int]) -> q.Marks | None:
+def _since(stored: dict[str, int]) -> Marks | None:
     """The marks to read changes since; None when every fact must be counted again."""
     if stored.get(VERSION_MARK) != MEASURE_VERSION:
         return None
-    names = q.Marks().as_rows()
+    names = Marks().as_rows()
     if any(name not in stored for name in names):
         return None
-    return q.Marks(**{name: stored[name] for name in names})
+    return Marks(**{name: stored[name] for name in names})
 
 
 def _total(connection: Connection, touched: set[int] | None) -> int:
@@ -305,7 +292,7 @@ def _conversation_batch(
     verdicts = _verdicts(connection, [a for found in answers.values() for a in found])
     runs_of = {c.uid: [runs[name] for name in names[c.uid] if name in runs] for c in conversations}
     waits = _waits(connection, conversations, runs_of)
-    facts: dict[tuple[int, int], Fact] = {}
+    counted: dict[tuple[int, int], Fact] = {}
     for conversation in conversations:
         found = conversation_facts(
             conversation,
@@ -315,17 +302,17 @@ def _conversation_batch(
             waits.get(conversation.uid),
         )
         for fact in found:
-            facts[(fact.run_uid, fact.message_uid)] = fact  # a run two conversations name: the later one
+            counted[(fact.run_uid, fact.message_uid)] = fact  # a run two conversations name: the later one
     # Counting afresh, the table holds no fact of these conversations yet.
-    old = [] if summary.rebuilt else q.facts_of_conversations(connection, uids)
-    changed = _retire(connection, old, facts, now)
-    changed += _save_facts(connection, list(facts.values()), now, old)
+    old = [] if summary.rebuilt else facts.facts_of_conversations(connection, uids)
+    changed = _retire(connection, old, counted, now)
+    changed += facts.save_facts(connection, list(counted.values()), now, old)
     summary.conversations += len(rows)
-    summary.runs += sum(fact.runs for fact in facts.values())
+    summary.runs += sum(fact.runs for fact in counted.values())
     summary.answers += sum(len(found) for found in answers.values())
     summary.answers_without_run += sum(1 for found in answers.values() for a in found if a.run is None)
     summary.unreadable_messages += sum(
-        1 for fact in facts.values() if Exclusion.MESSAGE_UNREADABLE in fact.problems
+        1 for fact in counted.values() if Exclusion.MESSAGE_UNREADABLE in fact.problems
     )
     return changed
 
@@ -396,15 +383,15 @@ def _waits(
 
 
 def _retire(
-    connection: Connection, old: Sequence[Row[Any]], facts: dict[tuple[int, int], Fact], now: int
+    connection: Connection, old: Sequence[Row[Any]], counted: dict[tuple[int, int], Fact], now: int
 ) -> list[int]:
     """Facts of these conversations they no longer give: a run becomes unnamed, an answer's row goes.
     Returns the ends of the facts that changed."""
     runs = [
-        int(row.run_uid) for row in old if int(row.message_uid) == 0 and (int(row.run_uid), 0) not in facts
+        int(row.run_uid) for row in old if int(row.message_uid) == 0 and (int(row.run_uid), 0) not in counted
     ]
     gone = [
-        int(row.uid) for row in old if int(row.message_uid) != 0 and (0, int(row.message_uid)) not in facts
+        int(row.uid) for row in old if int(row.message_uid) != 0 and (0, int(row.message_uid)) not in counted
     ]
     found = {int(row.uid): row for row in runs_by_uid(connection, runs)}
     gone += [
@@ -412,73 +399,10 @@ def _retire(
         for row in old
         if int(row.message_uid) == 0 and int(row.run_uid) in set(runs) - set(found)
     ]
-    if gone:
-        connection.execute(delete(schema.measure_fact).where(schema.measure_fact.c.uid.in_(gone)))
+    facts.delete_facts(connection, gone)
     ends = [int(row.ended_at) for row in old if int(row.uid) in set(gone)]
     orphans = [orphan_fact(_run_row(row, EventCounts())) for row in found.values()]
-    return ends + _save_facts(connection, orphans, now, old)
-
-
-def fact_row(fact: Fact, now: int) -> dict[str, Any]:
-    """The tx_runrecord_measure_fact row of a fact."""
-    return {
-        "run_uid": fact.run_uid,
-        "message_uid": fact.message_uid,
-        "conversation_uid": fact.conversation_uid,
-        "configuration_identifier": fact.configuration,
-        "skill_identifier": fact.skill,
-        "ended_at": fact.ended_at,
-        "week_start": fact.period(Grain.WEEK),
-        "day_start": fact.period(Grain.DAY),
-        "runs": fact.runs,
-        "answer": fact.answer.value,
-        "notice": int(fact.notice),
-        "claim": fact.claim.value,
-        "denial": fact.denial.value,
-        "go_on": fact.go_on.value,
-        "problems": ",".join(problem.value for problem in fact.problems),
-        "measured_at": now,
-    }
-
-
-def _save_facts(
-    connection: Connection, facts: Sequence[Fact], now: int, stored: Sequence[Row[Any]]
-) -> list[int]:
-    """Upsert the facts that differ from their stored row; returns the ends (old and new) of those."""
-    before = {(int(row.run_uid), int(row.message_uid)): row for row in stored}
-    rows: list[dict[str, Any]] = []
-    ends: list[int] = []
-    for fact in facts:
-        row = fact_row(fact, now)
-        old = before.get((fact.run_uid, fact.message_uid))
-        if old is not None and _same(old, row):
-            continue
-        rows.append(row)
-        ends.append(fact.ended_at)
-        if old is not None:
-            ends.append(int(old.ended_at))
-    if rows:
-        connection.execute(sql.upsert(connection.dialect.name, schema.measure_fact, FACT_KEY), rows)
-    return ends
-
-
-def _same(stored: Row[Any], row: dict[str, Any]) -> bool:
-    values = stored._mapping
-    for name, value in row.items():
-        if name == "measured_at":
-            continue
-        held = values[name]
-        if name in ("week_start", "day_start"):
-            held = q.day_of(held)
-        if held != value:
-            return False
-    return True
-
-
-def _save_marks(connection: Connection, marks: q.Marks, now: int) -> None:
-    values = {**marks.as_rows(), VERSION_MARK: MEASURE_VERSION, q.RATES_VERSION_MARK: RATES_VERSION}
-    rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
-    connection.execute(sql.upsert(connection.dialect.name, schema.measure_mark, ("name",)), rows)
+    return ends + facts.save_facts(connection, orphans, now, old)
 
 
 # --- rates -----------------------------------------------------------------------------------------------
@@ -494,15 +418,15 @@ def _write_rates(
     changed: set[tuple[Grain, date]],
     first_notice: int | None,
 ) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
-    cutoff = now - window_s
-    first_open = open_from(now, window_s, q.earliest_end_after(connection, cutoff), grain)
+    cutoff = window_cutoff(now, window_s)
+    first_open = open_from(now, window_s, tallies.earliest_end_after(connection, cutoff), grain)
     report = PeriodReport(grain, first_open)
-    closed = q.fact_periods(connection, grain, before=first_open)
-    stored = q.stored_periods(connection, grain)
+    closed = tallies.fact_periods(connection, grain, before=first_open)
+    stored = rates.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
     # Closed since the last run, which counted runs of it inside their window: their outcomes have been
     # derived since (derive-outcomes runs first), and no run of a closed period is inside its window.
-    closing = q.periods_with(connection, grain, Metric.WINDOW_OPEN, before=first_open) - new
+    closing = rates.periods_with(connection, grain, Metric.WINDOW_OPEN, before=first_open) - new
     kept = closed - new - closing
     report.new_periods = len(new)
     report.closing_periods = len(closing)
@@ -510,44 +434,20 @@ def _write_rates(
     report.kept_changed = sum(1 for period in kept if (grain, period) in changed)
     chosen: dict[str, Any] = {"open_from": first_open, "periods": new | closing}
     counts = rate_counts(
-        q.fact_tallies(connection, grain, **chosen, first_notice=first_notice),
-        q.outcome_tallies(connection, grain, **chosen),
-        q.edited_writes(connection, grain, **chosen),
+        tallies.fact_tallies(connection, grain, **chosen, first_notice=first_notice),
+        tallies.outcome_tallies(connection, grain, **chosen),
+        tallies.edited_writes(connection, grain, **chosen),
         # Every run inside its window ends at or after the cutoff, i.e. in an open period.
-        q.window_open_tallies(connection, grain, cutoff=cutoff),
+        tallies.window_open_tallies(connection, grain, cutoff=cutoff),
     )
-    rows = [
-        {
-            "metric": metric.value,
-            "grain": grain.value,
-            "period_start": period,
-            "group_kind": group.kind.value,
-            "group_value": group.value,
-            "numerator": count.numerator,
-            "denominator": count.denominator,
-            "excluded": count.excluded,
-            "computed_at": now,
-        }
-        for (metric, period, group), count in counts.rows()
-    ]
-    keys = {(row["metric"], row["period_start"], row["group_kind"], row["group_value"]) for row in rows}
-    stale = [
-        int(row.uid)
-        for row in q.rate_keys(connection, grain, **chosen)
-        if (row.metric, q.day_of(row.period_start), row.group_kind, row.group_value) not in keys
-    ]
-    for start in range(0, len(stale), DELETE_CHUNK):
-        connection.execute(
-            delete(schema.rate).where(schema.rate.c.uid.in_(stale[start : start + DELETE_CHUNK]))
-        )
-    if rows:
-        connection.execute(sql.upsert(connection.dialect.name, schema.rate, RATE_KEY), rows)
-    report.open_periods = len({period for (_, period, _), _ in counts.rows() if period >= first_open})
-    report.rows = len(rows)
-    report.deleted = len(stale)
+    counted = counts.rows()
+    deleted = rates.save_rates(connection, grain, counted, now=now, **chosen)
+    report.open_periods = len({period for (_, period, _), _ in counted if period >= first_open})
+    report.rows = len(counted)
+    report.deleted = deleted
     report.inside_window = sum(
         count.numerator
-        for (metric, _, group), count in counts.rows()
+        for (metric, _, group), count in counted
         if metric is Metric.WINDOW_OPEN and group == ALL_RUNS
     )
     return report, counts.exclusions
@@ -584,7 +484,7 @@ def summary_lines(summary: Summary) -> list[str]:
     when = datetime.fromtimestamp(summary.now, UTC).isoformat()
     scope = "all" if summary.all_conversations else "changed since the last measurement"
     lines = [
-        f"measured as of {when}, window {summary.window_s / 86_400:g} days, in {summary.seconds:.1f} s "
+        f"measured as of {when}, window {summary.window_s / DAY_S:g} days, in {summary.seconds:.1f} s "
         f"(batches: {summary.batches:,})",
         f"  read: conversations {summary.conversations:,} ({scope}); runs {summary.runs:,} "
         f"(named by no conversation: {summary.unnamed_runs:,}); completed answers {summary.answers:,} "

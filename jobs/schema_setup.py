@@ -33,8 +33,9 @@ from adapters.database import (
     sqlite_path,
     table_names,
 )
-from adapters.schema import REQUIRED_UPSTREAM, ours, upstream
-from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE
+from adapters.dialect.session import begin_ddl
+from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
+from jobs.migrations import SCRIPT_LOCATION
 
 T = TypeVar("T")
 
@@ -65,6 +66,11 @@ def init_db(engine: Engine, *, with_upstream: bool) -> InitReport:
             engine.dispose()
             new_file.unlink(missing_ok=True)
         raise
+
+
+def init_installation(engine: Engine) -> InitReport:
+    """init_db with the upstream tables: what a generated installation (the demo, a test) starts from."""
+    return init_db(engine, with_upstream=True)
 
 
 def upgrade_ours(engine: Engine) -> str | None:
@@ -168,11 +174,7 @@ def _schema_change(engine: Engine, action: str, change: Callable[[Connection], T
 @contextmanager
 def _transaction(engine: Engine) -> Iterator[Connection]:
     with engine.connect() as connection:
-        dbapi_connection = connection.connection.dbapi_connection
-        if engine.dialect.name == "sqlite" and not getattr(dbapi_connection, "in_transaction", True):
-            # Python's sqlite3 runs DDL outside any transaction unless one was begun explicitly; SQLite
-            # itself rolls DDL back, so begin one and let commit and rollback end it.
-            connection.exec_driver_sql("BEGIN")
+        begin_ddl(connection)
         yield connection
         connection.commit()
 

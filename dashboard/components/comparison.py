@@ -1,6 +1,7 @@
 """A before/after panel for a release marker: both sides, the difference, its interval, and the verdict.
 
-The report is jobs.releases' (`runrecord compare`), so the panel and the command always agree.
+The report is core.comparison's (`runrecord compare` prints the same one), so the panel and the command always
+agree.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from jobs.releases import RULE, ComparisonReport, Side
+from core.comparison import RULE, ComparisonReport, Side
 
 TOO_FEW_TO_TELL = "too few to tell"
 

@@ -14,10 +14,10 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import schema
+from adapters.conversations import ConversationNotFoundError
 from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
 from dashboard import state
 from dashboard.queries.common import DataVersion
-from jobs.conversation_record import ConversationNotFoundError
 
 NO_TABLES = "This database has none of the tables runrecord reads. Run `runrecord init-db` first."
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from adapters.health import Reading
+from core.time import DAY_S
 from dashboard import navigation
 from dashboard.queries.common import when
-from dashboard.queries.health import HorizonView, Reading
+from dashboard.queries.health import HorizonView
 
 
 def jobs(freshness: pd.DataFrame, runs: pd.DataFrame, *, key: str) -> None:
@@ -54,11 +56,11 @@ def stuck(found: pd.DataFrame | None, *, key: str) -> None:
 
 def horizon(view: HorizonView, *, key: str) -> None:
     """The oldest retained history row against the window, and what it means for the derivation."""
-    window = view.window_s / 86_400
+    window = view.window_s / DAY_S
     if view.oldest is None:
         st.error(f"sys_history is empty: every write judged now is unknown (window {window:.0f} days).")
         return
-    span = (view.span_s or 0) / 86_400
+    span = (view.span_s or 0) / DAY_S
     text = (
         f"History retained since {when(view.oldest)} UTC: {span:.1f} days, for a window of {window:.0f} days."
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.record_rebuild import NotesReport
 from dashboard.components import transcript
 from dashboard.queries import conversations
-from jobs.conversation_record import NotesReport
 
 
 def show(report: NotesReport, *, key: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.record_rebuild import RecordReport
 from dashboard.queries import conversations
-from jobs.conversation_record import RecordReport
 
 
 def show(report: RecordReport, *, key: str) -> None:

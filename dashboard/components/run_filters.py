@@ -8,8 +8,9 @@ from datetime import date
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
 from dashboard import url_state
-from dashboard.queries.runs import NO_OUTCOME, OUTCOMES, STATUSES, RunFilter
+from dashboard.queries.runs import STATUSES
 
 ANY = "any"
 
@@ -23,11 +24,11 @@ def show(configurations: Sequence[str], *, key: str) -> RunFilter:
         st.session_state[key] = param.value
     start: RunFilter = st.session_state[key]
     columns = st.columns(4)
-    configuration = _select(
+    configuration = _choose(
         columns[0], "Configuration", [*configurations], start.configuration, f"{key}_configuration"
     )
-    status = _select(columns[1], "Status", list(STATUSES), start.status, f"{key}_status")
-    outcome = _select(
+    status = _choose(columns[1], "Status", list(STATUSES), start.status, f"{key}_status")
+    outcome = _choose(
         columns[2], "Observed outcome", [*OUTCOMES, NO_OUTCOME], start.outcome, f"{key}_outcome"
     )
     period = columns[3].date_input(
@@ -43,7 +44,7 @@ def show(configurations: Sequence[str], *, key: str) -> RunFilter:
     return chosen
 
 
-def _select(
+def _choose(
     column: DeltaGenerator, label: str, options: list[str], current: str | None, key: str
 ) -> str | None:
     choices = [ANY, *options]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.time import DAY_S
 from dashboard import navigation
 from dashboard.queries.common import when
 from dashboard.queries.run import RunDetail
@@ -16,7 +17,7 @@ def show(detail: RunDetail, *, show_conversation: bool, key: str) -> None:
     columns[0].metric("Configuration", detail.configuration or "—")
     columns[1].metric("Ended", detail.ended)
     columns[2].metric("Observed outcome", detail.outcome)
-    columns[3].metric("Window", f"{detail.window_s // 86_400} days")
+    columns[3].metric("Window", f"{detail.window_s // DAY_S} days")
     finished = f", finished {when(detail.finished_at)}" if detail.finished_at else ""
     st.caption(f"uuid {detail.uuid}; started {when(detail.started_at)}{finished} (UTC)")
     if show_conversation and detail.conversation is not None:

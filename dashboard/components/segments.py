@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from core.record_text import describe
 from dashboard.queries.run import SegmentView
-from jobs.record_view import describe
 
 
 def show(views: Sequence[SegmentView], *, key: str) -> None:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from core.time import DAY_S
 from dashboard.queries.common import when
-from dashboard.queries.run import WriteView, duration
+from dashboard.queries.run_writes import WriteView, duration
 
 
 def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
@@ -28,6 +29,7 @@ def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
                 "first human change after": ""
                 if v.first_change_after_s is None
                 else duration(v.first_change_after_s),
+                "decided by (history uids)": v.decided_by,
                 "rule version": v.rule_version,
             }
             for v in views
@@ -44,8 +46,9 @@ def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
                 )
                 st.caption(
                     "The record's retained sys_history rows from the write to the end of its "
-                    f"{window_s // 86_400}-day window (and any later delete); only the names of the changed "
-                    "fields are read, never their values."
+                    f"{window_s // DAY_S}-day window (and any later delete), and the rows derive-outcomes "
+                    "recorded as deciding the outcome; only the names of the changed fields are read, never "
+                    "their values."
                 )
             else:
                 st.caption("No retained history row of this record around the write.")

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
-from sqlalchemy import Engine, Table, func, inspect, select
+from sqlalchemy import Engine, Table
 
 from adapters import schema
-from adapters.database import reported
+from adapters.data_version import last_finished_job_run, newest_rate_computation, newest_uids
+from adapters.database import reported, table_names
+from adapters.table_rows import row_counts
 
 # The tables the jobs write. A new row in any of them (a job run, a rate, a release marker, an outcome, a
 # health reading) changes the data version; their largest uid is an index lookup on the primary key.
@@ -72,38 +74,23 @@ class LastJobRun:
 
 def present_tables(engine: Engine) -> frozenset[str]:
     """The tables the database has, as it lists them."""
-    with reported(engine, "listing tables"), engine.connect() as connection:
-        return frozenset(inspect(connection).get_table_names())
+    return frozenset(table_names(engine))
 
 
 def data_version(engine: Engine) -> DataVersion:
     """The present tables, the largest uid of each versioned table (0 when empty or missing) and the newest
     rate computation: a primary-key lookup per table and one pass over the small rate table."""
     tables = present_tables(engine)
-    uids: list[int] = []
     with reported(engine, "reading the data version"), engine.connect() as connection:
-        for table in VERSIONED:
-            found = (
-                connection.execute(select(func.max(table.c.uid))).scalar() if table.name in tables else None
-            )
-            uids.append(int(found or 0))
-        computed = (
-            connection.execute(select(func.max(schema.rate.c.computed_at))).scalar()
-            if schema.rate.name in tables
-            else None
-        )
-    return DataVersion(tables, tuple(uids), int(computed or 0))
+        uids = newest_uids(connection, VERSIONED, tables)
+        computed = newest_rate_computation(connection, tables)
+    return DataVersion(tables, uids, computed)
 
 
 def last_job_run(engine: Engine, tables: frozenset[str]) -> LastJobRun | None:
     """The job run that finished last, or None when no job has finished (or the table is missing)."""
-    if schema.job_run.name not in tables:
-        return None
-    j = schema.job_run.c
-    # The newest finished rows are among the newest uids; finished is not indexed, uid is.
-    query = select(j.job, j.finished, j.status).where(j.finished.is_not(None)).order_by(j.uid.desc()).limit(1)
     with reported(engine, "reading the job runs"), engine.connect() as connection:
-        row = connection.execute(query).one_or_none()
+        row = last_finished_job_run(connection, tables)
     return None if row is None else LastJobRun(row.job, int(row.finished), row.status)
 
 
@@ -112,13 +99,8 @@ def table_counts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame:
     rows = []
     with reported(engine, "counting rows"), engine.connect() as connection:
         for kind, metadata in (("upstream", schema.upstream), ("runrecord", schema.ours)):
-            for table in metadata.sorted_tables:
-                count = (
-                    int(connection.execute(select(func.count()).select_from(table)).scalar_one())
-                    if table.name in tables
-                    else None
-                )
-                rows.append({"table": table.name, "kind": kind, "rows": count})
+            counts = row_counts(connection, metadata, tables)
+            rows += [{"table": name, "kind": kind, "rows": count} for name, count in counts.items()]
     return pd.DataFrame(rows, columns=["table", "kind", "rows"]).astype({"rows": "Int64"})
 
 

@@ -1,9 +1,10 @@
 """The Conversation page (administrators): a conversation as its reader saw it and as its next turn gets it.
 
-Loading is jobs.conversation_record's (`load_conversation`, `rebuild_record`, `next_turn_notes`), as for
-`runrecord record` and `runrecord notes`; `be_user` is never selected. The functions below `load` turn what
-was loaded into rows for the page, calling core for every reading: notice labels and errors per reader and
-language (core.error_codes), the entries in words (jobs.record_view.describe), the stuck rule (core.health).
+Loading is adapters.conversations' (`load_conversation`), rebuilding and the notes core.record_rebuild's, as
+for `runrecord record` and `runrecord notes`; `be_user` is never selected. The functions below `load` turn
+what was loaded into rows for the page, calling core for every reading: notice labels and errors per reader
+and language (core.error_codes), the entries in words (core.record_text.describe), the stuck rule
+(core.health).
 """
 
 from __future__ import annotations
@@ -13,26 +14,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
-from adapters import schema
+from adapters import conversations as conversation_reads
+from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import reported
 from core.cards import CardDecision
+from core.conversation import Conversation
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
 from core.health import ConversationState, StuckConversation, stuck
 from core.notes import Note, Placement, describe_entry, labelled
+from core.record_rebuild import NotesReport, RecordReport, next_turn_notes, rebuild_record
+from core.record_text import describe
 from core.run_record import DifferenceKind, RunRecordEntry
 from core.transcript import Role
 from dashboard.queries.common import when
-from jobs.conversation_record import (
-    Conversation,
-    NotesReport,
-    RecordReport,
-    load_conversation,
-    next_turn_notes,
-    rebuild_record,
-)
-from jobs.record_view import describe
 
 RECENT_PAGE = 25  # conversations the picker lists at a time, newest first
 
@@ -47,14 +43,9 @@ DIFFERENCES = {
 
 def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) -> pd.DataFrame:
     """Conversations with uid below before_uid, newest first: uid, status, skill, messages, last change."""
-    c = schema.conversation.c
-    query = select(c.uid, c.status, c.skill_identifier, c.message_count, c.tstamp).where(c.deleted == 0)
-    if before_uid is not None:
-        query = query.where(c.uid < before_uid)
-    query = query.order_by(c.uid.desc()).limit(limit)
     with reported(engine, "reading the conversations"), engine.connect() as connection:
-        rows = connection.execute(query).all()
-        total = connection.execute(select(func.count()).select_from(schema.conversation)).scalar_one()
+        rows = conversation_reads.recent_conversations(connection, before_uid=before_uid, limit=limit)
+        total = conversation_reads.count_conversations(connection)
     frame = pd.DataFrame(
         [
             {
@@ -78,7 +69,11 @@ def load(
     """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets (none
     for a conversation whose skill is one of `own_transcript_skills`)."""
     conversation = load_conversation(engine, uid)
-    notes = next_turn_notes(engine, conversation, own_transcript_skills=own_transcript_skills)
+    notes = next_turn_notes(
+        conversation,
+        own_transcript_skills=own_transcript_skills,
+        last_page_visible=last_page_visible(engine, conversation),
+    )
     return conversation, rebuild_record(conversation), notes
 
 

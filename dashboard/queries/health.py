@@ -1,6 +1,7 @@
 """The Health page (administrators): job runs and their freshness, stuck conversations, the history horizon
 against the window, and the derivations still pending. Stuck conversations are named by uid and status
-only, never by editor; the rules are core.health's.
+only, never by editor; the rules are core.health's. The rows come from adapters.job_log, adapters.health and
+adapters.history; this module shapes them.
 """
 
 from __future__ import annotations
@@ -9,13 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
-from adapters import derivation as outcome_queries
+from adapters import health as health_queries
+from adapters import job_log as job_rows
 from adapters import schema
 from adapters.database import reported
+from adapters.health import Reading
+from adapters.history import oldest_retained_tstamp
 from core import health as rules
 from core import job_runs as liveness
+from core.time import DAY_S
 from dashboard.queries.common import when
 
 JOB_RUNS_SHOWN = 50  # the newest job runs listed
@@ -28,21 +33,6 @@ FRESH_FOR_S: dict[str, int] = {
     "measure-rates": 26 * 3600,
     "watch-conversations": 15 * 60,
 }
-
-
-@dataclass(frozen=True)
-class Reading:
-    """The newest tx_runrecord_health row."""
-
-    checked_at: int
-    status: str
-    stuck_conversations: int
-    horizon: str
-    horizon_warning: bool
-    window_s: int
-    pending_writes: int
-    overdue_writes: int
-    message: str
 
 
 @dataclass(frozen=True)
@@ -60,12 +50,8 @@ def job_runs(engine: Engine, *, now: int, limit: int = JOB_RUNS_SHOWN) -> pd.Dat
     """The newest job runs: job, started, finished, status, processed, failed, seconds, message. A row still
     running that has given no sign of life for too long reads as interrupted (core.job_runs), before a job
     or a scheduler has marked it so: the page cannot see the row's process, only its heartbeat."""
-    j = schema.job_run.c
-    query = select(
-        j.uid, j.job, j.started, j.finished, j.status, j.processed, j.failed, j.message, j.heartbeat_at
-    ).order_by(j.uid.desc())
     with reported(engine, "reading the job runs"), engine.connect() as connection:
-        rows = connection.execute(query.limit(limit)).all()
+        rows = job_rows.newest(connection, limit)
     columns = [
         "job",
         "started (UTC)",
@@ -106,19 +92,14 @@ def _status(row: Any, now: int) -> tuple[str, str]:
 
 def freshness(engine: Engine, *, now: int) -> pd.DataFrame:
     """Per job: its last run, its last successful run, its age, and whether it is fresh."""
-    j = schema.job_run.c
     with reported(engine, "reading the job runs"), engine.connect() as connection:
-        names = set(connection.execute(select(j.job).distinct()).scalars()) | set(FRESH_FOR_S)
+        names = job_rows.jobs(connection) | set(FRESH_FOR_S)
         rows = []
         for name in sorted(names):
-            last = connection.execute(
-                select(j.started, j.status).where(j.job == name).order_by(j.started.desc()).limit(1)
-            ).first()
-            last_ok = connection.execute(
-                select(func.max(j.finished)).where(j.job == name, j.status == "ok")
-            ).scalar()
+            last = job_rows.last_started(connection, name)
+            last_ok = job_rows.last_success(connection, name)
             limit = FRESH_FOR_S.get(name)
-            age = None if last_ok is None else max(0, now - int(last_ok))  # now is rounded down
+            age = None if last_ok is None else max(0, now - last_ok)  # now is rounded down
             if last_ok is None:
                 state = "never finished"
             elif limit is not None and age is not None and age > limit:
@@ -130,7 +111,7 @@ def freshness(engine: Engine, *, now: int) -> pd.DataFrame:
                     "job": name,
                     "last started (UTC)": when(last.started) if last else "",
                     "last status": last.status if last else "",
-                    "last success (UTC)": when(int(last_ok)) if last_ok else "",
+                    "last success (UTC)": when(last_ok) if last_ok else "",
                     "age": _age(age),
                     "state": state,
                 }
@@ -144,44 +125,14 @@ def latest_reading(engine: Engine, tables: frozenset[str]) -> Reading | None:
     """The newest watch-conversations reading, or None when there is none."""
     if schema.health.name not in tables:
         return None
-    h = schema.health.c
-    query = select(
-        h.checked_at,
-        h.status,
-        h.stuck_conversations,
-        h.horizon,
-        h.horizon_warning,
-        h.window_s,
-        h.pending_writes,
-        h.overdue_writes,
-        h.message,
-    ).order_by(h.uid.desc())
     with reported(engine, "reading the health"), engine.connect() as connection:
-        row = connection.execute(query.limit(1)).first()
-    if row is None:
-        return None
-    return Reading(
-        checked_at=int(row.checked_at),
-        status=row.status,
-        stuck_conversations=int(row.stuck_conversations),
-        horizon=row.horizon,
-        horizon_warning=bool(row.horizon_warning),
-        window_s=int(row.window_s),
-        pending_writes=int(row.pending_writes),
-        overdue_writes=int(row.overdue_writes),
-        message=row.message or "",
-    )
+        return health_queries.latest(connection)
 
 
 def stuck_now(engine: Engine, *, now: int) -> pd.DataFrame:
     """Conversations stuck in a claimed status now: uid, status, since, stuck for (core.health.stuck)."""
-    c = schema.conversation.c
-    query = select(c.uid, c.status, c.tstamp).where(c.status.in_(rules.CLAIMED_STATUSES), c.deleted == 0)
     with reported(engine, "reading the conversations"), engine.connect() as connection:
-        states = [
-            rules.ConversationState(int(r.uid), str(r.status), int(r.tstamp))
-            for r in connection.execute(query)
-        ]
+        states = health_queries.claimed_conversations(connection)
     found = rules.stuck(states, now)
     return pd.DataFrame(
         [
@@ -202,7 +153,7 @@ def horizon_now(engine: Engine, tables: frozenset[str], *, now: int, window_s: i
     oldest = None
     if schema.sys_history.name in tables:
         with reported(engine, "reading the history horizon"), engine.connect() as connection:
-            oldest = outcome_queries.oldest_retained_tstamp(connection)
+            oldest = oldest_retained_tstamp(connection)
     reading = rules.horizon(oldest, now, window_s)
     return HorizonView(reading.level.value, reading.oldest, reading.span_s, reading.window_s, reading.warning)
 
@@ -212,6 +163,6 @@ def _age(seconds: int | None) -> str:
         return ""
     if seconds < 3600:
         return f"{seconds // 60} min"
-    if seconds < 2 * 86_400:
+    if seconds < 2 * DAY_S:
         return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86_400:.1f} days"
+    return f"{seconds / DAY_S:.1f} days"

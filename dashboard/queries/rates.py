@@ -1,12 +1,12 @@
-"""The Rates page reads tx_runrecord_rate (written by `runrecord measure-rates`) and tx_runrecord_release.
+"""The Rates page's figures, shaped from what adapters.rates and adapters.releases read.
 
 Both tables are small whatever the number of runs: a row per metric, period and group. Nothing here counts
 runs, events or outcomes: even the runs still inside their window are a figure measure-rates stored (the
-window_open metric), so the page costs the same on the demo and on a million runs. Metric names,
-periods and the "too few to show" rule are core.measures'; intervals are core.rates'; the before/after
-comparison is jobs.releases.compare_at, the same as `runrecord compare`. A configuration or skill with fewer
-than MIN_GROUP_RUNS runs in a period (the `runs` metric) is never given a figure here, so neither the page
-nor the CSV can show one (DESIGN.md, "Privacy").
+window_open metric), so the page costs the same on the demo and on a million runs. Metric names and labels
+are core.metrics', periods core.periods', the "too few to show" rule core.groups', intervals core.rates'; the
+before/after comparison is core.comparison's, the same as `runrecord compare`. A configuration or skill with
+fewer than MIN_GROUP_RUNS runs in a period (the `runs` metric) is never given a figure here, so neither the
+page nor the CSV can show one (DESIGN.md, "Privacy").
 """
 
 from __future__ import annotations
@@ -17,46 +17,28 @@ from dataclasses import dataclass
 from datetime import date
 
 import pandas as pd
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
-from adapters import facts as rate_queries
+from adapters import rates as stored_rates
+from adapters import releases as markers
 from adapters import schema
 from adapters.database import reported
-from core.measures import (
-    COUNTS,
-    RATES,
-    STORED_SINCE,
-    Grain,
-    Group,
-    GroupKind,
-    Metric,
-    period_length,
-    shown,
-    unix_of,
-)
+from adapters.measure_marks import rates_version
+from core.comparison import ComparisonReport, comparison_report, metrics_read
+from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
+from core.groups import ALL_RUNS, Group, GroupKind, shown
+from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
+from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
-from jobs.releases import ComparisonReport, compare_at
 
-EDIT_SCOPES: tuple[tuple[Metric, str], ...] = (
-    (Metric.EDITED_SAME_FIELDS, "same fields (the AI's own fields)"),
-    (Metric.EDITED_FIELDS_UNKNOWN, "fields unknown"),
-    (Metric.EDITED_OTHER_FIELDS, "other fields"),
-    (Metric.EDITED_RELEASED_ONLY, "released only (only hidden changed)"),
+# Every metric as the page names it (core.metrics, the registry).
+LABELS: dict[str, str] = {definition.metric: definition.label for definition in DEFINITIONS.values()}
+
+# The edit scopes of EDITED, in the order a run's scope is decided by (core.counting.SCOPE_PRECEDENCE), each
+# under its name within the chart of the scopes.
+EDIT_SCOPES: tuple[tuple[Metric, str], ...] = tuple(
+    (SCOPE_METRICS[scope], DEFINITIONS[SCOPE_METRICS[scope]].short_label) for scope in SCOPE_PRECEDENCE
 )
-
-LABELS: dict[str, str] = {
-    Metric.RUNS: "runs",
-    Metric.EDITED_RATE: "EDITED",
-    Metric.DISCARDED_RATE: "DISCARDED",
-    Metric.ACCEPTED_UNCHANGED_RATE: "ACCEPTED_UNCHANGED",
-    Metric.UNKNOWN_SHARE: "UNKNOWN (share of derived runs)",
-    Metric.NOTHING_SAVED_RATE: "nothingSaved, stored by the chat",
-    Metric.CLAIMED_UNWRITTEN_RATE: "nothingSaved, recomputed from the runs",
-    Metric.GO_ON_WHILE_WAITING: '"go on" while an approval waits',
-    Metric.DENIAL_RATE: "denials of earlier work",
-    Metric.NOTICE_AGREEMENT: "nothingSaved, recomputed agrees with the chat's notice",
-    **{metric: f"EDITED: {label}" for metric, label in EDIT_SCOPES},
-}
 
 # The charts of the page, in order: EDITED, then nothingSaved as the chat stored it (the notice, since the
 # chat has stored it; 001_…), as runrecord recomputes it from the runs' events, and how often the two agree
@@ -68,7 +50,7 @@ CHARTED: tuple[str, ...] = (
     Metric.NOTICE_AGREEMENT,
 )
 # The rates the before/after panel and the group split offer: no count (runs, window_open) is among them.
-COMPARED: tuple[str, ...] = tuple(metric for metric in RATES if metric in LABELS)
+COMPARED: tuple[str, ...] = tuple(RATES)
 # Metrics that are counts: the CSV gives them no rate and no interval.
 COUNTED: frozenset[str] = frozenset(metric.value for metric in COUNTS)
 
@@ -79,10 +61,10 @@ OUTCOME_MIX: tuple[tuple[str, str], ...] = (
     (Metric.DISCARDED_RATE, "discarded"),
     (Metric.UNKNOWN_SHARE, "unknown"),
 )
-WINDOW_OPEN = "window not closed yet"
 # Runs that wrote, whose last write's window had not closed when measure-rates ran and that had no outcome
-# yet, per period of the run's end (the numerator; core.measures.METRICS has the definition).
+# yet, per period of the run's end (the numerator; core.metrics has the definition).
 WINDOW_OPEN_METRIC = Metric.WINDOW_OPEN.value
+WINDOW_OPEN = LABELS[WINDOW_OPEN_METRIC]
 
 GROUP_KINDS = (GroupKind.CONFIGURATION.value, GroupKind.SKILL.value)
 ALL = GroupKind.ALL.value
@@ -103,6 +85,21 @@ _COLUMNS = [
     "high",
     "open",
 ]
+_CSV_COLUMNS = [
+    "metric",
+    "grain",
+    "period_start",
+    "group_kind",
+    "group_value",
+    "numerator",
+    "denominator",
+    "excluded",
+    "rate",
+    "wilson_low",
+    "wilson_high",
+    "note",
+]
+_SPLIT_FIGURES = ("runs", "numerator", "denominator", "rate", "low", "high")
 
 
 @dataclass(frozen=True)
@@ -116,49 +113,38 @@ class Series:
 def grains(engine: Engine) -> list[str]:
     """The grains measured, week before day (the page's default is the first)."""
     with reported(engine, "reading the rates"), engine.connect() as connection:
-        found = rate_queries.measured_grains(connection)
+        found = stored_rates.measured_grains(connection)
     return sorted(found, key=lambda grain: (grain != Grain.WEEK.value, grain))
-
-
-def is_open(period: date, grain: str, *, now: int, window_s: int) -> bool:
-    """A period is open while a run ending in it may still change: it ends after now − window."""
-    return unix_of(period + period_length(Grain(grain))) > now - window_s
 
 
 def series(
     engine: Engine, metrics: Sequence[str], grain: str, *, now: int, window_s: int, group_kind: str = ALL
 ) -> Series:
     """The stored rows of the metrics at one grain and group kind, each with its rate and interval."""
-    r = schema.rate.c
-    query = (
-        select(r.metric, r.period_start, r.group_value, r.numerator, r.denominator, r.excluded)
-        .where(r.metric.in_(list(metrics)), r.grain == grain, r.group_kind == group_kind)
-        .order_by(r.metric, r.period_start, r.group_value)
-    )
     with reported(engine, "reading the rates"), engine.connect() as connection:
-        rows = connection.execute(query).all()
+        rows = stored_rates.rate_rows(connection, metrics, grain, group_kind)
+    period = Grain(grain)
     records = []
     unreadable = 0
     for row in rows:
         try:
-            proportion = Proportion(int(row.numerator), int(row.denominator))
+            proportion = Proportion(row.numerator, row.denominator)
         except InvalidProportionError:
             unreadable += 1
             continue
         interval = proportion.interval
-        period = rate_queries.day_of(row.period_start)
         records.append(
             {
-                "metric": str(row.metric),
-                "period_start": period,
-                "group_value": str(row.group_value),
+                "metric": row.metric,
+                "period_start": row.period_start,
+                "group_value": row.group_value,
                 "numerator": proportion.numerator,
                 "denominator": proportion.denominator,
-                "excluded": int(row.excluded),
+                "excluded": row.excluded,
                 "rate": proportion.rate,
                 "low": None if interval is None else interval.low,
                 "high": None if interval is None else interval.high,
-                "open": is_open(period, grain, now=now, window_s=window_s),
+                "open": is_open(row.period_start, period, now=now, window_s=window_s),
             }
         )
     return Series(pd.DataFrame(records, columns=_COLUMNS), unreadable)
@@ -167,9 +153,9 @@ def series(
 def releases(engine: Engine) -> pd.DataFrame:
     """Every release marker, oldest first: released_on, label."""
     with reported(engine, "reading the release markers"), engine.connect() as connection:
-        rows = rate_queries.releases(connection)
+        found = markers.releases(connection)
     return pd.DataFrame(
-        [{"released_on": rate_queries.day_of(row.released_on), "label": str(row.label)} for row in rows],
+        [{"released_on": release.released_on, "label": release.label} for release in found],
         columns=["released_on", "label"],
     )
 
@@ -178,8 +164,24 @@ def before_after(
     engine: Engine, metric: str, grain: str, released_on: date, weeks: int, *, now: int, window_s: int
 ) -> ComparisonReport:
     """`runrecord compare METRIC --at DATE --weeks N` for all runs: the same sides, sums and verdict."""
-    return compare_at(
-        engine, Metric(metric), released_on, weeks=weeks, grain=Grain(grain), now=now, window_s=window_s
+    chosen, period = Metric(metric), Grain(grain)
+    sides = comparison_periods(released_on, weeks, period)
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        figures = stored_rates.rate_figures(
+            connection, period, metrics_read(chosen), ALL_RUNS, sides.before + sides.after
+        )
+        labels = markers.labels_on(connection, released_on)
+    return comparison_report(
+        chosen,
+        released_on,
+        sides,
+        figures,
+        weeks=weeks,
+        group=ALL_RUNS,
+        grain=period,
+        releases=labels,
+        now=now,
+        window_s=window_s,
     )
 
 
@@ -204,25 +206,12 @@ def window_open(engine: Engine, tables: frozenset[str], grain: str) -> pd.DataFr
     on this database did not count them (none yet, or one by a runrecord that did not store the metric)."""
     if schema.measure_mark.name not in tables:
         return None
-    r = schema.rate.c
-    query = (
-        select(r.period_start, r.numerator)
-        .where(
-            r.metric == WINDOW_OPEN_METRIC,
-            r.grain == grain,
-            r.group_kind == ALL,
-            r.group_value == "",
-            r.numerator > 0,
-        )
-        .order_by(r.period_start)
-    )
     with reported(engine, "reading the runs inside their window"), engine.connect() as connection:
-        if rate_queries.rates_version(connection) < STORED_SINCE[Metric.WINDOW_OPEN]:
+        if rates_version(connection) < STORED_SINCE[Metric.WINDOW_OPEN]:
             return None
-        rows = connection.execute(query).all()
+        found = stored_rates.counted_periods(connection, Metric.WINDOW_OPEN, grain)
     return pd.DataFrame(
-        [{"period_start": rate_queries.day_of(row.period_start), "runs": int(row.numerator)} for row in rows],
-        columns=["period_start", "runs"],
+        [{"period_start": period, "runs": runs} for period, runs in found], columns=["period_start", "runs"]
     )
 
 
@@ -242,9 +231,9 @@ def notice_agreement(engine: Engine, tables: frozenset[str], grain: str) -> Agre
     if schema.measure_mark.name not in tables:
         return None
     with reported(engine, "reading the notice agreement"), engine.connect() as connection:
-        if rate_queries.rates_version(connection) < STORED_SINCE[Metric.NOTICE_AGREEMENT]:
+        if rates_version(connection) < STORED_SINCE[Metric.NOTICE_AGREEMENT]:
             return None
-        figures, first = rate_queries.stored_total(connection, Grain(grain), Metric.NOTICE_AGREEMENT)
+        figures, first = stored_rates.stored_total(connection, Grain(grain), Metric.NOTICE_AGREEMENT)
     try:
         proportion = Proportion(figures.numerator, figures.denominator)
     except InvalidProportionError:
@@ -263,8 +252,8 @@ def group_split(
     """One row per period and group: the rate and interval, or none where the group is too few to show.
 
     Columns: period_start, group, runs, numerator, denominator, rate, low, high, shown. A group with fewer
-    than MIN_GROUP_RUNS runs in the period (core.measures.shown) has every figure blanked here, its run
-    count too, so no later step can show it.
+    than MIN_GROUP_RUNS runs in the period (core.groups.shown) has every figure blanked here, its run count
+    too, so no later step can show it.
     """
     both = series(
         engine, [metric, Metric.RUNS.value], grain, now=now, window_s=window_s, group_kind=group_kind
@@ -280,8 +269,8 @@ def group_split(
         shown(Group(kind, value), count)
         for value, count in zip(rates["group_value"], rates["runs"], strict=True)
     ]
-    for column in ("runs", "numerator", "denominator", "rate", "low", "high"):
-        rates[column] = rates[column].astype(object).where(rates["shown"], None)
+    for column in _SPLIT_FIGURES:
+        rates[column] = rates[column].astype(object).mask(~rates["shown"].astype(bool), None)
     rates["group"] = [group_label(group_kind, value) for value in rates["group_value"]]
     columns = ["period_start", "group", "runs", "numerator", "denominator", "rate", "low", "high", "shown"]
     return rates[columns].reset_index(drop=True)
@@ -290,67 +279,48 @@ def group_split(
 def aggregates_csv(engine: Engine) -> str:
     """Every rate row as CSV with its interval; a configuration or skill with fewer than MIN_GROUP_RUNS runs
     in its period reads "too few to show" and carries no figure (its run count neither)."""
-    r = schema.rate.c
-    query = select(
-        r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator, r.denominator, r.excluded
-    ).order_by(r.metric, r.grain, r.group_kind, r.group_value, r.period_start)
     with reported(engine, "reading the rates"), engine.connect() as connection:
-        rows = connection.execute(query).all()
+        rows = stored_rates.every_rate(connection)
     runs = {
-        (row.grain, rate_queries.day_of(row.period_start), row.group_kind, row.group_value): int(
-            row.numerator
-        )
+        (row.grain, row.period_start, row.group_kind, row.group_value): row.numerator
         for row in rows
         if row.metric == Metric.RUNS.value
     }
+    kinds = {kind.value for kind in GroupKind}
     records = []
     for row in rows:
-        period = rate_queries.day_of(row.period_start)
         record: dict[str, object] = {
             "metric": row.metric,
             "grain": row.grain,
-            "period_start": period.isoformat(),
+            "period_start": row.period_start.isoformat(),
             "group_kind": row.group_kind,
             "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
         }
-        kind = GroupKind(row.group_kind) if row.group_kind in {k.value for k in GroupKind} else None
-        count = runs.get((row.grain, period, row.group_kind, row.group_value), 0)
+        kind = GroupKind(row.group_kind) if row.group_kind in kinds else None
+        count = runs.get((row.grain, row.period_start, row.group_kind, row.group_value), 0)
         if kind is None or not shown(Group(kind, row.group_value), count):
             records.append({**record, "note": TOO_FEW})
             continue
         try:
-            proportion = Proportion(int(row.numerator), int(row.denominator))
+            proportion = Proportion(row.numerator, row.denominator)
         except InvalidProportionError:
             records.append({**record, "note": "unreadable row (numerator outside 0..denominator)"})
             continue
         interval = proportion.interval
+        counted = row.metric in COUNTED
         records.append(
             {
                 **record,
                 "numerator": proportion.numerator,
                 "denominator": proportion.denominator,
-                "excluded": int(row.excluded),
-                "rate": None if row.metric in COUNTED else proportion.rate,
-                "wilson_low": None if interval is None or row.metric in COUNTED else interval.low,
-                "wilson_high": None if interval is None or row.metric in COUNTED else interval.high,
+                "excluded": row.excluded,
+                "rate": None if counted else proportion.rate,
+                "wilson_low": None if interval is None or counted else interval.low,
+                "wilson_high": None if interval is None or counted else interval.high,
                 "note": "",
             }
         )
-    columns = [
-        "metric",
-        "grain",
-        "period_start",
-        "group_kind",
-        "group_value",
-        "numerator",
-        "denominator",
-        "excluded",
-        "rate",
-        "wilson_low",
-        "wilson_high",
-        "note",
-    ]
-    frame = pd.DataFrame(records, columns=columns).astype(
+    frame = pd.DataFrame(records, columns=_CSV_COLUMNS).astype(
         {"numerator": "Int64", "denominator": "Int64", "excluded": "Int64"}
     )
     out = io.StringIO()

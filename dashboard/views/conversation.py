@@ -3,6 +3,7 @@
 import streamlit as st
 
 from adapters import schema, settings
+from adapters.conversations import ConversationNotFoundError
 from dashboard import access, state
 from dashboard.components import (
     conversation_list,
@@ -15,7 +16,6 @@ from dashboard.components import (
     transcript,
 )
 from dashboard.queries import conversations
-from jobs.conversation_record import ConversationNotFoundError
 
 access.require_administrator()
 st.title("Conversation")

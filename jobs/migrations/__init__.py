@@ -17,9 +17,6 @@ from adapters.schema import OUR_PREFIX
 
 SCRIPT_LOCATION = Path(__file__).parent
 
-# Beside an installation's own tables, with our prefix, the way an extension's tables sit (DESIGN.md).
-VERSION_TABLE = f"{OUR_PREFIX}alembic_version"
-
 
 def is_ours(name: str | None, type_: NameFilterType, parent_names: NameFilterParentNames) -> bool:
     """Autogenerate compares only our tables: the installation's tables are not ours to migrate."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from adapters.schema import ours
-from jobs.migrations import VERSION_TABLE, compare_server_default, is_ours
+from adapters.schema import VERSION_TABLE, ours
+from jobs.migrations import compare_server_default, is_ours
 
 
 def run_migrations_online() -> None:

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from adapters.database import parse_url
 from dashboard.access import SIGNED_IN_KEY
 from data.generate import default_manifest, generate
+from jobs.schema_setup import init_installation
 from tests.app.installations import bad_rows, measured_copy
 from tests.conftest import REPO_ROOT
 
@@ -27,7 +28,14 @@ TIMEOUT_S = 60
 def demo_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A small demo installation (SQLite), built once per session; no job has run on it."""
     url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.sqlite'}"
-    generate(url, conversations=120, seed=1, now=NOW, manifest=default_manifest(parse_url(url)))
+    generate(
+        url,
+        create_tables=init_installation,
+        conversations=120,
+        seed=1,
+        now=NOW,
+        manifest=default_manifest(parse_url(url)),
+    )
     return url
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from adapters.database import make_engine, parse_url, sqlite_path
+from core.time import DAY_S
 from data.builder import Installation
 from data.scenarios import EDITORS
 from jobs import measure, releases, watch
@@ -21,8 +22,8 @@ from jobs.derive import derive_outcomes
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 
-WINDOW_S = 7 * 86_400
-DAY = 86_400
+WINDOW_S = 7 * DAY_S
+DAY = DAY_S
 RELEASE_LABEL = "Prompt rule: claim a change only on a write result"
 
 

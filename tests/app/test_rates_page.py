@@ -16,10 +16,9 @@ import pytest
 from sqlalchemy import Engine, event, select
 from streamlit.testing.v1 import AppTest
 
-from adapters import facts as rate_queries
-from adapters import schema
+from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url, sqlite_path
-from core.measures import RATES, Metric
+from core.metrics import RATES, Metric
 from dashboard.components import notice_agreement, outcome_mix
 from dashboard.queries import rates
 from tests.app import rendered
@@ -149,7 +148,7 @@ def test_a_database_measured_before_the_runs_inside_their_window_were_stored_say
     engine = make_engine(url)
     with engine.begin() as connection:  # as a measure-rates from before the metric left it
         mark = schema.measure_mark
-        connection.execute(mark.delete().where(mark.c.name == rate_queries.RATES_VERSION_MARK))
+        connection.execute(mark.delete().where(mark.c.name == measure_marks.RATES_VERSION_MARK))
         connection.execute(schema.rate.delete().where(schema.rate.c.metric == rates.WINDOW_OPEN_METRIC))
     engine.dispose()
 
@@ -206,7 +205,7 @@ def test_a_database_measured_before_the_notice_agreement_was_stored_says_so(
     with engine.begin() as connection:  # as a measure-rates of rates version 2 left it
         mark = schema.measure_mark
         connection.execute(
-            mark.update().where(mark.c.name == rate_queries.RATES_VERSION_MARK).values(value=2)
+            mark.update().where(mark.c.name == measure_marks.RATES_VERSION_MARK).values(value=2)
         )
         connection.execute(schema.rate.delete().where(schema.rate.c.metric == Metric.NOTICE_AGREEMENT.value))
     engine.dispose()

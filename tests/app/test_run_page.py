@@ -4,26 +4,29 @@ outcome, reason, edit_scope and the history rows that decided it."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, update
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
-from adapters.database import make_engine
+from adapters.conversations import load_conversation
+from adapters.database import make_engine, parse_url, sqlite_path
+from core.record_rebuild import rebuild_record
+from core.record_text import describe
 from dashboard.queries.run import run_detail
+from dashboard.queries.run_writes import DECIDED, EVIDENCE, NOT_RECORDED
 from data.builder import Installation
-from jobs.conversation_record import load_conversation, rebuild_record
-from jobs.record_view import describe
 from jobs.schema_setup import init_db
 from tests.app import rendered
 from tests.app.conftest import NOW
 from tests.app.installations import DAY, WINDOW_S
 
 
-def _run_with(url: str, outcome: str, edit_scope: str | None = None) -> str:
+def _run_with(url: str, outcome: str, edit_scope: str | None = None, *, decided_by_rows: bool = False) -> str:
     engine = make_engine(url)
     run, written = schema.agentrun.c, schema.write_outcome.c
     query = (
@@ -34,6 +37,8 @@ def _run_with(url: str, outcome: str, edit_scope: str | None = None) -> str:
     )
     if edit_scope is not None:
         query = query.where(written.edit_scope == edit_scope)
+    if decided_by_rows:
+        query = query.where(written.decided_by != "[]")
     with engine.connect() as connection:
         uuid = connection.execute(query.limit(1)).scalar_one()
     engine.dispose()
@@ -234,3 +239,61 @@ def test_the_entries_of_a_tour_run_are_those_runrecord_record_rebuilds(
     ]
     assert shown == [describe(entry) for entry in report.rebuilt if entry.run_uuid == tour]
     assert not any("freigegeben" in entry for entry in shown)  # the cards' outcomes name the decisions
+
+
+def _stored_decided_by(url: str, uuid: str) -> dict[int, str | None]:
+    """The run's writes' decided_by column as derive-outcomes stored it, by tool_write event uid."""
+    engine = make_engine(url)
+    run, written = schema.agentrun.c, schema.write_outcome.c
+    query = (
+        select(written.event_uid, written.decided_by)
+        .join_from(schema.write_outcome, schema.agentrun, written.run_uid == run.uid)
+        .where(run.uuid == uuid)
+    )
+    with engine.connect() as connection:
+        stored = {int(event_uid): decided for event_uid, decided in connection.execute(query)}
+    engine.dispose()
+    return stored
+
+
+@pytest.mark.parametrize("outcome", ["edited", "discarded", "accepted_unchanged"])
+def test_the_history_rows_marked_as_deciding_are_exactly_those_derive_outcomes_stored(
+    measured_db_url: str, outcome: str
+) -> None:
+    uuid = _run_with(measured_db_url, outcome, decided_by_rows=True)
+    stored = {uid: json.loads(text) for uid, text in _stored_decided_by(measured_db_url, uuid).items()}
+    engine = make_engine(measured_db_url)
+    tables = frozenset(inspect(engine).get_table_names())
+
+    detail = run_detail(engine, uuid, tables, now=int(NOW.timestamp()), window_s=WINDOW_S)
+    engine.dispose()
+
+    assert any(stored[write.event_uid] for write in detail.writes)
+    for write in detail.writes:
+        marked = {row["history uid"] for row in write.history if row["part"] in (EVIDENCE, DECIDED)}
+        assert marked == set(stored[write.event_uid])
+        assert write.decided_by == (", ".join(str(uid) for uid in stored[write.event_uid]) or "none")
+
+
+def test_a_write_derived_before_its_deciding_rows_were_stored_reads_not_recorded(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    source = sqlite_path(parse_url(measured_db_url))
+    assert source is not None
+    shutil.copyfile(source, tmp_path / "before.sqlite")
+    url = f"sqlite:///{tmp_path / 'before.sqlite'}"
+    uuid = _run_with(url, "edited", "same_fields")
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(update(schema.write_outcome).values(decided_by=None))
+    engine.dispose()
+
+    app = dashboard(url, page="run", query={"run": uuid})
+
+    assert not app.exception
+    tables = rendered.tables(app)
+    writes = next(t for t in tables if "edit_scope" in t.columns)
+    assert set(writes["decided by (history uids)"]) == {NOT_RECORDED}
+    parts = {part for table in tables if "part" in table.columns for part in table["part"]}
+    assert parts and not parts & {EVIDENCE, DECIDED}
+    assert any("is not recorded" in info.value for info in app.info)

@@ -26,6 +26,7 @@ import pytest
 from adapters.database import parse_url
 from data.generate import default_manifest, generate
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
+from jobs.schema_setup import init_installation
 from tests.app.installations import measured_copy
 from tests.conftest import REPO_ROOT
 
@@ -100,6 +101,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     demo = f"sqlite:///{work / 'demo.sqlite'}"
     generate(
         demo,
+        create_tables=init_installation,
         conversations=DEMO_CONVERSATIONS,
         seed=DEMO_SEED,
         now=NOW,

@@ -26,7 +26,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
 from adapters.database import describe, make_engine, one_line
-from jobs.migrations import VERSION_TABLE
+from adapters.schema import VERSION_TABLE
 from jobs.schema_setup import init_db
 
 DIALECTS = ("sqlite", "mariadb", "postgresql")

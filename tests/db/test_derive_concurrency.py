@@ -21,10 +21,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, func, select, text
 
 from adapters import schema
+from core.time import DAY_S
 from data.builder import Installation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DAY = 86_400
+DAY = DAY_S
 NOW = 1_790_000_000
 T = NOW - 40 * DAY
 RUNS = 30

@@ -19,17 +19,19 @@ from click.testing import Result
 from sqlalchemy import Engine, delete, event, func, inspect, select
 
 from adapters import derivation as q
+from adapters import history as history_queries
 from adapters import schema
 from adapters.database import RunrecordError, make_engine
-from adapters.dialect import fields_of
-from core.outcomes import RULE_VERSION
-from core.outcomes import Action as CoreAction
-from data.builder import Action, Installation, Record
+from adapters.dialect.json import fields_of
+from core.outcomes import RULE_VERSION, Action
+from core.time import DAY_S
+from data.builder import Installation, Record
 from data.chat import Run, Write
 from data.generate import generate
 from jobs.derive import Summary, derive_outcomes
+from jobs.schema_setup import init_installation
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 NOW = 1_790_000_000
 T = NOW - 30 * DAY  # when the AI writes, unless a test says otherwise: its window closed long ago
@@ -519,11 +521,9 @@ def test_a_delete_in_the_window_is_discarded_even_if_undeleted_later(installatio
     assert outcome_of(installation_engine, written) == DISCARDED
 
 
-@pytest.mark.parametrize(
-    "action", [CoreAction.MOVE, CoreAction.UNDELETE, CoreAction.STAGE, CoreAction.PUBLISH]
-)
+@pytest.mark.parametrize("action", [Action.MOVE, Action.UNDELETE, Action.STAGE, Action.PUBLISH])
 def test_move_undelete_stage_change_and_publish_are_not_modifications(
-    installation_engine: Engine, action: CoreAction
+    installation_engine: Engine, action: Action
 ) -> None:
     with installation(installation_engine) as site:
         page = a_page(site)
@@ -710,7 +710,9 @@ def test_only_the_keys_of_history_data_leave_the_database_never_its_values(
         site.human_edit(page, {"description": secret}, at=T + DAY)
 
     with installation_engine.connect() as connection:
-        query = q.history_query(connection.dialect.name, {"pages": {page.uid}}, keys_from=0, keys_to=NOW)
+        query = history_queries.history_query(
+            connection.dialect.name, {"pages": {page.uid}}, keys_from=0, keys_to=NOW
+        )
         rows = [tuple(row) for row in connection.execute(query)]
 
     assert len(rows) == 3
@@ -989,7 +991,14 @@ def test_on_the_demo_every_run_and_write_matches_what_the_generator_planted(
     empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
     manifest = tmp_path / "demo.manifest.json"
-    generate(empty_db_url, conversations=400, seed=11, now=DEMO_NOW, manifest=manifest)
+    generate(
+        empty_db_url,
+        create_tables=init_installation,
+        conversations=400,
+        seed=11,
+        now=DEMO_NOW,
+        manifest=manifest,
+    )
 
     result = run_cli(
         "derive-outcomes", "--db", empty_db_url, "--now", DEMO_NOW.isoformat(), "--json", "--batch-size", "50"

@@ -7,8 +7,9 @@ import pytest
 from sqlalchemy import Engine, select
 
 from adapters import derivation as q
-from adapters import dialect as sql
 from adapters import schema
+from adapters.dialect import bulk, plans
+from core.time import DAY_S
 from jobs.derive import derive_outcomes
 
 RUN_COLUMNS = ("run_uid", "correlation_id", "outcome", "writes", "configuration_identifier")
@@ -22,9 +23,9 @@ def run_rows(uids: range, label: str = "x") -> list[tuple[object, ...]]:
 def test_insert_or_ignore_returns_exactly_the_rows_it_inserted(installation_engine: Engine) -> None:
     # More rows than one multi-row statement takes, a part of them already there.
     with installation_engine.begin() as connection:
-        sql.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, run_rows(range(1, 1_201), "first"))
+        bulk.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, run_rows(range(1, 1_201), "first"))
     with installation_engine.begin() as connection:
-        inserted = sql.insert_rows(
+        inserted = bulk.insert_rows(
             connection,
             schema.run_outcome,
             RUN_COLUMNS,
@@ -46,8 +47,8 @@ def test_insert_rows_keeps_every_value_as_it_is(installation_engine: Engine) -> 
     rows = [(1, uid, text, text, text, uid * 60) for uid, text in enumerate(AWKWARD_TEXTS, start=1)]
     rows.append((1, 99, "none", "", "pages", None))
     with installation_engine.begin() as connection:
-        sql.insert_rows(connection, schema.write_outcome, columns, rows)
-        sql.insert_rows(connection, schema.write_outcome, columns, [])  # nothing to do, no statement
+        bulk.insert_rows(connection, schema.write_outcome, columns, rows)
+        bulk.insert_rows(connection, schema.write_outcome, columns, [])  # nothing to do, no statement
     with installation_engine.connect() as connection:
         selected = [schema.write_outcome.c[name] for name in columns]
         stored = [tuple(row) for row in connection.execute(select(*selected).order_by(selected[1]))]
@@ -59,7 +60,7 @@ def test_insert_or_ignore_skips_a_taken_unique_key_without_returning_anything(
     installation_engine: Engine,
 ) -> None:
     with installation_engine.begin() as connection:
-        first = sql.insert_rows(
+        first = bulk.insert_rows(
             connection,
             schema.run_outcome,
             RUN_COLUMNS,
@@ -67,7 +68,7 @@ def test_insert_or_ignore_skips_a_taken_unique_key_without_returning_anything(
             or_ignore=True,
             returning="run_uid",
         )
-        again = sql.insert_rows(
+        again = bulk.insert_rows(
             connection,
             schema.run_outcome,
             RUN_COLUMNS,
@@ -75,7 +76,7 @@ def test_insert_or_ignore_skips_a_taken_unique_key_without_returning_anything(
             or_ignore=True,
             returning="run_uid",
         )
-        sql.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, run_rows(range(1, 4)), or_ignore=True)
+        bulk.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, run_rows(range(1, 4)), or_ignore=True)
 
     assert sorted(first) == [1, 2, 3]
     assert again == []
@@ -89,12 +90,12 @@ def test_in_values_binds_many_keys_as_one_list(installation_engine: Engine, valu
         for uid, value in enumerate(values, 10)
     ]
     with installation_engine.begin() as connection:
-        sql.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, rows[:2] if not texts else rows)
+        bulk.insert_rows(connection, schema.run_outcome, RUN_COLUMNS, rows[:2] if not texts else rows)
         table = schema.run_outcome
         column = table.c.correlation_id if texts else table.c.run_uid
         wanted = values if texts else [10, 11, 12]
         found = connection.execute(
-            select(column).where(sql.in_values(connection.dialect.name, column, wanted))
+            select(column).where(plans.in_values(connection.dialect.name, column, wanted))
         )
         found_values = sorted(found.scalars())
 
@@ -106,15 +107,15 @@ def test_array_literal_round_trips_through_postgresql(installation_engine: Engin
         pytest.skip("PostgreSQL's array literal")
     values = [*AWKWARD_TEXTS, None]
     with installation_engine.connect() as connection:
-        texts = connection.exec_driver_sql("SELECT %s::varchar[]", (sql.array_literal(values),)).scalar()
+        texts = connection.exec_driver_sql("SELECT %s::varchar[]", (plans.array_literal(values),)).scalar()
         numbers = connection.exec_driver_sql(
-            "SELECT %s::integer[]", (sql.array_literal([1, None, -3]),)
+            "SELECT %s::integer[]", (plans.array_literal([1, None, -3]),)
         ).scalar()
 
     assert texts == values
     assert numbers == [1, None, -3]
     with pytest.raises(TypeError):
-        sql.array_literal([1.5])
+        plans.array_literal([1.5])
 
 
 def test_the_job_puts_its_session_settings_back(installation_engine: Engine, dialect: str) -> None:
@@ -123,7 +124,7 @@ def test_the_job_puts_its_session_settings_back(installation_engine: Engine, dia
     with installation_engine.connect() as connection:
         before = connection.exec_driver_sql("SHOW jit").scalar()
 
-    derive_outcomes(installation_engine, now=1_790_000_000, window_s=7 * 86_400)
+    derive_outcomes(installation_engine, now=1_790_000_000, window_s=7 * DAY_S)
 
     with installation_engine.connect() as connection:  # the pool hands the job's connection out again
         after = connection.exec_driver_sql("SHOW jit").scalar()

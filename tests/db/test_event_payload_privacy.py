@@ -1,6 +1,6 @@
 """Tool arguments and results are never read (DESIGN.md "Privacy"): the database hands over an event payload's
-kept keys only (adapters.dialect.kept_payload, payload_shape), and core.events.read_event makes of them
-exactly the Event or EventProblem that parse_event makes of the whole payload.
+kept keys only (adapters.dialect.payload: kept_payload, payload_shape), and core.events.read_event makes of
+them exactly the Event or EventProblem that parse_event makes of the whole payload.
 On SQLite, MariaDB and PostgreSQL."""
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import pytest
 from sqlalchemy import Engine, delete, insert, inspect, table
 
 from adapters import schema
-from adapters.events import event_of, events_of
+from adapters.events import event_of, events_of, read_events
+from adapters.schema import VERSION_TABLE
 from core.events import Event, EventProblem, parse_event
-from dashboard.queries.runs import events_of as dashboard_events
-from jobs.migrations import VERSION_TABLE
 
 SECRET = "Passwort-4711 für pages:999"
 EDITOR = 4711
@@ -258,7 +257,8 @@ def test_an_events_tool_arguments_and_results_never_leave_the_database(
 
     with installation_engine.connect() as connection:
         rows = events_of(connection, runs)
-        events, problems = dashboard_events(connection, runs)
+        read = read_events(connection, runs)
+    events, problems = read.by_run, len(read.problems)
 
     handed_over = repr([tuple(row) for row in rows]) + repr(events)
     assert len(rows) == 5 and problems == 0

@@ -13,14 +13,24 @@ from sqlalchemy import Engine, func, inspect, select
 
 from adapters import schema
 from adapters.database import RunrecordError, make_engine, parse_url, sqlite_path
+from core.outcomes import Action
+from core.time import DAY_S
 from data.generate import Progress, default_manifest, generate
+from jobs.schema_setup import init_installation
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
-DAY = 86_400
+DAY = DAY_S
 
 
 def _generate(url: str, conversations: int = 40) -> Engine:
-    generate(url, conversations=conversations, seed=7, now=NOW, manifest=default_manifest(parse_url(url)))
+    generate(
+        url,
+        create_tables=init_installation,
+        conversations=conversations,
+        seed=7,
+        now=NOW,
+        manifest=default_manifest(parse_url(url)),
+    )
     return make_engine(url)
 
 
@@ -59,7 +69,7 @@ def test_conversation_1_reads_back_as_six_approved_cards_on_one_page_and_the_que
             .where(
                 schema.sys_history.c.tablename == table,
                 schema.sys_history.c.recuid == uid,
-                schema.sys_history.c.actiontype == 2,
+                schema.sys_history.c.actiontype == Action.MODIFY,
             )
             .order_by(schema.sys_history.c.tstamp)
         ).all()
@@ -112,7 +122,9 @@ def test_a_failed_generate_leaves_nothing_behind(empty_db_url: str) -> None:
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        generate(empty_db_url, conversations=2_000, seed=1, now=NOW, progress=fail)
+        generate(
+            empty_db_url, create_tables=init_installation, conversations=2_000, seed=1, now=NOW, progress=fail
+        )
 
     url = parse_url(empty_db_url)
     path = sqlite_path(url)
@@ -130,7 +142,7 @@ def test_generate_refuses_a_database_that_is_not_empty(empty_db_url: str) -> Non
     _generate(empty_db_url, 5).dispose()
 
     with pytest.raises(RunrecordError, match="not empty"):
-        generate(empty_db_url, conversations=5, seed=1, now=NOW)
+        generate(empty_db_url, create_tables=init_installation, conversations=5, seed=1, now=NOW)
 
 
 def test_the_manifest_accounts_for_every_run_with_a_write(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from click.testing import Result
 from sqlalchemy import Column, Engine, Integer, MetaData, Table, inspect
 
 from adapters.database import DatabaseUnavailableError, make_engine
-from adapters.schema import REQUIRED_UPSTREAM, ours, upstream
-from jobs.migrations import SCRIPT_LOCATION, VERSION_TABLE, compare_server_default, is_ours
+from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
+from jobs.migrations import SCRIPT_LOCATION, compare_server_default, is_ours
 from jobs.schema_setup import current_revision, head_revision, init_db, upgrade_ours
 
 ALL_TABLES = set(upstream.tables) | set(ours.tables) | {VERSION_TABLE}

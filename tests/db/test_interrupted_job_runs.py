@@ -16,9 +16,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import Engine, insert, select, update
 
-from adapters import job_liveness
+from adapters import job_liveness, processes
 from adapters.schema import job_run
 from core.job_runs import SILENT_AFTER_S
+from core.time import DAY_S
 from jobs.job_log import JobResult, Status, execute
 from jobs.scheduler import JobSpec, Runner, SchedulerConfig
 from tests.conftest import REPO_ROOT
@@ -62,7 +63,7 @@ def row_of(engine: Engine, uid: int) -> Any:
 
 def running_row(engine: Engine, **columns: Any) -> int:
     """A running row as a run would have left it: started two days ago unless told otherwise."""
-    values = {"job": "derive-outcomes", "started": NOW - 2 * 86_400, "status": "running", **columns}
+    values = {"job": "derive-outcomes", "started": NOW - 2 * DAY_S, "status": "running", **columns}
     values.setdefault("heartbeat_at", values["started"])
     with engine.begin() as connection:
         key = connection.execute(insert(job_run).values(**values)).inserted_primary_key
@@ -113,7 +114,7 @@ def test_a_run_left_running_by_a_process_killed_with_sigkill_is_marked_interrupt
     assert while_alive == "running"
     assert (row.status, row.pid) == ("interrupted", process.pid)
     assert row.message == (
-        f"interrupted: its process (pid {process.pid} on {job_liveness.HOST}) ended without finishing it"
+        f"interrupted: its process (pid {process.pid} on {processes.HOST}) ended without finishing it"
     )
     assert row.finished is None
     assert sorted(statuses(installation_engine).values()) == ["interrupted", "ok", "ok"]
@@ -125,7 +126,7 @@ def test_a_run_left_running_by_a_process_killed_with_sigkill_is_marked_interrupt
 def test_the_rows_of_processes_that_are_gone_are_marked_and_those_of_live_ones_are_not(
     installation_engine: Engine, live_process: subprocess.Popen[bytes]
 ) -> None:
-    here = job_liveness.process_columns()
+    here = processes.process_columns()
     silent = NOW - SILENT_AFTER_S - 60
     gone = {
         "ended on this host": running_row(
@@ -215,9 +216,9 @@ def test_a_job_run_records_this_process_and_its_end_overwrites_a_mark_made_while
     assert execution.status is Status.OK
     assert (stored.status, stored.message) == ("ok", "done")
     assert (stored.host, stored.pid, stored.token) == (
-        job_liveness.HOST,
+        processes.HOST,
         os.getpid(),
-        job_liveness.TOKEN,
+        processes.TOKEN,
     )
 
 

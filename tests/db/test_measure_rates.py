@@ -19,15 +19,20 @@ from sqlalchemy import Engine, event, select, update
 
 from adapters import schema
 from adapters.database import make_engine
-from core.measures import Count, Grain, Metric, period_start, run_end
+from core.counting import Count
+from core.measured_runs import run_end
+from core.metrics import Metric
+from core.periods import Grain, period_start
+from core.time import DAY_S
 from data.builder import Installation
 from data.chat import Run
 from data.generate import generate
 from data.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.derive import derive_outcomes
 from jobs.measure import Summary, measure_rates
+from jobs.schema_setup import init_installation
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 NOW = int(datetime(2026, 12, 2, 12, tzinfo=UTC).timestamp())  # a Wednesday
 OLD = NOW - 40 * DAY  # a week closed long ago
@@ -544,7 +549,7 @@ def test_an_assistant_message_that_is_not_json_is_excluded_from_every_answer_rat
 
 
 def _reason(value: str) -> Any:
-    from core.measures import Exclusion
+    from core.facts import Exclusion
 
     return Exclusion(value)
 
@@ -737,7 +742,14 @@ DEMO_NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 def _demo(url: str, tmp_path: Path, conversations: int) -> str:
     manifest = tmp_path / "demo.manifest.json"
-    generate(url, conversations=conversations, seed=1, now=DEMO_NOW, manifest=manifest)
+    generate(
+        url,
+        create_tables=init_installation,
+        conversations=conversations,
+        seed=1,
+        now=DEMO_NOW,
+        manifest=manifest,
+    )
     return str(json.loads(manifest.read_text(encoding="utf-8"))["release"]["date"])
 
 

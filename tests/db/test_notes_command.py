@@ -10,13 +10,16 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine
 
+from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import make_engine
 from adapters.settings import own_transcript_skills
 from core.notes import NOTE_LABEL, OWN_TRANSCRIPT_REASON
+from core.record_rebuild import next_turn_notes, rebuild_record
+from core.time import DAY_S
 from data.builder import Installation
 from data.generate import generate
 from data.own_transcript import ALT_TEXT_SKILL
-from jobs.conversation_record import load_conversation, next_turn_notes, rebuild_record
+from jobs.schema_setup import init_installation
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -26,7 +29,7 @@ LABEL = NOTE_LABEL.removesuffix("…]")
 def test_conversation_1_gives_notes_of_six_records_written_on_one_page_and_six_cards_approved(
     empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
-    generate(empty_db_url, conversations=20, seed=3, now=NOW)
+    generate(empty_db_url, create_tables=init_installation, conversations=20, seed=3, now=NOW)
 
     result = run_cli("notes", "1", "--db", empty_db_url, "--json")
 
@@ -57,7 +60,7 @@ def test_a_conversation_without_a_run_record_still_gets_notes_of_its_card_outcom
         run.approve()
         run.answer("Gespeichert.")
         run.finish()
-        chat.user("was ist hier passiert?", at=T0 + 3 * 86_400)
+        chat.user("was ist hier passiert?", at=T0 + 3 * DAY_S)
         chat.close()
         site.finish()
 
@@ -78,14 +81,20 @@ def test_notes_of_a_conversation_that_does_not_exist_fail_in_one_line(
 
 
 def test_notes_and_record_work_on_every_conversation_the_generator_writes(empty_db_url: str) -> None:
-    generate(empty_db_url, conversations=200, seed=21, now=NOW)
+    generate(empty_db_url, create_tables=init_installation, conversations=200, seed=21, now=NOW)
     engine = make_engine(empty_db_url)
 
     reports = []
     for uid in range(1, 201):
         conversation = load_conversation(engine, uid)
         rebuild_record(conversation)
-        reports.append(next_turn_notes(engine, conversation, own_transcript_skills=own_transcript_skills()))
+        reports.append(
+            next_turn_notes(
+                conversation,
+                own_transcript_skills=own_transcript_skills(),
+                last_page_visible=last_page_visible(engine, conversation),
+            )
+        )
     engine.dispose()
 
     assert all(len(r.notes.notes) <= 40 for r in reports)
@@ -96,7 +105,7 @@ def test_notes_and_record_work_on_every_conversation_the_generator_writes(empty_
 def test_the_generated_alt_text_conversation_gets_no_notes_and_says_that_its_transcript_confirms_the_write(
     empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
-    generate(empty_db_url, conversations=20, seed=3, now=NOW)
+    generate(empty_db_url, create_tables=init_installation, conversations=20, seed=3, now=NOW)
 
     as_json = run_cli("notes", "20", "--db", empty_db_url, "--json")
     as_text = run_cli("notes", "20", "--db", empty_db_url)

@@ -7,7 +7,7 @@ condition on tstamp. On PostgreSQL without statistics, `recuid = ANY(:uids)` (or
 answered by reading every row of the table name and filtering — 1.5 s for the history of 1,500 records among
 2,000,000 rows against 12 ms — and a plain join of the due page with tx_nrllm_agentrun or the answered runs
 hashes or sorts the whole table for every page: each key is looked up through a LATERAL subquery fenced with
-OFFSET 0 there (adapters.dialect.each_key), and every query here is checked with EXPLAIN.
+OFFSET 0 there (adapters.dialect.plans.each_key), and every query here is checked with EXPLAIN.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ import pytest
 from sqlalchemy import Connection, Engine, Select, func, inspect, select
 
 from adapters import derivation as q
-from adapters import schema
+from adapters import history as history_queries
+from adapters import outcomes, schema
+from core.time import DAY_S
 from data.builder import Installation
 
-DAY = 86_400
+DAY = DAY_S
 T = 1_790_000_000
 PAGES = 200
 EDITS = 40  # sys_history rows of each page: enough that a scan would cost far more than a lookup
@@ -72,13 +74,13 @@ def test_the_test_database_has_no_statistics(site_engine: Engine, dialect: str) 
     assert "sqlite_stat1" not in inspect(site_engine).get_table_names()
 
 
-# guarded=False: PostgreSQL's direct cast of history_data, tried before the guarded function (sql.cast_first).
+# guarded=False: PostgreSQL's direct cast of history_data, tried before the guarded function (cast_first).
 @pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "direct cast"])
 def test_the_history_query_looks_records_up_by_tablename_and_recuid(
     site_engine: Engine, dialect: str, guarded: bool
 ) -> None:
     with site_engine.connect() as connection:
-        query = q.history_query(
+        query = history_queries.history_query(
             dialect, _some_pages(connection), keys_from=0, keys_to=T + 8 * DAY, guarded=guarded
         )
 
@@ -104,7 +106,7 @@ def test_the_oldest_retained_row_is_found_through_an_index_a_table_name_at_a_tim
 
     with site_engine.connect() as connection:
         plans = [_plan(connection, next_name), _plan(connection, oldest_of)]
-        oldest = q.oldest_retained_tstamp(connection)
+        oldest = history_queries.oldest_retained_tstamp(connection)
         plain = connection.execute(select(func.min(history.c.tstamp))).scalar()
 
     assert oldest == plain
@@ -116,14 +118,14 @@ def test_the_oldest_retained_row_is_found_through_an_index_a_table_name_at_a_tim
 
 def test_presence_is_a_primary_key_lookup(site_engine: Engine, dialect: str) -> None:
     with site_engine.connect() as connection:
-        pages = q.TableCatalog(connection).get("pages")
+        pages = history_queries.TableCatalog(connection).get("pages")
         assert pages is not None and pages.has_deleted
 
         if dialect == "postgresql":
             # A table of a few pages is cheaper to read whole, and PostgreSQL rightly does so; what must
             # hold at any size is that the lookup can use the primary key.
             connection.exec_driver_sql("SET enable_seqscan = off")
-        plan = _plan(connection, q.presence_query(dialect, pages, [1, 2, 3]))
+        plan = _plan(connection, history_queries.presence_query(dialect, pages, [1, 2, 3]))
         if dialect == "postgresql":
             connection.exec_driver_sql("RESET enable_seqscan")
 
@@ -139,7 +141,7 @@ def test_due_runs_writes_and_ai_writes_use_the_write_target_indexes(
         q.create_write_targets(connection)
         plans = {
             "due": _plan(connection, q.due_runs_query(dialect, after=0, cutoff=T, limit=10)),
-            "ai": _plan(connection, q.ai_write_times_query(dialect, {"pages": {1, 2, 3}})),
+            "ai": _plan(connection, history_queries.ai_write_times_query(dialect, {"pages": {1, 2, 3}})),
             "writes": _plan(connection, q.batch_writes_query(dialect, [1, 2, 3])),
         }
         q.drop_write_targets(connection)
@@ -164,10 +166,13 @@ def test_on_postgresql_every_batch_lookup_is_one_index_probe_per_key(
         # so; what must hold at any size is that each key is its own probe and can use the index.
         connection.exec_driver_sql("SET enable_seqscan = off")
         plans["writes"] = _plan(connection, q.batch_writes_query(dialect, [1, 2, 3]))
-        plans["ai"] = _plan(connection, q.ai_write_times_query(dialect, _some_pages(connection)))
-        plans["observed"] = _plan(connection, q.observed_query(dialect, ["a", "b"]))
+        plans["ai"] = _plan(
+            connection, history_queries.ai_write_times_query(dialect, _some_pages(connection))
+        )
+        plans["observed"] = _plan(connection, outcomes.observed_query(dialect, ["a", "b"]))
         plans["presence"] = _plan(
-            connection, q.presence_query(dialect, q.RecordTable("pages", True, True), [1])
+            connection,
+            history_queries.presence_query(dialect, history_queries.RecordTable("pages", True, True), [1]),
         )
         connection.exec_driver_sql("RESET enable_seqscan")
         q.drop_write_targets(connection)
@@ -195,8 +200,8 @@ def test_on_mariadb_and_sqlite_every_batch_lookup_uses_an_index(site_engine: Eng
         q.create_write_targets(connection)
         plans = {
             "writes": _plan(connection, q.batch_writes_query(dialect, [1, 2, 3])),
-            "ai": _plan(connection, q.ai_write_times_query(dialect, _some_pages(connection))),
-            "observed": _plan(connection, q.observed_query(dialect, ["a", "b"])),
+            "ai": _plan(connection, history_queries.ai_write_times_query(dialect, _some_pages(connection))),
+            "observed": _plan(connection, outcomes.observed_query(dialect, ["a", "b"])),
         }
         q.drop_write_targets(connection)
 
@@ -223,7 +228,8 @@ def test_the_planners_choice_holds_after_analyze_too(site_engine: Engine, dialec
     try:
         with site_engine.connect() as connection:
             plan = _plan(
-                connection, q.history_query(dialect, _some_pages(connection), keys_from=0, keys_to=T)
+                connection,
+                history_queries.history_query(dialect, _some_pages(connection), keys_from=0, keys_to=T),
             )
     finally:
         if dialect == "sqlite":  # the session's database is shared: leave it without statistics again

@@ -11,10 +11,12 @@ from click.testing import Result
 from sqlalchemy import Engine, update
 
 from adapters import schema
+from adapters.conversations import load_conversation
 from adapters.database import make_engine
+from core.record_rebuild import rebuild_record
 from data.builder import Installation
 from data.generate import generate
-from jobs.conversation_record import load_conversation, rebuild_record
+from jobs.schema_setup import init_installation
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -23,7 +25,7 @@ T0 = 1_790_000_000
 def test_the_record_rebuilt_from_events_equals_the_stored_one_for_every_generated_conversation(
     empty_db_url: str,
 ) -> None:
-    generate(empty_db_url, conversations=150, seed=11, now=NOW)
+    generate(empty_db_url, create_tables=init_installation, conversations=150, seed=11, now=NOW)
     engine = make_engine(empty_db_url)
 
     reports = [rebuild_record(load_conversation(engine, uid)) for uid in range(1, 151)]

@@ -11,11 +11,12 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine
 
-from core.measures import Grain
+from core.periods import Grain
+from core.time import DAY_S
 from data.builder import Installation
 from jobs.measure import measure_rates
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 NOW = int(datetime(2026, 12, 2, 12, tzinfo=UTC).timestamp())
 NOW_TEXT = "2026-12-02T12:00:00"

@@ -13,12 +13,13 @@ from sqlalchemy import Engine, func, insert, select, update
 
 from adapters import schema
 from core.health import HorizonLevel
+from core.time import DAY_S
 from data.builder import Installation, Record
 from data.chat import Write
 from jobs.watch import watch
 
 NOW = 1_800_000_000
-DAY = 86_400
+DAY = DAY_S
 WEEK = 7 * DAY
 AT_NOW = datetime.fromtimestamp(NOW, UTC)
 

@@ -8,7 +8,7 @@ Written out column by column rather than taken from adapters.schema: a migration
 
 * `tx_runrecord_measure_fact`: one row per run (message_uid 0) and one per answer no run stands behind
   (run_uid 0), with the run's end, its period starts, its configuration and its conversation's skill, and
-  what core.measures read of it. A rerun reads only the conversations and runs changed since the last one.
+  what core.facts read of it. A rerun reads only the conversations and runs changed since the last one.
 * `tx_runrecord_measure_mark`: the newest tstamp and uid read of each source table, and the rule version.
 """
 

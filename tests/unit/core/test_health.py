@@ -21,10 +21,11 @@ from core.health import (
     overdue_before,
     stuck,
 )
-from core.outcomes import InvalidWindowError
+from core.time import DAY_S
+from core.window import InvalidWindowError
 
 NOW = 1_800_000_000
-DAY = 86_400
+DAY = DAY_S
 WEEK = 7 * DAY
 
 

@@ -10,14 +10,12 @@ from hypothesis import strategies as st
 
 from core.outcomes import (
     BOOKKEEPING_FIELDS,
-    MIN_WINDOW_S,
     PRECEDENCE,
     RULE_VERSION,
     Action,
     CallOutcome,
     EditScope,
     HistoryRow,
-    InvalidWindowError,
     Presence,
     RunWithoutWritesError,
     UnknownReason,
@@ -25,13 +23,13 @@ from core.outcomes import (
     WriteOutcome,
     classify_write,
     is_due,
-    is_finished,
     run_outcome,
     unreadable_target,
-    window_closes_at,
 )
+from core.time import DAY_S
+from core.window import MIN_WINDOW_S, InvalidWindowError, window_closes_at
 
-DAY = 86_400
+DAY = DAY_S
 WINDOW = 7 * DAY
 T = 1_790_000_000  # W's time: the tool_write event's crdate
 CLOSES = T + WINDOW
@@ -809,23 +807,3 @@ def test_only_edited_writes_have_a_scope_and_only_unknown_ones_a_reason(specs, a
     assert (result.edit_scope is not None) == (result.outcome is EDITED)
     assert (result.reason is not None) == (result.outcome is UNKNOWN)
     assert result.rule_version == RULE_VERSION
-
-
-@pytest.mark.parametrize(
-    ("status", "finished"),
-    [
-        ("completed", True),
-        ("failed", True),
-        ("cancelled", True),
-        ("queued", False),
-        ("running", False),
-        ("waiting_for_approval", False),
-        ("waiting_for_input", False),
-        ("", False),
-        (None, False),
-    ],
-)
-def test_only_a_completed_failed_or_cancelled_run_has_made_its_last_write(
-    status: str | None, finished: bool
-) -> None:
-    assert is_finished(status) is finished

@@ -8,13 +8,11 @@ from hypothesis import strategies as st
 
 from core.rates import (
     MIN_DETECTABLE_DIFFERENCE,
-    MIN_GROUP_RUNS,
     Interval,
     InvalidProportionError,
     Proportion,
     compare,
     newcombe_interval,
-    show_group,
     wilson_interval,
     z_test_p_value,
 )
@@ -168,14 +166,6 @@ def test_a_significant_change_needs_p_below_five_percent_and_enough_runs() -> No
     assert small_sample_jump.significant is False
     assert no_change.too_few_to_tell is False
     assert no_change.significant is False
-
-
-@pytest.mark.parametrize(("runs", "shown"), [(0, False), (4, False), (5, True), (6, True), (1000, True)])
-def test_a_group_with_fewer_than_five_runs_is_too_few_to_show(runs: int, shown: bool) -> None:
-    result = show_group(runs)
-
-    assert result is shown
-    assert MIN_GROUP_RUNS == 5
 
 
 PROPORTIONS = st.integers(min_value=1, max_value=5000).flatmap(

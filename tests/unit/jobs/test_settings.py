@@ -11,6 +11,7 @@ import pytest
 
 from adapters import settings
 from adapters.database import RunrecordError
+from core.time import DAY_S
 from jobs import job_log
 from jobs.scheduler import JOBS
 from tests.conftest import REPO_ROOT
@@ -68,7 +69,7 @@ def test_an_unset_or_empty_numeric_setting_reads_its_default(
 def test_the_window_in_seconds_is_the_window_in_days(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RUNRECORD_WINDOW_DAYS", " 3 ")
 
-    assert (settings.window_days(), settings.window_seconds()) == (3, 3 * 86_400)
+    assert (settings.window_days(), settings.window_seconds()) == (3, 3 * DAY_S)
 
 
 def test_no_module_reads_a_setting_with_int_or_float_around_settings_get() -> None:

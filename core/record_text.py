@@ -1,12 +1,13 @@
-"""How `runrecord record` and `runrecord notes` print what they found: plain text for a terminal, or JSON."""
+"""How `runrecord record` and `runrecord notes` print what they found, as plain text or JSON, and one
+run-record entry in a few words (the dashboard's Conversation and Run pages show entries so too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from core.notes import Note, Placement
+from core.record_rebuild import NotesReport, RecordReport
 from core.run_record import DifferenceKind, RunRecordEntry
-from jobs.conversation_record import NotesReport, RecordReport
 
 MARKS = {DifferenceKind.ONLY_STORED: "-", DifferenceKind.ONLY_REBUILT: "+", DifferenceKind.CHANGED: "≠"}
 

@@ -1,4 +1,4 @@
-"""What this process can see of the process a running job-run row names (adapters.job_liveness)."""
+"""What this process can see of the process a running job-run row names (adapters.processes)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from adapters import job_liveness
+from adapters import processes
 from core.job_runs import ProcessSeen, RunningJobRun
 
 
@@ -29,23 +29,23 @@ def always_ended(pid: int) -> bool:
     ("host", "pid", "token", "ended", "seen"),
     [
         ("elsewhere", 4242, "", always_ended, ProcessSeen.UNKNOWN),
-        (job_liveness.HOST, os.getpid(), job_liveness.TOKEN, always_ended, ProcessSeen.THIS_PROCESS),
-        (job_liveness.HOST, os.getpid(), "an earlier one", never_ended, ProcessSeen.ENDED),
-        (job_liveness.HOST, 4242, "", always_ended, ProcessSeen.ENDED),
-        (job_liveness.HOST, 4242, "", never_ended, ProcessSeen.UNKNOWN),
+        (processes.HOST, os.getpid(), processes.TOKEN, always_ended, ProcessSeen.THIS_PROCESS),
+        (processes.HOST, os.getpid(), "an earlier one", never_ended, ProcessSeen.ENDED),
+        (processes.HOST, 4242, "", always_ended, ProcessSeen.ENDED),
+        (processes.HOST, 4242, "", never_ended, ProcessSeen.UNKNOWN),
     ],
 )
 def test_only_a_row_of_this_host_can_be_seen_to_have_ended(host, pid, token, ended, seen) -> None:
-    assert job_liveness.seen(row(host, pid), token, ended=ended) is seen
+    assert processes.seen(row(host, pid), token, ended=ended) is seen
 
 
 def test_a_reaped_process_has_ended_and_this_one_has_not() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
 
-    assert job_liveness.pid_ended(child.pid)
-    assert not job_liveness.pid_ended(os.getpid())
-    assert not job_liveness.pid_ended(0)
+    assert processes.pid_ended(child.pid)
+    assert not processes.pid_ended(os.getpid())
+    assert not processes.pid_ended(0)
 
 
 def test_a_killed_process_not_yet_reaped_has_ended() -> None:
@@ -53,10 +53,10 @@ def test_a_killed_process_not_yet_reaped_has_ended() -> None:
     try:
         child.kill()
         deadline = time.monotonic() + 10
-        while not job_liveness.pid_ended(child.pid) and time.monotonic() < deadline:
+        while not processes.pid_ended(child.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
 
-        ended = job_liveness.pid_ended(child.pid)
+        ended = processes.pid_ended(child.pid)
     finally:
         child.wait()
 

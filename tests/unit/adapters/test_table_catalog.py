@@ -6,7 +6,7 @@ import warnings
 
 from sqlalchemy import create_engine
 
-from adapters.derivation import TableCatalog
+from adapters.history import TableCatalog
 
 
 def test_a_column_type_from_a_mysql_dump_reads_without_a_warning() -> None:

@@ -1,0 +1,213 @@
+"""Reading JSON in SQL without ever failing on a text that is not JSON.
+
+SQLite and MariaDB guard with their `json_valid`; PostgreSQL 15 raises on an invalid text in a cast, so it
+goes through `tx_runrecord_jsonb`, a plpgsql function with an EXCEPTION clause that the migration 0002 creates
+on PostgreSQL only (`cast_first` tries the direct cast first). Of a history row's record only the KEYS are
+read (DESIGN.md rule 7: never its values), as a list the driver hands over.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, Connection, Integer, Text, case, cast, func, literal, select
+from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.exc import DBAPIError
+
+from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
+from core.outcomes import Action
+
+_T = TypeVar("_T")
+
+# Created by migration 0002 on PostgreSQL: the text as jsonb, or NULL when it is not JSON.
+PG_JSONB_FUNCTION = "tx_runrecord_jsonb"
+
+# The largest uid a record table holds: TYPO3's uid is an int; ours is a signed 32-bit integer column.
+MAX_UID = 2_147_483_647
+
+
+def json_document(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[Any]:
+    """The text as a JSON document the other functions here read, or NULL when it is not valid JSON.
+
+    PostgreSQL only: `guarded=False` casts directly, without the guarded function's subtransaction per row,
+    but raises on a text that is not JSON (`is_json_cast_error`); the caller asks again guarded then.
+    """
+    if dialect == POSTGRESQL:
+        if not guarded:
+            return text.cast(pg.JSONB)
+        parsed: ColumnElement[Any] = getattr(func, PG_JSONB_FUNCTION)(text, type_=pg.JSONB)
+        return parsed
+    if dialect == SQLITE:
+        return case((func.json_valid(text) == 1, text))
+    if is_mariadb(dialect):
+        return case((func.json_valid(text) == 1, text))
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def json_string(dialect: str, document: ColumnElement[Any], key: str, max_length: int) -> ColumnElement[Any]:
+    """The document's top-level `key` when it is a string of at most max_length characters, else NULL."""
+    if dialect == POSTGRESQL:
+        value = document[key].astext
+        return case(
+            (
+                func.jsonb_typeof(document[key]) == "string",
+                case((func.char_length(value) <= max_length, value)),
+            )
+        )
+    path = f"$.{key}"
+    if dialect == SQLITE:
+        value = func.json_extract(document, path)
+        return case(
+            (func.json_type(document, path) == "text", case((func.length(value) <= max_length, value)))
+        )
+    value = func.json_value(document, path)
+    return case(
+        (
+            func.json_type(func.json_extract(document, path)) == "STRING",
+            case((func.char_length(value) <= max_length, value)),
+        )
+    )
+
+
+def json_uid(dialect: str, document: ColumnElement[Any], key: str) -> ColumnElement[Any]:
+    """The document's top-level `key` when it is a JSON integer from 1 to MAX_UID, else NULL.
+
+    Nested CASEs, because only CASE promises the order of evaluation: a cast is reached only for a text of
+    at most ten digits, so that no cast can fail or be truncated with a warning.
+    """
+    digits = len(str(MAX_UID))
+    if dialect == POSTGRESQL:
+        text = document[key].astext
+        number = text.cast(pg.BIGINT)
+        return case(
+            (
+                func.jsonb_typeof(document[key]) == "number",
+                case(
+                    (
+                        text.regexp_match(f"^[0-9]{{1,{digits}}}$"),
+                        case((number.between(1, MAX_UID), number.cast(Integer))),
+                    )
+                ),
+            )
+        )
+    path = f"$.{key}"
+    if dialect == SQLITE:
+        value = func.json_extract(document, path)
+        return case((func.json_type(document, path) == "integer", case((value.between(1, MAX_UID), value))))
+    text = func.json_value(document, path)
+    number = text.cast(Integer)
+    return case(
+        (
+            func.json_type(func.json_extract(document, path)) == "INTEGER",
+            case(
+                (
+                    func.char_length(text) <= digits,
+                    case((number.between(1, MAX_UID), number)),
+                )
+            ),
+        )
+    )
+
+
+def record_keys(
+    dialect: str, document: ColumnElement[Any], actiontype: ColumnElement[int]
+) -> ColumnElement[Any]:
+    """The field names a history row records: newRecord's keys (modify), the record's keys (add).
+
+    Only the keys, never the values (DESIGN.md rule 7). NULL when history_data is not JSON or does not hold
+    an object there, and for every other action. The driver returns a JSON array text on every dialect,
+    which `fields_of` turns into a frozenset (once per distinct list: editors change the same fields again).
+    On PostgreSQL a text rather than a text[]: an array is parsed element by element in Python by the driver
+    and SQLAlchemy, three times the cost of the whole rest of a history row (measured).
+    """
+    if dialect == POSTGRESQL:
+        target = case((actiontype == Action.MODIFY.value, document["newRecord"]), else_=document)
+        key = func.jsonb_object_keys(target).column_valued("key")
+        keys = cast(select(func.json_agg(key)).scalar_subquery(), Text)
+        no_keys = literal("[]")  # json_agg over no rows is NULL, not empty
+        object_keys = case((func.jsonb_typeof(target) == "object", func.coalesce(keys, no_keys)))
+        return case((actiontype.in_((Action.ADD.value, Action.MODIFY.value)), object_keys))
+    if dialect == SQLITE:
+        modify = _sqlite_keys(document, "$.newRecord")
+        add = _sqlite_keys(document, "$")
+        return case((actiontype == Action.MODIFY.value, modify), (actiontype == Action.ADD.value, add))
+    if is_mariadb(dialect):
+        # JSON_KEYS gives NULL when the path is missing or not an object, '[]' for an empty object.
+        return case(
+            (actiontype == Action.MODIFY.value, func.json_keys(document, "$.newRecord")),
+            (actiontype == Action.ADD.value, func.json_keys(document)),
+        )
+    raise NotImplementedError(f"no history keys for the {dialect} dialect")
+
+
+def _sqlite_keys(document: ColumnElement[Any], path: str) -> ColumnElement[Any]:
+    each = func.json_each(document, path).table_valued("key")
+    keys = select(func.json_group_array(each.c.key)).select_from(each).scalar_subquery()
+    return case((func.json_type(document, path) == "object", keys))
+
+
+def fields_of(value: Any) -> frozenset[str] | None:
+    """The keys `record_keys` returned, as a frozenset; None when they could not be read."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _fields_of_text(value)
+    return frozenset(value) if all(isinstance(key, str) for key in value) else None
+
+
+@functools.lru_cache(maxsize=4_096)
+def _fields_of_text(value: str) -> frozenset[str] | None:
+    # A record table has a few dozen fields and editors change a few at a time: the same key lists recur.
+    keys = json.loads(value)
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        return None
+    return frozenset(keys)
+
+
+def is_json_object(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[Any]:
+    """1 when the text is a JSON object, else 0 (NULL, not JSON, or another JSON value); never an error.
+
+    PostgreSQL only: `guarded=False` casts directly, about twice as fast as the guarded function but raising
+    a data exception (SQLSTATE class 22) on a text that is not JSON; the caller asks again guarded then.
+    """
+    if dialect == POSTGRESQL:
+        document = json_document(dialect, text) if guarded else text.cast(pg.JSONB)
+        return case((func.jsonb_typeof(document) == "object", 1), else_=0)
+    if dialect == SQLITE or is_mariadb(dialect):
+        # json_type would fail on a text that is not JSON; only CASE promises json_valid is asked first.
+        kind = "object" if dialect == SQLITE else "OBJECT"
+        return case((func.json_valid(text) == 1, case((func.json_type(text) == kind, 1), else_=0)), else_=0)
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def is_json_cast_error(error: DBAPIError) -> bool:
+    """PostgreSQL refused a text as jsonb: what the guarded function turns into NULL (SQLSTATE class 22, a
+    data exception, or 54, a program limit exceeded)."""
+    state = getattr(error.orig, "sqlstate", None)
+    return isinstance(state, str) and state.startswith(("22", "54"))
+
+
+def cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
+    """`run(guarded)`: on PostgreSQL first unguarded, in a savepoint, and guarded only if that fails.
+
+    The guarded reading (`json_document`, `is_json_object`, `payload_shape`, `kept_payload`) opens a
+    subtransaction for every text it parses: a third of the time it takes to read the tool_write payloads
+    (measured). The direct cast gives the same documents and raises only on a text it cannot read as JSON
+    (`is_json_cast_error`), which the guarded run then reads as no JSON, as always. Other dialects read
+    guarded at no extra cost.
+    """
+    if connection.dialect.name != POSTGRESQL:
+        return run(True)
+    try:
+        with connection.begin_nested():
+            return run(False)
+    except DBAPIError as error:
+        if not is_json_cast_error(error):
+            raise
+    return run(True)
+
+
+# A \u0000 or a surrogate escape that is an escape (after an even run of backslashes): PostgreSQL's json

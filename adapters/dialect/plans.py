@@ -1,0 +1,207 @@
+"""Plans that do not depend on statistics (installations rarely run ANALYZE): fences and a batch's keys.
+
+* `fenced`: keep PostgreSQL from inlining a subquery (OFFSET 0).
+* a batch's keys in one parameter (SQLite `json_each`, PostgreSQL an array; MariaDB an IN list), looked up
+  one index probe per key on PostgreSQL (`each_key`): `for_values`, `for_records`.
+* `outer_probe`: a LEFT JOIN that stays a primary-key probe per row on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    FromClause,
+    Integer,
+    Join,
+    Select,
+    String,
+    Table,
+    and_,
+    any_,
+    bindparam,
+    cast,
+    func,
+    or_,
+    select,
+    true,
+)
+from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import TypeEngine
+
+from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
+
+
+def fenced(dialect: str, query: Select[Any]) -> Select[Any]:
+    """Keep PostgreSQL from inlining or flattening a subquery (OFFSET 0, its documented way to stop that).
+
+    A parsed document is then computed once per row: the planner would otherwise copy the
+    `tx_runrecord_jsonb(...)` call into every place that reads the column. A correlated probe stays a probe
+    of its index for each outer row: unfenced, and without statistics, the planner may hash the whole table
+    instead. The other dialects need no fence (their document is the text itself), and a LIMIT would make
+    MariaDB materialise the subquery.
+    """
+    return query.offset(0) if dialect == POSTGRESQL else query
+
+
+def in_values(dialect: str, column: ColumnElement[Any], values: Iterable[Any]) -> ColumnElement[bool]:
+    """`column IN (values)`, with the values bound as ONE parameter where the dialect can.
+
+    SQLite: `IN (SELECT value FROM json_each(:json))`, a list subquery its planner drives the column's index
+    with; MariaDB: an expanded IN list (PyMySQL interpolates it cheaply and the range optimizer reads it as
+    index lookups); PostgreSQL: `= ANY(:array)`, which its planner, without statistics, may answer with a scan
+    of every row: a lookup that must stay one index probe per key uses `each_key` there instead.
+    """
+    ordered = sorted(set(values))
+    if dialect == SQLITE:
+        each = func.json_each(bindparam(None, json.dumps(ordered), type_=String)).table_valued("value")
+        return column.in_(select(each.c.value))
+    if dialect == POSTGRESQL:
+        return column == any_(_pg_array(None, column.type, ordered))
+    if is_mariadb(dialect):
+        return column.in_(ordered)
+    raise NotImplementedError(f"no IN list for the {dialect} dialect")
+
+
+def key_table(name: str, keys: Mapping[str, tuple[TypeEngine[Any], Sequence[Any]]]) -> TableValuedAlias:
+    """PostgreSQL: the keys as a table, `unnest(:a, :b, …) AS name(a, b, …)`: an array parameter a column."""
+    arrays = [_pg_array(f"{name}_{column}", kind, values) for column, (kind, values) in keys.items()]
+    return func.unnest(*arrays).table_valued(*keys).render_derived(name=name)
+
+
+def _pg_array(name: str | None, kind: TypeEngine[Any], values: Sequence[Any]) -> ColumnElement[Any]:
+    """An array parameter, bound as the text of a PostgreSQL array literal and cast to `kind`[] in SQL.
+
+    psycopg adapts a Python list element by element in Python, a regular expression per text (1.3 ms for
+    2,000 integers, 3.7 ms for 2,000 uuids, measured); the literal is built in a few string joins and parsed
+    by the server in C (0.4 ms and 1.1 ms).
+    """
+    return cast(bindparam(name, array_literal(values), type_=String), pg.ARRAY(_unsized(kind)))
+
+
+def array_literal(values: Iterable[Any]) -> str:
+    """The text of a PostgreSQL array literal of integers, texts and NULLs: `{1,NULL}`, `{"a","b\\"c"}`.
+
+    Integers are written as digits; texts in double quotes with any double quote or backslash escaped by a
+    backslash, which is all the array syntax asks (any other character, braces and commas too, is literal
+    inside the quotes); None is NULL. Any other type is refused rather than guessed at.
+    """
+    values = list(values)
+    kinds = set(map(type, values))
+    # The common cases in a few joins: uids and counts (some NULL), texts without a quote or backslash.
+    if kinds <= {int}:
+        return "{" + ",".join(map(str, values)) + "}"
+    if kinds <= {int, type(None)}:
+        return "{" + ",".join("NULL" if value is None else str(value) for value in values) + "}"
+    if kinds <= {str}:
+        text = "".join(values)
+        if "\\" not in text and '"' not in text:
+            return '{"' + '","'.join(values) + '"}'
+    parts = []
+    for value in values:
+        if value is None:
+            parts.append("NULL")
+        elif isinstance(value, str):
+            parts.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        elif isinstance(value, int) and not isinstance(value, bool):
+            parts.append(str(value))
+        else:
+            raise TypeError(f"no array literal for a {type(value).__name__}")
+    return "{" + ",".join(parts) + "}"
+
+
+def each_key(keys: TableValuedAlias, lookup: Select[Any], name: str) -> Select[Any]:
+    """PostgreSQL: the rows `lookup` finds for each row of `keys`, one index probe per key.
+
+    `lookup` is correlated to `keys` (its WHERE compares indexed columns with theirs). It runs as a LATERAL
+    subquery fenced with OFFSET 0, which the planner cannot merge into a join: without the fence, and without
+    statistics, it may hash-join a scan of the whole table instead (measured: 1.5 s against 12 ms for the
+    sys_history of 1,500 records among 2,000,000 rows). The fence also computes each column once per row.
+    """
+    found = lookup.offset(0).lateral(name)
+    return select(*found.c).select_from(keys).join(found, true())
+
+
+def _unsized(kind: TypeEngine[Any]) -> TypeEngine[Any]:
+    # VARCHAR(n)[] would truncate a longer text in the cast; VARCHAR[] leaves the column to refuse it, as a
+    # plain INSERT does.
+    return String() if isinstance(kind, String) else kind
+
+
+# The condition a lookup is built with: column(s) of the looked-up table equal to one of the keys.
+Match = Callable[[ColumnElement[Any]], ColumnElement[bool]]
+RecordMatch = Callable[[ColumnElement[str], ColumnElement[int]], ColumnElement[bool]]
+
+
+def for_values(
+    dialect: str,
+    kind: TypeEngine[Any],
+    values: Collection[Any],
+    lookup: Callable[[Match], Select[Any]],
+    name: str,
+) -> Select[Any]:
+    """`lookup` for every one of the values, each an index lookup on every dialect.
+
+    PostgreSQL: the values as one array parameter, each looked up by a LATERAL subquery (`each_key`);
+    SQLite and MariaDB: `column IN (…)` bound as `in_values` binds it.
+    """
+    if dialect == POSTGRESQL:
+        keys = key_table(f"{name}_key", {"value": (kind, sorted(set(values)))})
+        return each_key(keys, lookup(lambda column: column == keys.c.value), name)
+    return lookup(lambda column: in_values(dialect, column, values))
+
+
+def for_records(
+    dialect: str,
+    records: Mapping[str, Collection[int]],
+    lookup: Callable[[RecordMatch], Select[Any]],
+    name: str,
+) -> Select[Any]:
+    """`lookup` for every record (tablename, uid), each an index lookup on (tablename, uid).
+
+    PostgreSQL: two array parameters, the records looked up one by one (`each_key`); SQLite and MariaDB:
+    (tablename = T1 AND uid IN (…)) OR (tablename = T2 AND uid IN (…)).
+    """
+    if dialect == POSTGRESQL:
+        pairs = sorted((table, uid) for table, uids in records.items() for uid in set(uids))
+        keys = key_table(
+            f"{name}_key",
+            {"tablename": (String(), [t for t, _ in pairs]), "recuid": (Integer(), [u for _, u in pairs])},
+        )
+        return each_key(
+            keys, lookup(lambda names, uids: and_(names == keys.c.tablename, uids == keys.c.recuid)), name
+        )
+
+    def per_table(names: ColumnElement[str], uids: ColumnElement[int]) -> ColumnElement[bool]:
+        return or_(
+            *(
+                and_(names == table, in_values(dialect, uids, wanted))
+                for table, wanted in sorted(records.items())
+                if wanted
+            )
+        )
+
+    return lookup(per_table)
+
+
+def outer_probe(
+    dialect: str,
+    left: FromClause,
+    right: Table,
+    on: ColumnElement[bool],
+    columns: Sequence[ColumnElement[Any]],
+    name: str,
+) -> tuple[Join, FromClause]:
+    """`left LEFT JOIN right ON on`, and what the right side's `columns` are read from.
+
+    PostgreSQL looks each row up through a fenced LATERAL subquery: a plain join lets its planner, without
+    statistics on `right`, sort the whole table for every page of `left`.
+    """
+    if dialect == POSTGRESQL:
+        found = select(*columns).where(on).offset(0).lateral(name)
+        return left.outerjoin(found, true()), found
+    return left.outerjoin(right, on), right

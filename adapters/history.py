@@ -1,0 +1,202 @@
+"""sys_history and the written records as the derivation reads them (003_…): their history rows, the AI
+write times of each record, the oldest retained row, whether a record is still there, the table catalog.
+
+Plans that do not depend on statistics (installations rarely run ANALYZE): the history query selects by
+(tablename, recuid) only — no ORDER BY tstamp and no condition on tstamp, which would tempt SQLite into the
+(tablename, tstamp) index and a scan of the table per record — and rows are ordered in core; the oldest
+retained history row is found through the (tablename, tstamp) index a table name at a time rather than by an
+aggregate over the whole of sys_history. A batch's records are bound as one parameter; on PostgreSQL each is
+looked up through a LATERAL subquery fenced with OFFSET 0 (adapters.dialect.plans.for_records).
+tests/db/test_query_plans.py checks the plans with EXPLAIN.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Integer, Select, and_, case, column, func, inspect, select
+from sqlalchemy import table as table_clause
+from sqlalchemy.exc import SAWarning
+from sqlalchemy.sql.expression import ColumnClause
+
+from adapters import schema
+from adapters.derivation import write_target
+from adapters.dialect import json as sqljson
+from adapters.dialect import plans
+from core.outcomes import Action, HistoryRow, Presence
+
+RecordKey = tuple[str, int]  # (tablename, uid)
+
+# The actions whose history_data holds field names (newRecord of a modify, the record of an add).
+_WITH_FIELDS = (Action.ADD.value, Action.MODIFY.value)
+
+
+def history_query(
+    dialect: str,
+    records: Mapping[str, Collection[int]],
+    *,
+    keys_from: int,
+    keys_to: int,
+    guarded: bool = True,
+) -> Select[Any]:
+    """Every retained sys_history row of the records, with the field names of add and modify rows.
+
+    The keys are read in SQL (DESIGN.md rule 7: the values never leave the database), and only for rows
+    stamped from keys_from to keys_to: a row outside that span can only be evidence older than the write
+    (whose fields the rules never read) or a row after every window (where only a delete counts).
+    `guarded` as in adapters.dialect.json.json_document (see its cast_first).
+    """
+    h = schema.sys_history
+    wanted = and_(h.c.actiontype.in_(_WITH_FIELDS), h.c.tstamp.between(keys_from, keys_to))
+
+    def lookup(match: plans.RecordMatch) -> Select[Any]:
+        document = sqljson.json_document(dialect, h.c.history_data, guarded=guarded)
+        return select(
+            h.c.uid,
+            h.c.tstamp,
+            h.c.actiontype,
+            h.c.tablename,
+            h.c.recuid,
+            case((wanted, document)).label("document"),
+        ).where(match(h.c.tablename, h.c.recuid))
+
+    found = plans.for_records(dialect, records, lookup, "history_rows")
+    rows = plans.fenced(dialect, found).subquery("history")
+    return select(
+        rows.c.uid,
+        rows.c.tstamp,
+        rows.c.actiontype,
+        rows.c.tablename,
+        rows.c.recuid,
+        sqljson.record_keys(dialect, rows.c.document, rows.c.actiontype).label("fields"),
+    )
+
+
+def history_rows(
+    connection: Connection, records: Mapping[str, Collection[int]], *, keys_from: int, keys_to: int
+) -> dict[RecordKey, list[HistoryRow]]:
+    """The history rows of the records (see history_query), by record."""
+    if not any(records.values()):
+        return {}
+    dialect = connection.dialect.name
+
+    def read(guarded: bool) -> list[Any]:
+        query = history_query(dialect, records, keys_from=keys_from, keys_to=keys_to, guarded=guarded)
+        return list(connection.execute(query).all())
+
+    found: dict[RecordKey, list[HistoryRow]] = defaultdict(list)
+    fields_of = sqljson.fields_of
+    for uid, tstamp, actiontype, tablename, recuid, fields in sqljson.cast_first(connection, read):
+        found[(tablename, recuid)].append(HistoryRow(uid, tstamp, actiontype, fields_of(fields)))
+    return found
+
+
+def ai_write_times_query(dialect: str, records: Mapping[str, Collection[int]]) -> Select[Any]:
+    """When any run (due or not, of any batch) wrote each of the records (DESIGN.md rule 4), from the job's
+    write targets (adapters.derivation.create_write_targets)."""
+    w = write_target
+
+    def lookup(match: plans.RecordMatch) -> Select[Any]:
+        return select(w.c.tablename, w.c.recuid, w.c.written_at).where(match(w.c.tablename, w.c.recuid))
+
+    return plans.for_records(dialect, records, lookup, "ai_writes")
+
+
+def ai_write_times(
+    connection: Connection, records: Mapping[str, Collection[int]]
+) -> dict[RecordKey, list[int]]:
+    """The times of every AI write to each of the records, by record."""
+    if not any(records.values()):
+        return {}
+    found: dict[RecordKey, list[int]] = defaultdict(list)
+    query = ai_write_times_query(connection.dialect.name, records)
+    for tablename, recuid, written_at in connection.execute(query).all():
+        found[(tablename, recuid)].append(written_at)
+    return found
+
+
+def oldest_retained_tstamp(connection: Connection) -> int | None:
+    """The tstamp of the oldest row left in sys_history: min(tstamp), a table name at a time.
+
+    Equal to SELECT min(tstamp) FROM sys_history, which no index of sys_history answers: it reads the whole
+    table. Each step here is an index lookup on (tablename, tstamp): the next table name, then its oldest
+    row. sys_history names a few dozen tables.
+    """
+    h = schema.sys_history
+    oldest: int | None = None
+    name: str | None = None
+    while True:
+        following = select(func.min(h.c.tablename))
+        if name is not None:
+            following = following.where(h.c.tablename > name)
+        name = connection.execute(following).scalar()
+        if name is None:
+            return oldest
+        first = connection.execute(select(func.min(h.c.tstamp)).where(h.c.tablename == name)).scalar()
+        if first is not None and (oldest is None or first < oldest):
+            oldest = int(first)
+
+
+# --- where the written records are now --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """A table of this database, as far as presence needs it."""
+
+    name: str
+    has_uid: bool
+    has_deleted: bool
+
+
+class TableCatalog:
+    """The database's own list of tables: a write target's table name reaches SQL only once it is on it."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._inspector = inspect(connection)
+        self._names = frozenset(self._inspector.get_table_names())
+        self._tables: dict[str, RecordTable] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def get(self, name: str) -> RecordTable | None:
+        """The table of that exact name, or None when the database has none."""
+        if name not in self._names:
+            return None
+        if name not in self._tables:
+            with warnings.catch_warnings():
+                # Only the names are read: a column type SQLAlchemy cannot rebuild from its reflected
+                # arguments (SQLite's INTEGER(11) from a MySQL dump) is no reason to warn on every run.
+                warnings.simplefilter("ignore", SAWarning)
+                columns = {column_info["name"] for column_info in self._inspector.get_columns(name)}
+            self._tables[name] = RecordTable(name, "uid" in columns, "deleted" in columns)
+        return self._tables[name]
+
+
+def presence_query(dialect: str, table: RecordTable, uids: Collection[int]) -> Select[Any]:
+    """uid and deleted (when the table has that column) of the records still in the table."""
+    # The name comes from TableCatalog, i.e. from the database's own list, never from a payload unchecked.
+    columns: list[ColumnClause[Any]] = [column("uid"), *([column("deleted")] if table.has_deleted else [])]
+    record = table_clause(table.name, *columns)
+
+    def lookup(match: plans.Match) -> Select[Any]:
+        return select(*record.c).where(match(record.c.uid))
+
+    return plans.for_values(dialect, Integer(), uids, lookup, "present")
+
+
+def presence(connection: Connection, table: RecordTable, uids: Iterable[int]) -> dict[int, Presence]:
+    """Whether each record is still there: a row with deleted=0 (or no deleted column), deleted, or gone."""
+    wanted = set(uids)
+    found = dict.fromkeys(sorted(wanted), Presence.ROW_MISSING)
+    if not wanted or not table.has_uid:
+        return found
+    for row in connection.execute(presence_query(connection.dialect.name, table, wanted)).all():
+        deleted = bool(row[1]) if table.has_deleted else False
+        found[int(row[0])] = Presence.DELETED if deleted else Presence.PRESENT
+    return found

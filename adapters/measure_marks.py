@@ -1,0 +1,75 @@
+"""tx_runrecord_measure_mark: what the last measurement read of each source table, and its rule versions.
+
+A rerun reads only the conversations changed since these marks (adapters.facts.touched_conversations); the
+versions say which rules the stored facts follow and which metrics the stored rates hold, so that a page can
+tell a database measured before a metric existed from one where it counts none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, func, select
+
+from adapters import schema
+from adapters.dialect import bulk
+
+mark = schema.measure_mark
+
+# The mark that says which rules the stored facts follow (core.facts.MEASURE_VERSION).
+VERSION_MARK = "version"
+# The mark that says which metrics the stored rates hold (core.metrics.RATES_VERSION); 0 before it existed.
+RATES_VERSION_MARK = "rates_version"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The newest tstamp and uid of each source table (or as stored by the last measurement)."""
+
+    conversation_tstamp: int = 0
+    conversation_uid: int = 0
+    message_uid: int = 0
+    run_tstamp: int = 0
+    run_uid: int = 0
+    event_uid: int = 0
+
+    def as_rows(self) -> dict[str, int]:
+        """The marks by name, as tx_runrecord_measure_mark stores them."""
+        return dict(self.__dict__)
+
+
+def source_marks(connection: Connection) -> Marks:
+    """The newest tstamp and uid of conversations, messages, runs and events, as they stand now."""
+    c, m = schema.conversation.c, schema.message.c
+    r, e = schema.agentrun.c, schema.agentrun_event.c
+    conversations = connection.execute(select(func.max(c.tstamp), func.max(c.uid))).one()
+    runs = connection.execute(select(func.max(r.tstamp), func.max(r.uid))).one()
+    return Marks(
+        conversation_tstamp=int(conversations[0] or 0),
+        conversation_uid=int(conversations[1] or 0),
+        message_uid=int(connection.execute(select(func.max(m.uid))).scalar() or 0),
+        run_tstamp=int(runs[0] or 0),
+        run_uid=int(runs[1] or 0),
+        event_uid=int(connection.execute(select(func.max(e.uid))).scalar() or 0),
+    )
+
+
+def stored_marks(connection: Connection) -> dict[str, int]:
+    """The marks the last measurement stored, by name (empty before the first)."""
+    rows = connection.execute(select(mark.c.name, mark.c.value))
+    return {str(row.name): int(row.value) for row in rows}
+
+
+def rates_version(connection: Connection) -> int:
+    """The RATES_VERSION of the last measurement: 0 when none stored one (no measurement, or an older one)."""
+    query = select(mark.c.value).where(mark.c.name == RATES_VERSION_MARK)
+    return int(connection.execute(query).scalar() or 0)
+
+
+def save_marks(
+    connection: Connection, marks: Marks, *, measure_version: int, rates_version: int, now: int
+) -> None:
+    """Store the marks read and the versions of the rules and metrics that measured them."""
+    values = {**marks.as_rows(), VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
+    rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
+    connection.execute(bulk.upsert(connection.dialect.name, mark, ("name",)), rows)

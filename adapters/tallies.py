@@ -1,0 +1,196 @@
+"""The facts, derived outcomes and runs inside their window, counted per period and group by the database.
+
+Only counts leave the database (core.counting turns them into rates): a tally per period of the run's end,
+configuration, skill and state, whatever the number of runs. The periods counted are the open ones (from
+`open_from` on) and the listed ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from datetime import date
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_column, or_, select, true
+
+from adapters import schema
+from adapters.dialect import plans
+from adapters.facts import day_of
+from core.answers import AnswerState
+from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
+from core.events import EventKind
+from core.outcomes import CallOutcome
+from core.periods import Grain, unix_of
+
+event = schema.agentrun_event
+fact = schema.measure_fact
+run_outcome = schema.run_outcome
+write_outcome = schema.write_outcome
+
+STREAM_ROWS = 5_000  # rows a streamed result fetches at a time
+
+
+def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
+    """The earliest run end at or after `cutoff` (now − window): the first run that may still change."""
+    f = fact.c
+    value = connection.execute(select(func.min(f.ended_at)).where(f.ended_at >= cutoff)).scalar()
+    return None if value is None else int(value)
+
+
+def _period_column(grain: Grain) -> Any:
+    return fact.c.week_start if grain is Grain.WEEK else fact.c.day_start
+
+
+def fact_periods(connection: Connection, grain: Grain, *, before: date) -> set[date]:
+    """The periods before `before` that hold a fact."""
+    column = _period_column(grain)
+    query = select(column).where(fact.c.ended_at < unix_of(before)).distinct()
+    return {day_of(value) for value in connection.execute(query).scalars()}
+
+
+def _in_periods(grain: Grain, open_from: date | None, periods: Collection[date]) -> ColumnElement[bool]:
+    """Facts of the open periods (from `open_from` on) and of the listed ones; None and no list: all."""
+    if open_from is None and not periods:
+        return true()
+    conditions = []
+    if open_from is not None:
+        conditions.append(fact.c.ended_at >= unix_of(open_from))
+    if periods:
+        conditions.append(_period_column(grain).in_(sorted(periods)))
+    return or_(*conditions)
+
+
+def first_notice_at(connection: Connection) -> int | None:
+    """When the installation's first completed answer with a stored nothingSaved notice was stored (its
+    fact's time); None while there is none. Every fact counts, not only those of the periods written."""
+    f = fact.c
+    # In ended_at order (its index) up to the first match, rather than min() over every fact.
+    query = (
+        select(f.ended_at)
+        .where(f.answer == AnswerState.READ.value, f.notice == 1)
+        .order_by(f.ended_at)
+        .limit(1)
+    )
+    value = connection.execute(query).scalar()
+    return None if value is None else int(value)
+
+
+def fact_tallies(
+    connection: Connection,
+    grain: Grain,
+    *,
+    open_from: date | None,
+    periods: Collection[date],
+    first_notice: int | None = None,
+) -> list[FactTally]:
+    """Facts counted per period, configuration, skill and state, and whether they are at or after
+    `first_notice` (first_notice_at)."""
+    f = fact.c
+    keys: list[ColumnElement[Any]] = [
+        _period_column(grain),
+        f.configuration_identifier,
+        f.skill_identifier,
+        f.answer,
+        f.notice,
+        f.claim,
+        f.denial,
+        f.go_on,
+        f.problems,
+    ]
+    if first_notice is not None:
+        # Written into the statement, not bound: PostgreSQL matches a grouped expression to the selected one
+        # by its text, and two bound parameters are two texts. An int cannot carry anything else.
+        keys.append(case((f.ended_at >= literal_column(str(int(first_notice))), 1), else_=0))
+    query = (
+        select(*keys, func.sum(f.runs), func.count())
+        .where(_in_periods(grain, open_from, periods))
+        .group_by(*keys)
+    )
+    tallies = []
+    for row in connection.execute(query).all():
+        since = first_notice is not None and bool(row[9])
+        runs, facts = row[-2], row[-1]
+        tallies.append(
+            FactTally(
+                period=day_of(row[0]),
+                configuration=row[1],
+                skill=row[2],
+                answer=str(row[3]),
+                notice=bool(row[4]),
+                claim=str(row[5]),
+                denial=str(row[6]),
+                go_on=str(row[7]),
+                problems=str(row[8]),
+                runs=int(runs or 0),
+                facts=int(facts),
+                since_first_notice=since,
+            )
+        )
+    return tallies
+
+
+def _run_facts() -> Any:
+    f, o = fact.c, run_outcome.c
+    return run_outcome.join(fact, and_(f.run_uid == o.run_uid, f.message_uid == 0))
+
+
+def outcome_tallies(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> list[OutcomeTally]:
+    """Derived runs counted per period of the run's end, configuration, skill and outcome."""
+    f, o = fact.c, run_outcome.c
+    period = _period_column(grain)
+    keys = (period, f.configuration_identifier, f.skill_identifier, o.outcome)
+    query = (
+        select(*keys, func.count())
+        .select_from(_run_facts())
+        .where(_in_periods(grain, open_from, periods))
+        .group_by(*keys)
+    )
+    return [
+        OutcomeTally(day_of(row[0]), row[1], row[2], str(row[3]), int(row[4]))
+        for row in connection.execute(query).all()
+    ]
+
+
+def edited_writes(
+    connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
+) -> Iterator[EditedWrite]:
+    """The EDITED writes of EDITED runs in run order, with the run's period and groups; a run without one
+    yields NULL. Streamed: an installation has as many as it has EDITED runs."""
+    f, o, w = fact.c, run_outcome.c, write_outcome.c
+    edited = CallOutcome.EDITED.value
+    joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
+    query = (
+        select(_period_column(grain), f.configuration_identifier, f.skill_identifier, o.run_uid, w.edit_scope)
+        .select_from(joined)
+        .where(o.outcome == edited, _in_periods(grain, open_from, periods))
+        .order_by(o.run_uid)
+        .execution_options(yield_per=STREAM_ROWS)
+    )
+    for row in connection.execute(query):
+        yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4])
+
+
+def window_open_tallies(connection: Connection, grain: Grain, *, cutoff: int) -> list[OpenTally]:
+    """Runs still inside their window at `cutoff` = now − window, per period of the run's end, configuration
+    and skill: run facts ending at or after the cutoff, with a tool_write at or after it (the last write's
+    window has not closed: core.outcomes.is_due) and without a row in tx_runrecord_run_outcome.
+
+    A run ends after its writes, so only the run facts of the last window (the ended_at index) are looked at,
+    and for each an index probe of its events (run, sequence) that stops at the first write in the window.
+    On PostgreSQL both probes are fenced (OFFSET 0): unfenced, and without statistics, its planner may hash
+    every tool_write event instead (as adapters.derivation fences the answered runs).
+    """
+    f, e, o = fact.c, event.c, run_outcome.c
+    answered = select(o.run_uid).where(o.run_uid == f.run_uid)
+    wrote = select(e.uid).where(e.run == f.run_uid, e.kind == EventKind.TOOL_WRITE.value, e.crdate >= cutoff)
+    answered = plans.fenced(connection.dialect.name, answered)
+    wrote = plans.fenced(connection.dialect.name, wrote)
+    keys = (_period_column(grain), f.configuration_identifier, f.skill_identifier)
+    query = (
+        select(*keys, func.count())
+        .where(f.message_uid == 0, f.ended_at >= cutoff, ~answered.exists(), wrote.exists())
+        .group_by(*keys)
+    )
+    return [OpenTally(day_of(row[0]), row[1], row[2], int(row[3])) for row in connection.execute(query).all()]

@@ -1,0 +1,145 @@
+"""A rate before and after a date, from the stored figures of whole periods (`runrecord compare`, Rates page).
+
+Both sides are sums of whole periods of one grain, N weeks before the date and N weeks from it
+(core.periods.comparison_periods); a week that holds the date without starting on it is left out of both
+sides. Open periods count with what they hold now, and the report says how many there are. The arithmetic
+and the "too few to tell" rule are core.rates'; a configuration or skill with fewer than MIN_GROUP_RUNS runs
+in any period of a side is "too few to show" (DESIGN.md, "Privacy"): judged per period, not per side, or
+comparing sides of different lengths would give the figures of a small period away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from core.counting import Count
+from core.groups import Group, shown
+from core.metrics import RATES, Metric
+from core.periods import Grain, Sides, is_open, period_length
+from core.rates import MIN_DETECTABLE_DIFFERENCE, Comparison, Proportion, compare
+
+DEFAULT_WEEKS = 4
+
+# The metrics a comparison can name: every rate (runs and window_open are counts).
+RATE_METRICS: tuple[Metric, ...] = RATES
+
+RULE = (
+    f'"too few to tell" when the 95% interval of the difference (Newcombe) is wider than '
+    f"±{MIN_DETECTABLE_DIFFERENCE * 100:g} points, i.e. the samples cannot tell a difference of "
+    f"{MIN_DETECTABLE_DIFFERENCE * 100:g} points from none; otherwise significant when the two-sided "
+    "two-proportion z-test gives p < 0.05"
+)
+
+# The stored figures a comparison sums: (metric name, period start) → numerator, denominator, excluded.
+Figures = Mapping[tuple[str, date], Count]
+
+
+def metrics_read(metric: Metric) -> tuple[Metric, Metric]:
+    """The metrics whose figures a comparison of `metric` needs: it, and the runs its groups are judged by."""
+    return metric, Metric.RUNS
+
+
+@dataclass(frozen=True)
+class Side:
+    periods: tuple[date, ...]
+    with_data: int  # periods that hold the metric's rows
+    open_periods: int  # periods a run may still change at `now`
+    runs: int  # runs of the group in these periods
+    shown: bool  # a configuration or skill with fewer than MIN_GROUP_RUNS runs in a period is too few to show
+    proportion: Proportion
+    excluded: int
+
+    @property
+    def first(self) -> date:
+        """The side's first period."""
+        return self.periods[0]
+
+    def last_day(self, grain: Grain) -> date:
+        """The side's last day."""
+        return self.periods[-1] + period_length(grain) - timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class ComparisonReport:
+    metric: Metric
+    group: Group
+    grain: Grain
+    at: date
+    weeks: int
+    straddling: date | None
+    before: Side
+    after: Side
+    comparison: Comparison | None  # None when a side is too few to show
+    releases: tuple[str, ...]  # labels of the markers on `at`
+
+    @property
+    def verdict(self) -> str:
+        """significant drop/rise, no significant difference, too few to tell, or too few to show."""
+        if self.comparison is None:
+            return "too few to show"
+        if self.comparison.too_few_to_tell:
+            return "too few to tell"
+        if not self.comparison.significant:
+            return "no significant difference"
+        difference = self.comparison.difference or 0.0
+        return "significant drop" if difference < 0 else "significant rise"
+
+
+def side_of(
+    metric: Metric,
+    group: Group,
+    grain: Grain,
+    periods: Sequence[date],
+    figures: Figures,
+    *,
+    now: int,
+    window_s: int,
+) -> Side:
+    """A side: the metric's figures summed over its periods, shown only if no period of it is too small."""
+    rows = [figures[(metric.value, p)] for p in periods if (metric.value, p) in figures]
+    runs = Metric.RUNS.value
+    per_period = [figures[(runs, p)].numerator for p in periods if (runs, p) in figures]
+    total = sum(per_period)
+    return Side(
+        periods=tuple(periods),
+        with_data=len(rows),
+        open_periods=sum(1 for p in periods if is_open(p, grain, now=now, window_s=window_s)),
+        runs=total,
+        shown=shown(group, total) and all(shown(group, n) for n in per_period if n > 0),
+        proportion=Proportion(sum(r.numerator for r in rows), sum(r.denominator for r in rows)),
+        excluded=sum(r.excluded for r in rows),
+    )
+
+
+def comparison_report(
+    metric: Metric,
+    at: date,
+    sides: Sides,
+    figures: Figures,
+    *,
+    weeks: int,
+    group: Group,
+    grain: Grain,
+    releases: Sequence[str],
+    now: int,
+    window_s: int,
+) -> ComparisonReport:
+    """The metric over the periods before `at` against those from it; no comparison when a side is too few
+    to show."""
+    before = side_of(metric, group, grain, sides.before, figures, now=now, window_s=window_s)
+    after = side_of(metric, group, grain, sides.after, figures, now=now, window_s=window_s)
+    comparison = compare(before.proportion, after.proportion) if before.shown and after.shown else None
+    return ComparisonReport(
+        metric=metric,
+        group=group,
+        grain=grain,
+        at=at,
+        weeks=weeks,
+        straddling=sides.straddling,
+        before=before,
+        after=after,
+        comparison=comparison,
+        releases=tuple(releases),
+    )

@@ -1,0 +1,145 @@
+"""A comparison as the command line prints it and `--json` gives it (`runrecord compare`, measure-rates)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from core.comparison import RULE, ComparisonReport, Side
+from core.groups import MIN_GROUP_RUNS, Group, GroupKind
+from core.metrics import DEFINITIONS
+from core.rates import Interval
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(interval: Interval | None) -> str:
+    return "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:+.1f}".replace("-", "−")
+
+
+def group_text(group: Group) -> str:
+    """How a group reads in a line: all runs, configuration X, skill Y (skill none)."""
+    if group.kind is GroupKind.ALL:
+        return "all runs"
+    return f"{group.kind.value} {group.value or 'none'}"
+
+
+def comparison_text(report: ComparisonReport) -> list[str]:
+    """The comparison as the lines compare prints."""
+    definition = DEFINITIONS[report.metric]
+    marker = f" (release: {'; '.join(report.releases)})" if report.releases else ""
+    lines = [
+        f"{report.metric.value}, {group_text(report.group)}, at {report.at.isoformat()}{marker}",
+        f"  numerator:   {definition.numerator}",
+        f"  denominator: {definition.denominator}",
+        f"  excluded:    {definition.excluded}",
+    ]
+    for name, side in (("before", report.before), ("after", report.after)):
+        span = f"{side.first.isoformat()} – {side.last_day(report.grain).isoformat()}"
+        count = f"{len(side.periods)} {report.grain.value}s, {side.with_data} with data"
+        if side.open_periods:
+            count += f", {side.open_periods} still open"
+        if not side.shown:
+            few = f"fewer than {MIN_GROUP_RUNS} runs in a {report.grain.value}"
+            lines.append(f"  {name:<6}  {span} ({count}): too few to show ({few})")
+            continue
+        p = side.proportion
+        lines.append(
+            f"  {name:<6}  {span} ({count}): {p.numerator:,} / {p.denominator:,} = {_percent(p.rate)}, "
+            f"95% CI {_interval(p.interval)}, excluded {side.excluded:,}"
+        )
+    if report.straddling is not None:
+        lines.append(f"  the week of {report.straddling.isoformat()} holds the date and is on neither side")
+    comparison = report.comparison
+    if comparison is not None and comparison.difference is not None:
+        interval = comparison.difference_interval
+        assert interval is not None and comparison.p_value is not None
+        lines.append(
+            f"  difference {_points(comparison.difference)} points, 95% CI {_points(interval.low)} to "
+            f"{_points(interval.high)} (Newcombe); two-proportion z-test {_p(comparison.p_value)}"
+        )
+    lines.append(f"  → {report.verdict}")
+    lines.append(f"  rule: {RULE}")
+    return lines
+
+
+def _p(value: float) -> str:
+    """The p-value as it reads in a line: "p = 0.0123", or "p < 0.0001"."""
+    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
+
+
+def comparison_line(report: ComparisonReport) -> str:
+    """One line per metric, as measure-rates prints it under a release."""
+    before, after = report.before.proportion, report.after.proportion
+    text = (
+        f"{report.metric.value:<24} {_percent(before.rate):>6} ({before.numerator}/{before.denominator}) → "
+        f"{_percent(after.rate):>6} ({after.numerator}/{after.denominator})"
+    )
+    comparison = report.comparison
+    if comparison is not None and comparison.difference is not None and comparison.p_value is not None:
+        text += f"  {_points(comparison.difference)} points, {_p(comparison.p_value)}"
+    return f"{text}: {report.verdict}"
+
+
+def comparison_json(report: ComparisonReport) -> dict[str, Any]:
+    """The comparison for `--json`; a side too few to show carries no figures."""
+
+    def side(value: Side) -> dict[str, Any]:
+        shown_side: dict[str, Any] = {
+            "from": value.first.isoformat(),
+            "to": value.last_day(report.grain).isoformat(),
+            "periods": len(value.periods),
+            "periods_with_data": value.with_data,
+            "open_periods": value.open_periods,
+        }
+        if not value.shown:
+            return {**shown_side, "too_few_to_show": True}
+        interval = value.proportion.interval
+        return {
+            **shown_side,
+            "numerator": value.proportion.numerator,
+            "denominator": value.proportion.denominator,
+            "excluded": value.excluded,
+            "rate": value.proportion.rate,
+            "wilson_95": None if interval is None else [interval.low, interval.high],
+        }
+
+    comparison = report.comparison
+    difference: dict[str, Any] | None = None
+    if comparison is not None:
+        interval = comparison.difference_interval
+        difference = {
+            "after_minus_before": comparison.difference,
+            "newcombe_95": None if interval is None else [interval.low, interval.high],
+            "p_value": None
+            if comparison.p_value is None or math.isnan(comparison.p_value)
+            else comparison.p_value,
+            "too_few_to_tell": comparison.too_few_to_tell,
+            "significant": comparison.significant,
+        }
+    definition = DEFINITIONS[report.metric]
+    return {
+        "metric": report.metric.value,
+        "definition": {
+            "numerator": definition.numerator,
+            "denominator": definition.denominator,
+            "excluded": definition.excluded,
+        },
+        "group": report.group.label,
+        "grain": report.grain.value,
+        "at": report.at.isoformat(),
+        "weeks": report.weeks,
+        "releases": list(report.releases),
+        "straddling_period": None if report.straddling is None else report.straddling.isoformat(),
+        "before": side(report.before),
+        "after": side(report.after),
+        "difference": difference,
+        "verdict": report.verdict,
+        "rule": RULE,
+    }

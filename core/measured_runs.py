@@ -1,0 +1,43 @@
+"""A run as measure-rates reads it: its row's columns and what the database counted of its events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.run_status import RunStatus
+
+
+@dataclass(frozen=True)
+class EventCounts:
+    """What the database counted of a run's events (kind, sequence and crdate columns; payloads unread)."""
+
+    events: int = 0
+    tool_writes: int = 0
+    approvals: int = 0
+    openers: int = 0  # approval and input events: the run has openers + 1 segments
+    first_write_at: int | None = None
+    first_write_sequence: int | None = None
+    last_opener_sequence: int | None = None
+
+
+@dataclass(frozen=True)
+class RunRow:
+    uid: int
+    uuid: str
+    status: str
+    configuration: str
+    ended_at: int
+    counts: EventCounts = EventCounts()
+
+    @property
+    def waited_for_approval(self) -> bool:
+        """The run waited for an approval: it has an approval event or waits for one now."""
+        return self.counts.approvals > 0 or self.status == RunStatus.WAITING_FOR_APPROVAL
+
+
+def run_end(finished_at: int, tstamp: int, started_at: int, crdate: int) -> int:
+    """When a run ended: finished_at; for a run not finished (waiting, cancelled), its last update."""
+    for value in (finished_at, tstamp, started_at, crdate):
+        if value > 0:
+            return value
+    return 0

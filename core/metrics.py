@@ -1,0 +1,208 @@
+"""The metric registry: one row per metric, with its name, its label, its exact definition and its kind.
+
+The definition (numerator, denominator, excluded) is what `runrecord compare` prints and the README's table of
+rates says, word for word (tests/unit/test_readme.py holds them to it); the label is how the dashboard names
+the metric. Every metric but the counts is a proportion of units; a unit that could feed it but cannot be
+read is excluded, never counted as a zero. Two metrics are counts, not rates: the runs, and the runs still
+inside their window; they are stored the same way, with the denominator equal to the numerator, so that the
+pages read every figure from one table. How each metric is counted from the facts is core.counting's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+# What a measurement writes beyond what the facts say: raise when measure-rates writes a metric it did not
+# write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
+# can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
+# 2: window_open. 3: notice_agreement (closed periods get it too: measure-rates rewrites every period once).
+RATES_VERSION = 3
+
+
+class Metric(StrEnum):
+    # Runs ending in the period: the count a group's "too few to show" is judged by (DESIGN.md, "Privacy").
+    RUNS = "runs"
+    EDITED_RATE = "edited_rate"
+    DISCARDED_RATE = "discarded_rate"
+    ACCEPTED_UNCHANGED_RATE = "accepted_unchanged_rate"
+    UNKNOWN_SHARE = "unknown_share"
+    EDITED_RELEASED_ONLY = "edited_released_only"
+    EDITED_SAME_FIELDS = "edited_same_fields"
+    EDITED_OTHER_FIELDS = "edited_other_fields"
+    EDITED_FIELDS_UNKNOWN = "edited_fields_unknown"
+    NOTHING_SAVED_RATE = "nothing_saved_rate"
+    CLAIMED_UNWRITTEN_RATE = "claimed_unwritten_rate"
+    GO_ON_WHILE_WAITING = "go_on_while_waiting"
+    DENIAL_RATE = "denial_rate"
+    # The recomputed notice (claimed_unwritten_rate's rule) against the chat's stored one, from the first
+    # stored notice on: the evidence that the back-filled rate before the notice measures what it does after.
+    NOTICE_AGREEMENT = "notice_agreement"
+    # Runs ending in the period that are still inside their window (not derived yet): a count, beside the
+    # outcome mix. A period that holds none has no row (a closed period never holds one).
+    WINDOW_OPEN = "window_open"
+
+
+class MetricKind(StrEnum):
+    RATE = "rate"  # numerator over denominator, with its interval; compared across releases
+    COUNT = "count"  # never compared, never given a rate or an interval
+
+
+@dataclass(frozen=True)
+class MetricDefinition:
+    metric: Metric
+    label: str  # how the dashboard names it
+    numerator: str
+    denominator: str
+    excluded: str
+    kind: MetricKind = MetricKind.RATE
+    stored_since: int = 1  # the RATES_VERSION from which measure-rates stores it
+    short_label: str = ""  # its name under a heading that names its family already; "" for the label
+
+    @property
+    def count(self) -> bool:
+        """A count, not a rate."""
+        return self.kind is MetricKind.COUNT
+
+
+_COUNT = "the same (a count, not a rate)"
+_KNOWN_OUTCOME = "derived runs with a known outcome (accepted_unchanged, edited, discarded)"
+_OUTCOME_EXCLUDED = "derived runs whose outcome is unknown, or a value no rule writes"
+_SCOPE = (
+    "EDITED runs of scope {scope} (a run's scope is the first of same_fields, fields_unknown, other_fields, "
+    "released_only among its EDITED writes)"
+)
+_EDITED_RUNS = "EDITED runs"
+_SCOPE_EXCLUDED = "EDITED runs without a scoped EDITED write"
+_ANSWERS = (
+    "completed answers: a completed run's last assistant message in its last segment (one per run), and the "
+    "last assistant message naming a run that tx_nrllm_agentrun no longer holds"
+)
+_MESSAGES_UNREADABLE = "assistant messages whose payload cannot be read"
+_RECOMPUTED = (
+    'completed answers that claim a change (core.claims: a claim word such as "erledigt", "gespeichert", '
+    '"created", "updated" with no negation such as "nicht", "nichts", "kein", "not" among the three words '
+    "immediately before it, whatever punctuation or line break stands between them) while the run's "
+    "events show no write (core.saved: no tool_write, and no approved call that ran without error — the call "
+    "directly after an approval with approved = true: the first tool step after it that is no refusal "
+    "(0.0 ms), no display tool and no question) — recomputed for every answer, also those stored before the "
+    "notice existed"
+)
+
+
+def _scope(metric: Metric, scope: str, short_label: str) -> MetricDefinition:
+    return MetricDefinition(
+        metric,
+        f"EDITED: {short_label}",
+        _SCOPE.format(scope=scope),
+        _EDITED_RUNS,
+        _SCOPE_EXCLUDED,
+        short_label=short_label,
+    )
+
+
+# The exact definitions and the labels, in the order the README lists them.
+METRICS: tuple[MetricDefinition, ...] = (
+    MetricDefinition(
+        Metric.RUNS, "runs", "runs ending in the period", _COUNT, "nothing", kind=MetricKind.COUNT
+    ),
+    MetricDefinition(
+        Metric.EDITED_RATE, "EDITED", "derived runs with outcome edited", _KNOWN_OUTCOME, _OUTCOME_EXCLUDED
+    ),
+    MetricDefinition(
+        Metric.DISCARDED_RATE,
+        "DISCARDED",
+        "derived runs with outcome discarded",
+        _KNOWN_OUTCOME,
+        _OUTCOME_EXCLUDED,
+    ),
+    MetricDefinition(
+        Metric.ACCEPTED_UNCHANGED_RATE,
+        "ACCEPTED_UNCHANGED",
+        "derived runs with outcome accepted_unchanged",
+        _KNOWN_OUTCOME,
+        _OUTCOME_EXCLUDED,
+    ),
+    MetricDefinition(
+        Metric.UNKNOWN_SHARE,
+        "UNKNOWN (share of derived runs)",
+        "derived runs with outcome unknown",
+        "all derived runs",
+        "runs with an outcome value no rule writes",
+    ),
+    _scope(Metric.EDITED_RELEASED_ONLY, "released_only", "released only (only hidden changed)"),
+    _scope(Metric.EDITED_SAME_FIELDS, "same_fields", "same fields (the AI's own fields)"),
+    _scope(Metric.EDITED_OTHER_FIELDS, "other_fields", "other fields"),
+    _scope(Metric.EDITED_FIELDS_UNKNOWN, "fields_unknown", "fields unknown"),
+    MetricDefinition(
+        Metric.NOTHING_SAVED_RATE,
+        "nothingSaved, stored by the chat",
+        "completed answers the chat stored with the nothingSaved notice",
+        _ANSWERS,
+        _MESSAGES_UNREADABLE,
+    ),
+    MetricDefinition(
+        Metric.CLAIMED_UNWRITTEN_RATE,
+        "nothingSaved, recomputed from the runs",
+        _RECOMPUTED,
+        _ANSWERS,
+        f"claiming answers whose run's events cannot be read or are gone, and {_MESSAGES_UNREADABLE}",
+    ),
+    MetricDefinition(
+        Metric.GO_ON_WHILE_WAITING,
+        '"go on" while an approval waits',
+        'conversations in which a whole user message was a "go on" phrase sent while a run waited for an '
+        "approval",
+        "conversations with a run that waited for an approval (an approval event, or the status "
+        "waiting_for_approval); a conversation counts once, in the period and configuration of its first "
+        "such run",
+        "conversations without such a phrase but with an unreadable user message sent while an approval "
+        "waited",
+    ),
+    MetricDefinition(
+        Metric.DENIAL_RATE,
+        "denials of earlier work",
+        'completed answers that deny a change ("nichts gespeichert", "nothing was changed")',
+        "completed answers in conversations whose run record shows a write in an earlier segment (before the "
+        "record existed: the runs' tool_write events)",
+        f"answers in conversations whose run record cannot be read, and {_MESSAGES_UNREADABLE}",
+    ),
+    MetricDefinition(
+        Metric.NOTICE_AGREEMENT,
+        "nothingSaved, recomputed agrees with the chat's notice",
+        "completed answers where the recomputation (the rule of claimed_unwritten_rate) and the notice the "
+        "chat stored say the same: both nothingSaved, or neither",
+        "completed answers stored at or after the first stored notice: the earliest completed answer in the "
+        "installation that carries nothingSaved (an answer's time is its run's end; without its run, the "
+        "message's)",
+        "answers after it whose recomputation cannot tell (claiming answers whose run's events cannot be "
+        "read or are gone), and assistant messages after it that cannot be read",
+        stored_since=3,
+    ),
+    MetricDefinition(
+        Metric.WINDOW_OPEN,
+        "window not closed yet",
+        "runs ending in the period with at least one tool_write whose last write's window had not closed "
+        "when measure-rates ran (last write at or after now − window) and without a derived outcome",
+        _COUNT,
+        "nothing; only runs ending at or after now − window are looked at, so a closed period has none and "
+        "no row",
+        kind=MetricKind.COUNT,
+        stored_since=2,
+    ),
+)
+
+DEFINITIONS: Mapping[Metric, MetricDefinition] = {definition.metric: definition for definition in METRICS}
+# The counts (no rate, no interval, no comparison) and the rates: what compare and the pages offer.
+COUNTS: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if definition.count)
+RATES: tuple[Metric, ...] = tuple(definition.metric for definition in METRICS if not definition.count)
+STORED_SINCE: Mapping[Metric, int] = {definition.metric: definition.stored_since for definition in METRICS}
+
+
+def parse_metric(name: str) -> Metric | None:
+    """The metric a name stands for; None for a name that is none."""
+    try:
+        return Metric(name)
+    except ValueError:
+        return None

@@ -1,0 +1,131 @@
+"""The run record rebuilt from a conversation's runs' events beside the stored one, and the notes its next
+turn gets (000_…): what `runrecord record`, `runrecord notes` and the dashboard show of a conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from core.conversation import Conversation, Run
+from core.events import Segment, split_segments
+from core.notes import NotesResult, notes_for_conversation, page_prompt_line
+from core.run_record import (
+    CardReading,
+    EntryDifference,
+    RunRecordEntry,
+    UndecidedBy,
+    build_entries,
+    diff,
+    keep_newest,
+    read_cards,
+)
+from core.run_status import RunStatus, is_waiting
+from core.transcript import Role
+
+
+@dataclass(frozen=True)
+class RecordReport:
+    """The conversation, its record rebuilt from events, and where the stored record differs from it."""
+
+    conversation: Conversation
+    rebuilt: tuple[RunRecordEntry, ...]
+    differences: tuple[EntryDifference, ...]
+
+
+@dataclass(frozen=True)
+class NotesReport:
+    """The conversation, the notes its next turn gets, and the line naming its page."""
+
+    conversation: Conversation
+    notes: NotesResult
+    page_line: str
+
+
+def rebuild_record(conversation: Conversation) -> RecordReport:
+    """The run record rebuilt from the runs' events, and where it differs from the stored one."""
+    rebuilt: list[RunRecordEntry] = []
+    for run in conversation.runs:
+        rebuilt += _run_entries(conversation, run)
+    rebuilt.sort(key=lambda entry: (entry.at, entry.run_uuid, entry.segment))
+    entries = keep_newest(rebuilt)
+    differences = diff(conversation.stored_entries, entries) if conversation.stored_record_readable else ()
+    return RecordReport(conversation, entries, differences)
+
+
+def card_readings(conversation: Conversation, run: Run) -> dict[int, CardReading]:
+    """The cards the run's decisions answered, per continuation, read as the rebuilt record reads them."""
+    segments = split_segments(conversation.events.get(run.uuid, ()))
+    first, positions = _positions(conversation, run, segments)
+    return read_cards(run.uuid, segments, conversation.card_outcomes, position=first, positions=positions)
+
+
+def next_turn_notes(
+    conversation: Conversation, *, own_transcript_skills: Collection[str], last_page_visible: bool
+) -> NotesReport:
+    """The notes the next turn gets: built from the stored run record and card outcomes, as the chat does;
+    none for a conversation whose skill is one of `own_transcript_skills` (the setting of that name). The
+    last page is named only when `last_page_visible` (it still exists)."""
+    notes = notes_for_conversation(
+        conversation.skill,
+        own_transcript_skills,
+        conversation.messages,
+        conversation.stored_entries,
+        conversation.card_outcomes,
+    )
+    last_page_id = conversation.last_page_id
+    visible = last_page_id > 0 and last_page_visible
+    return NotesReport(
+        conversation, notes, page_prompt_line(conversation.page_id, last_page_id or None, visible)
+    )
+
+
+def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, ...]:
+    segments = split_segments(conversation.events.get(run.uuid, ()))
+    first, positions = _positions(conversation, run, segments)
+    return build_entries(
+        run.uuid,
+        segments,
+        status=run.status,
+        position=first,
+        positions=positions,
+        card_outcomes=conversation.card_outcomes,
+        left_by=_left_by(conversation, run, segments[-1].returned_at if segments else run.started_at),
+        at=run.finished_at or run.started_at,
+    )
+
+
+def _positions(
+    conversation: Conversation, run: Run, segments: Sequence[Segment]
+) -> tuple[int, dict[int, int]]:
+    """The transcript position of the run's turn and of each segment: its answer's, else where it would be."""
+    answered = {
+        m.segment: m.position
+        for m in conversation.messages
+        if m.run_uuid == run.uuid and m.segment is not None and m.role is Role.ASSISTANT
+    }
+    positions = {
+        segment.index: answered.get(segment.index, _next_position(conversation, segment.returned_at))
+        for segment in segments
+    }
+    return positions.get(0, _next_position(conversation, run.started_at)), positions
+
+
+def _next_position(conversation: Conversation, at: int) -> int:
+    """Where the answer of a segment that returned at `at` would stand: before the first later message."""
+    later = [sorting for sorting, created in conversation.message_times.items() if created > at]
+    # After the last message: the next sorting (sortings need not start at 0 or be dense).
+    return min(later, default=max(conversation.message_times, default=-1) + 1)
+
+
+def _left_by(conversation: Conversation, run: Run, returned_at: int) -> UndecidedBy | None:
+    """A waiting run left by a new message of the editor, or a run cancelled by the end of its tour (core
+    records a card or question left undecided only when the run waited for one)."""
+    if run.status == RunStatus.CANCELLED:
+        return UndecidedBy.TOUR_ENDED
+    if is_waiting(run.status):
+        later_user = any(
+            m.role is Role.USER and conversation.message_times.get(m.position, 0) > returned_at
+            for m in conversation.messages
+        )
+        return UndecidedBy.NEW_MESSAGE if later_user else None
+    return None

@@ -1,0 +1,222 @@
+"""A run's writes as its page shows them: each record, its stored outcome, reason and edit_scope, and the
+retained sys_history rows of its record around its window, each marked by the part it played.
+
+The rows that decided the outcome are those derive-outcomes stored (tx_runrecord_write_outcome.decided_by);
+a write derived before it stored them reads "not recorded", and no row is marked as deciding it. Only the
+keys of history_data are read (in SQL, by adapters.history), never its values or sys_history's `userid`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from adapters import outcomes as stored_outcomes
+from adapters import schema
+from adapters.history import history_rows
+from adapters.outcomes import StoredWriteOutcome
+from core.events import Event, Segment, write_completeness, write_target
+from core.events import WriteTarget as Target
+from core.outcomes import SAME_SAVE_S, Action, HistoryRow
+from dashboard.queries.common import when
+from dashboard.queries.runs import observed_later
+
+ACTIONS = {
+    Action.ADD: "add",
+    Action.MODIFY: "modify",
+    Action.MOVE: "move",
+    Action.DELETE: "delete",
+    Action.UNDELETE: "undelete",
+    Action.STAGE: "stage change",
+    Action.PUBLISH: "publish",
+}
+
+EVIDENCE = "evidence: the write's own row is retained"
+DECIDED = "decided the outcome"
+NOT_RECORDED = "not recorded"
+
+
+@dataclass(frozen=True)
+class WriteView:
+    """One tool_write of the run: its target, its stored outcome, and the history rows around its window."""
+
+    event_uid: int
+    record: str
+    written_at: int
+    completeness: str
+    outcome: str
+    reason: str
+    edit_scope: str
+    first_change_after_s: int | None
+    rule_version: str
+    decided_by: str  # the uids of the history rows that decided the outcome, NOT_RECORDED, or "none"
+    history: list[dict[str, Any]]
+    note: str
+
+
+def write_views(
+    connection: Connection,
+    segments: Sequence[Segment],
+    stored: dict[int, StoredWriteOutcome],
+    tables: frozenset[str],
+    window_s: int,
+    now: int,
+) -> list[WriteView]:
+    writes = [event for segment in segments for event in segment.writes]
+    if not writes:
+        return []
+    has_history = schema.sys_history.name in tables
+    targets = [write_target(event) for event in writes]
+    own = [
+        (target, event.crdate)
+        for event, target in zip(writes, targets, strict=True)
+        if isinstance(target, Target)
+    ]
+    views = []
+    for event, target in zip(writes, targets, strict=True):
+        saved = stored.get(event.uid)
+        history: list[dict[str, Any]] = []
+        note = observed_later(event.crdate, now, window_s) if saved is None else _not_recorded(saved)
+        if isinstance(target, Target):
+            record = target.record
+            if has_history:
+                decided = saved.decided_by if saved is not None else None
+                history, gone = _history(connection, event, target, decided, own, tables, window_s)
+                if gone:
+                    note = (
+                        f"{len(gone)} of the history rows that decided this outcome are no longer retained: "
+                        "they were trimmed after the outcome was derived, and the stored outcome is final"
+                    )
+        else:
+            record = f"unreadable target ({target.reason})"
+        views.append(
+            WriteView(
+                event_uid=event.uid,
+                record=record,
+                written_at=event.crdate,
+                completeness=write_completeness(event).value,
+                outcome=(saved.outcome if saved is not None else "") or "—",
+                reason=saved.reason if saved is not None else "",
+                edit_scope=saved.edit_scope if saved is not None else "",
+                first_change_after_s=saved.first_change_after_s if saved is not None else None,
+                rule_version=saved.rule_version if saved is not None else "",
+                decided_by=decided_by_label(saved),
+                history=history,
+                note=note,
+            )
+        )
+    return views
+
+
+def decided_by_label(saved: StoredWriteOutcome | None) -> str:
+    """The history rows that decided a stored outcome as the page names them: their uids, NOT_RECORDED, or
+    "none" (an unknown outcome, decided by no row); "" before the write is derived."""
+    if saved is None:
+        return ""
+    if saved.decided_by is None:
+        return NOT_RECORDED
+    return ", ".join(str(uid) for uid in saved.decided_by) or "none"
+
+
+def _not_recorded(saved: StoredWriteOutcome) -> str:
+    if saved.decided_by is not None:
+        return ""
+    return (
+        "Which history rows decided this outcome is not recorded: it was derived before derive-outcomes "
+        "stored them, so no row below is marked as deciding it."
+    )
+
+
+def _history(
+    connection: Connection,
+    event: Event,
+    target: Target,
+    decided_by: Collection[int] | None,
+    own: Sequence[tuple[Target, int]],
+    tables: frozenset[str],
+    window_s: int,
+) -> tuple[list[dict[str, Any]], set[int]]:
+    """The record's retained history rows around the write, each marked by the part it played, and the
+    stored deciding rows that are no longer retained."""
+    t = event.crdate
+    closes = t + window_s
+    rows = history_rows(
+        connection, {target.table: [target.uid]}, keys_from=t - SAME_SAVE_S, keys_to=closes
+    ).get((target.table, target.uid), [])
+    ai_times = _ai_write_times(connection, target, t, closes, own, tables)
+    decided = set(decided_by or ())
+    ordered = sorted(rows, key=lambda row: (row.tstamp, row.uid))
+    shown = [row for row in ordered if row.uid in decided or _around(row, t, closes)]
+    marked = [
+        _history_row(row, t, closes, decided, ai_times, recorded=decided_by is not None) for row in shown
+    ]
+    return marked, decided - {row.uid for row in rows}
+
+
+def _ai_write_times(
+    connection: Connection,
+    target: Target,
+    t: int,
+    closes: int,
+    own: Sequence[tuple[Target, int]],
+    tables: frozenset[str],
+) -> list[int]:
+    """When runs wrote the record in the window: this run's and every derived run's (DESIGN.md rule 4)."""
+    times = {at for written, at in own if written == target}
+    if schema.write_outcome.name in tables:
+        times |= set(
+            stored_outcomes.derived_write_times(
+                connection, target.table, target.uid, written_from=t - SAME_SAVE_S, written_to=closes
+            )
+        )
+    return sorted(times)
+
+
+def _around(row: HistoryRow, t: int, closes: int) -> bool:
+    in_window = t - SAME_SAVE_S <= row.tstamp <= closes
+    later_delete = row.tstamp > closes and row.action is Action.DELETE
+    return in_window or later_delete
+
+
+def _history_row(
+    row: HistoryRow,
+    t: int,
+    closes: int,
+    decided: set[int],
+    ai_times: Sequence[int],
+    *,
+    recorded: bool,
+) -> dict[str, Any]:
+    # A stored deciding row stamped by the write's own save is its evidence (DESIGN.md rule 3); the others
+    # are the human rows that decided it (a human row is never within SAME_SAVE_S of the write: rule 4).
+    if row.uid in decided:
+        part = EVIDENCE if row.tstamp <= t + SAME_SAVE_S else DECIDED
+    elif any(abs(row.tstamp - at) <= SAME_SAVE_S for at in ai_times):
+        part = "an AI write, not a human change"
+    elif row.tstamp > closes:
+        part = "after the window"
+    elif row.tstamp > t:
+        part = "in the window, not a modification" if recorded else "in the window"
+    else:
+        part = "the write's own save"
+    action = row.action
+    return {
+        "history uid": row.uid,
+        "when (UTC)": when(row.tstamp, seconds=True),
+        "after the write": duration(row.tstamp - t),
+        "action": ACTIONS[action] if action is not None else f"action {row.actiontype}",
+        "fields": ", ".join(sorted(row.fields)) if row.fields else "",
+        "part": part,
+    }
+
+
+def duration(seconds: int) -> str:
+    """A span of seconds as the page shows it: seconds, hours or days."""
+    if abs(seconds) < 120:
+        return f"{seconds} s"
+    if abs(seconds) < 2 * 86_400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"

@@ -1,0 +1,102 @@
+"""A rate before and after a date from stored figures (core.comparison), and how compare prints it."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from core.comparison import comparison_report, metrics_read
+from core.comparison_text import comparison_json, comparison_line, comparison_text
+from core.counting import Count
+from core.groups import ALL_RUNS, Group, GroupKind
+from core.metrics import Metric
+from core.periods import Grain, comparison_periods
+from core.time import DAY_S
+
+AT = date(2026, 10, 12)  # a Monday
+WEEK_S = 7 * DAY_S
+LONG_AFTER = int(datetime(2027, 6, 1, tzinfo=UTC).timestamp())  # every period closed long ago
+METRIC = Metric.CLAIMED_UNWRITTEN_RATE
+
+
+def figures(
+    before: list[tuple[int, int, int]], after: list[tuple[int, int, int]]
+) -> dict[tuple[str, date], Count]:
+    """(numerator, denominator, runs) per period, oldest first, on each side of AT."""
+    sides = comparison_periods(AT, len(before), Grain.WEEK)
+    found: dict[tuple[str, date], Count] = {}
+    for period, (numerator, denominator, runs) in zip(
+        sides.before + sides.after, before + after, strict=True
+    ):
+        found[(METRIC.value, period)] = Count(numerator, denominator, 0)
+        found[(Metric.RUNS.value, period)] = Count(runs, runs, 0)
+    return found
+
+
+def test_a_comparison_reads_its_metric_and_the_runs_its_groups_are_judged_by() -> None:
+    assert metrics_read(METRIC) == (METRIC, Metric.RUNS)
+
+
+def test_both_sides_sum_their_periods_and_a_large_drop_is_significant() -> None:
+    stored = figures([(60, 300, 300), (60, 300, 300)], [(6, 300, 300), (6, 300, 300)])
+
+    report = comparison_report(
+        METRIC,
+        AT,
+        comparison_periods(AT, 2, Grain.WEEK),
+        stored,
+        weeks=2,
+        group=ALL_RUNS,
+        grain=Grain.WEEK,
+        releases=("Prompt rule",),
+        now=LONG_AFTER,
+        window_s=WEEK_S,
+    )
+
+    assert (report.before.proportion.numerator, report.before.proportion.denominator) == (120, 600)
+    assert (report.after.proportion.numerator, report.after.proportion.denominator) == (12, 600)
+    assert report.before.open_periods == report.after.open_periods == 0
+    assert report.verdict == "significant drop"
+    assert comparison_line(report).endswith(": significant drop")
+
+
+def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show() -> None:
+    stored = figures([(3, 40, 40), (1, 4, 4)], [(3, 40, 40), (3, 40, 40)])
+    group = Group(GroupKind.CONFIGURATION, "seo-assistant")
+
+    report = comparison_report(
+        METRIC,
+        AT,
+        comparison_periods(AT, 2, Grain.WEEK),
+        stored,
+        weeks=2,
+        group=group,
+        grain=Grain.WEEK,
+        releases=(),
+        now=LONG_AFTER,
+        window_s=WEEK_S,
+    )
+
+    assert not report.before.shown and report.after.shown
+    assert report.comparison is None and report.verdict == "too few to show"
+    assert "numerator" not in comparison_json(report)["before"]
+
+
+def test_a_period_whose_runs_may_still_change_is_counted_as_open() -> None:
+    stored = figures([(1, 10, 10)], [(1, 10, 10)])
+    now = int(datetime(2026, 10, 20, tzinfo=UTC).timestamp())  # the week after AT has not closed
+
+    report = comparison_report(
+        METRIC,
+        AT,
+        comparison_periods(AT, 1, Grain.WEEK),
+        stored,
+        weeks=1,
+        group=ALL_RUNS,
+        grain=Grain.WEEK,
+        releases=(),
+        now=now,
+        window_s=WEEK_S,
+    )
+
+    assert (report.before.open_periods, report.after.open_periods) == (0, 1)
+    assert any("1 still open" in line for line in comparison_text(report))

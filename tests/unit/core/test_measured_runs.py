@@ -1,0 +1,10 @@
+"""A run as measure-rates reads it (core.measured_runs)."""
+
+from __future__ import annotations
+
+from core.measured_runs import run_end
+
+
+def test_a_run_that_has_not_finished_ends_at_its_last_update() -> None:
+    assert run_end(finished_at=0, tstamp=500, started_at=100, crdate=100) == 500
+    assert run_end(finished_at=400, tstamp=500, started_at=100, crdate=100) == 400

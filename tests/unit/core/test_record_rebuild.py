@@ -1,0 +1,134 @@
+"""A conversation's run record rebuilt from its runs' events, compared with the stored one, and the notes
+its next turn gets (000_…)."""
+
+from __future__ import annotations
+
+from core.notes import OWN_TRANSCRIPT_REASON
+from core.record_rebuild import next_turn_notes, rebuild_record
+from core.run_record import (
+    Completeness,
+    DifferenceKind,
+    Ended,
+    Undecided,
+    UndecidedBy,
+    UndecidedKind,
+    WrittenRecord,
+)
+from tests.unit.core.conversations_helpers import RUN_UUID, a_run, assistant, conversation, user
+from tests.unit.core.events_helpers import START, llm, run, tool, tool_write
+
+WROTE = run(llm(["update_page"]), tool("update_page"), tool_write("pages", 5, "complete"), llm())
+
+
+def test_a_completed_run_is_rebuilt_as_one_entry_at_its_answer_s_position() -> None:
+    loaded = conversation(
+        messages=[user(0), assistant(1)], runs=[a_run()], events={RUN_UUID: WROTE}, readable=False
+    )
+
+    report = rebuild_record(loaded)
+
+    (entry,) = report.rebuilt
+    assert (entry.run_uuid, entry.segment, entry.position, entry.ended) == (RUN_UUID, 0, 1, Ended.COMPLETED)
+    assert entry.writes == (WrittenRecord("pages:5", Completeness.COMPLETE),)
+    assert entry.at == WROTE[-1].crdate  # when its segment returned
+
+
+def test_an_unreadable_stored_record_is_not_compared() -> None:
+    loaded = conversation(
+        messages=[user(0), assistant(1)], runs=[a_run()], events={RUN_UUID: WROTE}, readable=False
+    )
+
+    assert rebuild_record(loaded).differences == ()
+
+
+def test_a_readable_stored_record_without_the_entry_differs_by_the_rebuilt_entry() -> None:
+    loaded = conversation(messages=[user(0), assistant(1)], runs=[a_run()], events={RUN_UUID: WROTE})
+
+    report = rebuild_record(loaded)
+
+    assert [(d.run_uuid, d.segment, d.kind) for d in report.differences] == [
+        (RUN_UUID, 0, DifferenceKind.ONLY_REBUILT)
+    ]
+
+
+def test_the_stored_record_rebuilt_again_agrees_with_itself() -> None:
+    first = rebuild_record(
+        conversation(messages=[user(0), assistant(1)], runs=[a_run()], events={RUN_UUID: WROTE})
+    )
+
+    again = rebuild_record(
+        conversation(
+            messages=[user(0), assistant(1)], runs=[a_run()], events={RUN_UUID: WROTE}, stored=first.rebuilt
+        )
+    )
+
+    assert again.differences == ()
+
+
+def test_a_waiting_run_the_editor_left_with_a_new_message_leaves_its_card_undecided() -> None:
+    waiting = run(llm(["update_page"]))
+    loaded = conversation(
+        messages=[user(0), user(1, "Lass das.")],
+        times={0: START - 10, 1: START + 3_600},
+        runs=[a_run("waiting_for_approval")],
+        events={RUN_UUID: waiting},
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert entry.undecided == Undecided(UndecidedKind.CARD, UndecidedBy.NEW_MESSAGE)
+    assert entry.position == 1  # where its answer would stand: before the first later message
+
+
+def test_a_waiting_run_without_a_later_message_still_waits_undecided_by_nobody() -> None:
+    loaded = conversation(
+        messages=[user(0)],
+        times={0: START - 10},
+        runs=[a_run("waiting_for_approval")],
+        events={RUN_UUID: run(llm(["update_page"]))},
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert entry.ended is Ended.WAITING and entry.undecided is None
+    assert entry.position == 1  # after the last message
+
+
+def test_a_cancelled_run_that_waited_was_left_by_the_end_of_its_tour() -> None:
+    loaded = conversation(
+        messages=[user(0)],
+        times={0: START - 10},
+        runs=[a_run("cancelled")],
+        events={RUN_UUID: run(llm(["ask_choice"]))},
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert entry.undecided == Undecided(UndecidedKind.QUESTION, UndecidedBy.TOUR_ENDED)
+
+
+def test_the_last_page_is_named_only_when_it_may_be_seen() -> None:
+    loaded = conversation(messages=[user(0)], view_context={"pageId": 0, "lastPageId": 42})
+
+    visible = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=True)
+    gone = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
+
+    assert "page 42" in visible.page_line
+    assert "42" not in gone.page_line
+
+
+def test_a_selected_page_is_named_whatever_the_last_page() -> None:
+    loaded = conversation(messages=[user(0)], view_context={"pageId": 3, "lastPageId": 42})
+
+    report = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
+
+    assert report.page_line == "The selected page is page 3."
+
+
+def test_a_skill_that_keeps_its_own_transcript_gets_no_notes() -> None:
+    loaded = conversation(messages=[user(0), assistant(1)], skill="alt-text")
+
+    report = next_turn_notes(loaded, own_transcript_skills=("alt-text",), last_page_visible=False)
+
+    assert report.notes.notes == ()
+    assert report.notes.no_notes_reason == OWN_TRANSCRIPT_REASON.format(skill="alt-text")
