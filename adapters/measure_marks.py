@@ -7,12 +7,15 @@ tell a database measured before a metric existed from one where it counts none.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 
 from sqlalchemy import Connection, func, select
 
 from adapters import schema
 from adapters.dialect import bulk
+from core.periods import Grain, period_start, unix_of
 
 mark = schema.measure_mark
 
@@ -20,6 +23,8 @@ mark = schema.measure_mark
 VERSION_MARK = "version"
 # The mark that says which metrics the stored rates hold (core.metrics.RATES_VERSION); 0 before it existed.
 RATES_VERSION_MARK = "rates_version"
+# The first open period of each grain as the last measurement found it (core.periods.open_from), as unix time.
+OPEN_FROM_MARK = "open_from_{grain}"
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,28 @@ def rates_version(connection: Connection) -> int:
     return int(connection.execute(query).scalar() or 0)
 
 
+def first_open(connection: Connection, grain: Grain, *, now: int) -> date:
+    """The first period of the grain the last measurement treated as open (its rates may still change);
+    before a measurement stored one, the period holding `now`."""
+    query = select(mark.c.value).where(mark.c.name == OPEN_FROM_MARK.format(grain=grain.value))
+    value = connection.execute(query).scalar()
+    if value is None:
+        return period_start(now, grain)
+    return datetime.fromtimestamp(int(value), tz=UTC).date()
+
+
 def save_marks(
-    connection: Connection, marks: Marks, *, measure_version: int, rates_version: int, now: int
+    connection: Connection,
+    marks: Marks,
+    *,
+    measure_version: int,
+    rates_version: int,
+    first_open: Mapping[Grain, date],
+    now: int,
 ) -> None:
-    """Store the marks read and the versions of the rules and metrics that measured them."""
-    values = {**marks.as_rows(), VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
+    """Store the marks read, the first open period of each grain measured, and the versions of the rules and
+    metrics that measured them."""
+    opens = {OPEN_FROM_MARK.format(grain=grain.value): unix_of(day) for grain, day in first_open.items()}
+    values = {**marks.as_rows(), **opens, VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
     rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
     connection.execute(bulk.upsert(connection.dialect.name, mark, ("name",)), rows)

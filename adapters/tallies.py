@@ -20,7 +20,8 @@ from core.answers import AnswerState
 from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind
 from core.outcomes import CallOutcome
-from core.periods import Grain, unix_of
+from core.periods import Grain, open_from, unix_of
+from core.window import window_cutoff
 
 event = schema.agentrun_event
 fact = schema.measure_fact
@@ -35,6 +36,13 @@ def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
     f = fact.c
     value = connection.execute(select(func.min(f.ended_at)).where(f.ended_at >= cutoff)).scalar()
     return None if value is None else int(value)
+
+
+def first_open_period(connection: Connection, grain: Grain, *, now: int, window_s: int) -> date:
+    """The first period open at `now` (core.periods.open_from on the stored facts): measure-rates rewrites it
+    and every later one, and stores it (adapters.measure_marks.first_open) for what shows its rates."""
+    earliest = earliest_end_after(connection, window_cutoff(now, window_s))
+    return open_from(now, window_s, earliest, grain)
 
 
 def _period_column(grain: Grain) -> Any:

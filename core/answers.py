@@ -14,7 +14,8 @@ from enum import StrEnum
 
 from core.claims import claims_change, denies_change
 from core.measured_runs import EventCounts, RunRow
-from core.run_record import RunRecordEntry, UnreadableEntry, parse_run_record
+from core.run_record import RunRecordEntry, UnreadableEntry
+from core.run_record_json import parse_run_record
 from core.run_status import RunStatus
 from core.saved import Verdict
 from core.transcript import Role, TranscriptMessage, UnreadableMessage, read_message

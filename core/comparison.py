@@ -94,8 +94,7 @@ def side_of(
     periods: Sequence[date],
     figures: Figures,
     *,
-    now: int,
-    window_s: int,
+    first_open: date,
 ) -> Side:
     """A side: the metric's figures summed over its periods, shown only if no period of it is too small."""
     rows = [figures[(metric.value, p)] for p in periods if (metric.value, p) in figures]
@@ -105,7 +104,7 @@ def side_of(
     return Side(
         periods=tuple(periods),
         with_data=len(rows),
-        open_periods=sum(1 for p in periods if is_open(p, grain, now=now, window_s=window_s)),
+        open_periods=sum(1 for p in periods if is_open(p, first_open)),
         runs=total,
         shown=shown(group, total) and all(shown(group, n) for n in per_period if n > 0),
         proportion=Proportion(sum(r.numerator for r in rows), sum(r.denominator for r in rows)),
@@ -123,13 +122,12 @@ def comparison_report(
     group: Group,
     grain: Grain,
     releases: Sequence[str],
-    now: int,
-    window_s: int,
+    first_open: date,
 ) -> ComparisonReport:
     """The metric over the periods before `at` against those from it; no comparison when a side is too few
     to show."""
-    before = side_of(metric, group, grain, sides.before, figures, now=now, window_s=window_s)
-    after = side_of(metric, group, grain, sides.after, figures, now=now, window_s=window_s)
+    before = side_of(metric, group, grain, sides.before, figures, first_open=first_open)
+    after = side_of(metric, group, grain, sides.after, figures, first_open=first_open)
     comparison = compare(before.proportion, after.proportion) if before.shown and after.shown else None
     return ComparisonReport(
         metric=metric,

@@ -14,7 +14,8 @@ from typing import Any
 
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem
-from core.run_record import RunRecordEntry, parse_run_record
+from core.run_record import RunRecordEntry
+from core.run_record_json import parse_run_record
 from core.transcript import TranscriptMessage, UnreadableMessage, read_message
 
 

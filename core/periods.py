@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
-from core.window import window_cutoff
-
 
 class Grain(StrEnum):
     DAY = "day"
@@ -47,9 +45,13 @@ def open_from(now: int, window_s: int, earliest_open_end: int | None, grain: Gra
     return min(current, period_start(earliest_open_end, grain))
 
 
-def is_open(period: date, grain: Grain, *, now: int, window_s: int) -> bool:
-    """A period is open while a run ending in it may still change: it ends after now − window."""
-    return unix_of(period + period_length(grain)) > window_cutoff(now, window_s)
+def is_open(period: date, first_open: date) -> bool:
+    """A period is open from the first open period on (`open_from`): measure-rates rewrites exactly these.
+
+    A quiet period that holds now − window but no run ending at or after it is closed, although it ends
+    after now − window: none of its runs can change any more.
+    """
+    return period >= first_open
 
 
 @dataclass(frozen=True)

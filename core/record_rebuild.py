@@ -9,16 +9,9 @@ from dataclasses import dataclass
 from core.conversation import Conversation, Run
 from core.events import Segment, split_segments
 from core.notes import NotesResult, notes_for_conversation, page_prompt_line
-from core.run_record import (
-    CardReading,
-    EntryDifference,
-    RunRecordEntry,
-    UndecidedBy,
-    build_entries,
-    diff,
-    keep_newest,
-    read_cards,
-)
+from core.record_diff import EntryDifference, diff
+from core.run_record import CardReading, RunRecordEntry, UndecidedBy, build_entries, read_cards
+from core.run_record_json import keep_newest
 from core.run_status import RunStatus, is_waiting
 from core.transcript import Role
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.notes import Note, Placement
+from core.record_diff import DifferenceKind
 from core.record_rebuild import NotesReport, RecordReport
-from core.run_record import DifferenceKind, RunRecordEntry
+from core.run_record import RunRecordEntry
 
 MARKS = {DifferenceKind.ONLY_STORED: "-", DifferenceKind.ONLY_REBUILT: "+", DifferenceKind.CHANGED: "≠"}
 

@@ -1,18 +1,16 @@
 """The run record: one entry per run segment, stored in tx_nrmcpagent_conversation.run_record (000_…).
 
 The JSON shape is DESIGN.md's ("Chat-side JSON"). `build_entries` builds a run's entries from its segments'
-structured steps, never from the model's words; `from_json` and `parse_run_record` read the stored column,
-tolerate keys they do not know and report what they cannot read as `UnreadableEntry`.
+structured steps, never from the model's words; core.run_record_json reads and writes the stored column,
+core.record_diff compares a stored record with a rebuilt one.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from core.cards import CardDecision, CardOutcome
 from core.events import (
@@ -27,7 +25,6 @@ from core.events import (
 )
 from core.refused import PLAIN_DENIAL, QUESTION_TOOLS, Opening, SegmentContext, opening_of, read_segment
 from core.run_status import RunStatus, is_waiting
-from core.table_names import TABLE_NAME
 
 __all__ = [
     "APPROVED_WITHOUT_OUTCOME",
@@ -38,9 +35,7 @@ __all__ = [
     "CardReading",
     "Completeness",
     "Decision",
-    "DifferenceKind",
     "Ended",
-    "EntryDifference",
     "RunRecordEntry",
     "RunStatus",
     "ToolUse",
@@ -50,11 +45,6 @@ __all__ = [
     "UnreadableEntry",
     "WrittenRecord",
     "build_entries",
-    "diff",
-    "dump_run_record",
-    "from_json",
-    "keep_newest",
-    "parse_run_record",
     "read_cards",
 ]
 
@@ -130,11 +120,6 @@ class RunRecordEntry:
     decision: Decision | None = None
     undecided: Undecided | None = None
     at: int = 0  # unix time the segment returned
-
-    @classmethod
-    def from_json(cls, value: object) -> RunRecordEntry | UnreadableEntry:
-        """The entry a stored value describes, or why it cannot be read (the module's `from_json`)."""
-        return from_json(value)
 
     def to_json(self) -> dict[str, Any]:
         """The entry in the stored column's shape (DESIGN.md)."""
@@ -408,185 +393,3 @@ def _written(segment: Segment) -> tuple[WrittenRecord, ...]:
         if known is None or _COMPLETENESS_RANK[completeness] > _COMPLETENESS_RANK[known]:
             records[record] = completeness
     return tuple(WrittenRecord(record, completeness) for record, completeness in records.items())
-
-
-class _UnreadableError(Exception):
-    pass
-
-
-def from_json(value: object) -> RunRecordEntry | UnreadableEntry:
-    """The entry a stored value describes; keys it does not know are ignored, a malformed known key is not."""
-    try:
-        return _entry(value)
-    except _UnreadableError as error:
-        return UnreadableEntry(str(error))
-
-
-def parse_run_record(
-    text: str | bytes | None,
-) -> tuple[tuple[RunRecordEntry, ...], tuple[UnreadableEntry, ...]]:
-    """The stored column's entries and the ones it cannot read; NULL or empty is a record without entries."""
-    if text is None or not text.strip():
-        return (), ()
-    try:
-        decoded = json.loads(text)
-    except ValueError:
-        return (), (UnreadableEntry("not JSON"),)
-    if not isinstance(decoded, list):
-        return (), (UnreadableEntry(f"not a list but {type(decoded).__name__}"),)
-    entries: list[RunRecordEntry] = []
-    problems: list[UnreadableEntry] = []
-    for index, item in enumerate(decoded):
-        read = from_json(item)
-        if isinstance(read, UnreadableEntry):
-            problems.append(replace(read, index=index))
-        else:
-            entries.append(read)
-    return tuple(entries), tuple(problems)
-
-
-def dump_run_record(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) -> str:
-    """The column's text: the newest `limit` entries as a JSON list."""
-    return json.dumps([entry.to_json() for entry in keep_newest(entries, limit)], ensure_ascii=False)
-
-
-def keep_newest(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) -> tuple[RunRecordEntry, ...]:
-    """The newest `limit` entries, in stored order; entries are appended, so the newest are the last."""
-    return tuple(entries[-limit:]) if limit > 0 else ()
-
-
-class DifferenceKind(StrEnum):
-    ONLY_STORED = "only_stored"
-    ONLY_REBUILT = "only_rebuilt"
-    CHANGED = "changed"
-
-
-@dataclass(frozen=True)
-class EntryDifference:
-    run_uuid: str
-    segment: int
-    kind: DifferenceKind
-    fields: tuple[str, ...]  # the JSON keys that differ; every key for an entry on one side only
-    stored: RunRecordEntry | None
-    rebuilt: RunRecordEntry | None
-
-
-def diff(
-    stored: Sequence[RunRecordEntry],
-    rebuilt: Sequence[RunRecordEntry],
-    *,
-    ignore: frozenset[str] = frozenset(),
-) -> tuple[EntryDifference, ...]:
-    """The entries that differ, matched by run and segment, stored order first; `ignore` names JSON keys."""
-    stored_by_key = {(entry.run_uuid, entry.segment): entry for entry in stored}
-    rebuilt_by_key = {(entry.run_uuid, entry.segment): entry for entry in rebuilt}
-    differences: list[EntryDifference] = []
-    for key in [*stored_by_key, *(key for key in rebuilt_by_key if key not in stored_by_key)]:
-        old, new = stored_by_key.get(key), rebuilt_by_key.get(key)
-        if old is None or new is None:
-            one = old or new
-            assert one is not None
-            keys = tuple(name for name in one.to_json() if name not in ignore)
-            kind = DifferenceKind.ONLY_REBUILT if old is None else DifferenceKind.ONLY_STORED
-            differences.append(EntryDifference(key[0], key[1], kind, keys, old, new))
-            continue
-        old_json, new_json = old.to_json(), new.to_json()
-        fields = tuple(name for name in old_json if name not in ignore and old_json[name] != new_json[name])
-        if fields:
-            differences.append(EntryDifference(key[0], key[1], DifferenceKind.CHANGED, fields, old, new))
-    return tuple(differences)
-
-
-# --- reading the stored JSON ------------------------------------------------------------------------------
-
-_E = TypeVar("_E", bound=StrEnum)
-_RECORD = re.compile(rf"{TABLE_NAME.pattern}:[1-9][0-9]*")
-
-
-def _entry(value: object) -> RunRecordEntry:
-    data = _object(value, "entry")
-    run_uuid = data.get("runUuid")
-    if not isinstance(run_uuid, str) or not run_uuid:
-        raise _UnreadableError("runUuid missing")
-    return RunRecordEntry(
-        run_uuid=run_uuid,
-        segment=_int(data, "segment", None),
-        position=_int(data, "position", 0),
-        card_outcomes_before=_int(data, "cardOutcomesBefore", 0),
-        ended=_enum(Ended, data.get("ended"), "ended"),
-        tools=tuple(
-            ToolUse(_name(tool, "name"), _int(tool, "calls", 0), _int(tool, "failed", 0))
-            for tool in _objects(data, "tools")
-        ),
-        writes=tuple(_written_record(write) for write in _objects(data, "writes")),
-        waiting=tuple(_name(call, "tool") for call in _objects(data, "waiting")),
-        decision=_decision(data.get("decision")),
-        undecided=_undecided(data.get("undecided")),
-        at=_int(data, "at", 0),
-    )
-
-
-def _object(value: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise _UnreadableError(f"{what} is not an object")
-    return value
-
-
-def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _UnreadableError(f"{key} is not a list")
-    return [_object(item, key) for item in value]
-
-
-def _int(data: Mapping[str, Any], key: str, default: int | None) -> int:
-    value = data.get(key)
-    if value is None and default is not None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise _UnreadableError(f"{key} is not a count")
-    return value
-
-
-def _name(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        raise _UnreadableError(f"{key} is not a name")
-    return identifier(value)
-
-
-def _enum(kind: type[_E], value: object, key: str) -> _E:
-    if isinstance(value, str):
-        for member in kind:
-            if member.value == value:
-                return member
-    raise _UnreadableError(f"{key} has an unknown value")
-
-
-def _written_record(data: Mapping[str, Any]) -> WrittenRecord:
-    record = data.get("record")
-    if not isinstance(record, str) or not (record == UNREADABLE_RECORD or _RECORD.fullmatch(record)):
-        raise _UnreadableError("record is not table:uid")
-    completeness = data.get("completeness")
-    if completeness is None:
-        return WrittenRecord(record, Completeness.UNCONFIRMED)
-    return WrittenRecord(record, _enum(Completeness, completeness, "completeness"))
-
-
-def _decision(value: object) -> Decision | None:
-    if value is None:
-        return None
-    data = _object(value, "decision")
-    answer = data.get("answer")
-    if not isinstance(answer, str):
-        raise _UnreadableError("decision answer is not text")
-    return Decision(_name(data, "tool"), answer)
-
-
-def _undecided(value: object) -> Undecided | None:
-    if value is None:
-        return None
-    data = _object(value, "undecided")
-    return Undecided(_enum(UndecidedKind, data.get("kind"), "kind"), _enum(UndecidedBy, data.get("by"), "by"))

@@ -98,11 +98,9 @@ def grains(url: str, data: common.Marks) -> list[str]:
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
-def rate_series(
-    url: str, data: common.Marks, metrics: tuple[str, ...], grain: str, at: int, window: int
-) -> rates.Series:
+def rate_series(url: str, data: common.Marks, metrics: tuple[str, ...], grain: str, at: int) -> rates.Series:
     """The rows of some metrics (group all) with rates, intervals and open periods."""
-    return rates.series(_engine(url), metrics, grain, now=at, window_s=window)
+    return rates.series(_engine(url), metrics, grain, now=at)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
@@ -120,16 +118,15 @@ def before_after(
     released_on: date,
     weeks: int,
     at: int,
-    window: int,
 ) -> ComparisonReport:
     """A marker's before/after comparison (as `runrecord compare`)."""
-    return rates.before_after(_engine(url), metric, grain, released_on, weeks, now=at, window_s=window)
+    return rates.before_after(_engine(url), metric, grain, released_on, weeks, now=at)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
-def outcome_mix(url: str, data: common.Marks, grain: str, at: int, window: int) -> pd.DataFrame:
+def outcome_mix(url: str, data: common.Marks, grain: str, at: int) -> pd.DataFrame:
     """Derived runs per period and outcome."""
-    return rates.outcome_mix(_engine(url), grain, now=at, window_s=window)
+    return rates.outcome_mix(_engine(url), grain, now=at)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
@@ -146,10 +143,10 @@ def notice_agreement(url: str, data: common.Marks, grain: str) -> rates.Agreemen
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
 def group_split(
-    url: str, data: common.Marks, metric: str, grain: str, group_kind: str, at: int, window: int
+    url: str, data: common.Marks, metric: str, grain: str, group_kind: str, at: int
 ) -> pd.DataFrame:
     """A metric per group and period, small groups blanked."""
-    return rates.group_split(_engine(url), metric, grain, group_kind, now=at, window_s=window)
+    return rates.group_split(_engine(url), metric, grain, group_kind, now=at)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)

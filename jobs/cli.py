@@ -488,7 +488,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
             raise RunrecordError(
                 f"{measure.JOB} on {describe(engine.url)} failed: {execution.result.message}"
             )
-        compared = releases.release_comparisons(engine, grain=chosen, now=now, window_s=window_s)
+        compared = releases.release_comparisons(engine, grain=chosen, now=now)
     finally:
         engine.dispose()
     summary = summaries[-1]
@@ -615,7 +615,6 @@ def compare_command(
             group=group,
             grain=Grain(grain),
             now=int(parse_now(now_text).timestamp()),
-            window_s=settings.window_seconds(),
         )
     finally:
         engine.dispose()

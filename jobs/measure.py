@@ -53,7 +53,7 @@ from core.facts import MEASURE_VERSION, Exclusion, Fact, conversation_facts, orp
 from core.groups import ALL_RUNS
 from core.measured_runs import EventCounts, RunRow, run_end
 from core.metrics import RATES_VERSION, Metric
-from core.periods import Grain, open_from, period_start
+from core.periods import Grain, period_start
 from core.saved import Verdict, nothing_saved
 from core.time import DAY_S
 from core.waits import Wait, approval_waits, needs_waits
@@ -224,7 +224,12 @@ def measure_rates(
             # As stored, every period summed: what the Rates page shows too.
             summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
             save_marks(
-                connection, current, measure_version=MEASURE_VERSION, rates_version=RATES_VERSION, now=now
+                connection,
+                current,
+                measure_version=MEASURE_VERSION,
+                rates_version=RATES_VERSION,
+                first_open={report.grain: report.first_open for report in summary.periods},
+                now=now,
             )
     summary.seconds = time.perf_counter() - started
     return summary
@@ -419,7 +424,7 @@ def _write_rates(
     first_notice: int | None,
 ) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
     cutoff = window_cutoff(now, window_s)
-    first_open = open_from(now, window_s, tallies.earliest_end_after(connection, cutoff), grain)
+    first_open = tallies.first_open_period(connection, grain, now=now, window_s=window_s)
     report = PeriodReport(grain, first_open)
     closed = tallies.fact_periods(connection, grain, before=first_open)
     stored = rates.stored_periods(connection, grain)

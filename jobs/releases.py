@@ -11,7 +11,7 @@ from datetime import date
 
 from sqlalchemy import Connection, Engine
 
-from adapters import rates
+from adapters import measure_marks, rates
 from adapters import releases as markers
 from adapters.database import RunrecordError, reported
 from adapters.releases import MAX_LABEL, Release
@@ -53,7 +53,6 @@ def compare_at(
     group: Group = ALL_RUNS,
     grain: Grain = Grain.WEEK,
     now: int,
-    window_s: int,
 ) -> ComparisonReport:
     """The metric over the N weeks before `at` against the N weeks from it, from the stored rates."""
     with reported(engine, "reading the rates"), engine.connect() as connection:
@@ -61,11 +60,11 @@ def compare_at(
             raise RunrecordError(
                 f"no rates at grain {grain.value} yet: run `runrecord measure-rates --grain {grain.value}`"
             )
-        return stored_comparison(connection, metric, at, weeks, group, grain, now=now, window_s=window_s)
+        return stored_comparison(connection, metric, at, weeks, group, grain, now=now)
 
 
 def release_comparisons(
-    engine: Engine, *, grain: Grain, now: int, window_s: int, weeks: int = DEFAULT_WEEKS
+    engine: Engine, *, grain: Grain, now: int, weeks: int = DEFAULT_WEEKS
 ) -> list[tuple[Release, list[ComparisonReport]]]:
     """Every rate metric, all runs, across every recorded release."""
     with reported(engine, "reading the rates"), engine.connect() as connection:
@@ -81,7 +80,6 @@ def release_comparisons(
                         ALL_RUNS,
                         grain,
                         now=now,
-                        window_s=window_s,
                     )
                     for metric in RATE_METRICS
                 ],
@@ -99,7 +97,6 @@ def stored_comparison(
     grain: Grain,
     *,
     now: int,
-    window_s: int,
 ) -> ComparisonReport:
     """The comparison of the stored figures of the periods on both sides of `at`."""
     sides = comparison_periods(at, weeks, grain)
@@ -113,6 +110,5 @@ def stored_comparison(
         group=group,
         grain=grain,
         releases=markers.labels_on(connection, at),
-        now=now,
-        window_s=window_s,
+        first_open=measure_marks.first_open(connection, grain, now=now),
     )

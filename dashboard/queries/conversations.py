@@ -24,9 +24,10 @@ from core.conversation import Conversation
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
 from core.health import ConversationState, StuckConversation, stuck
 from core.notes import Note, Placement, describe_entry, labelled
+from core.record_diff import DifferenceKind
 from core.record_rebuild import NotesReport, RecordReport, next_turn_notes, rebuild_record
 from core.record_text import describe
-from core.run_record import DifferenceKind, RunRecordEntry
+from core.run_record import RunRecordEntry
 from core.transcript import Role
 from dashboard.queries.common import when
 

@@ -19,9 +19,9 @@ from datetime import date
 import pandas as pd
 from sqlalchemy import Engine
 
+from adapters import measure_marks, schema
 from adapters import rates as stored_rates
 from adapters import releases as markers
-from adapters import schema
 from adapters.database import reported
 from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report, metrics_read
@@ -117,13 +117,11 @@ def grains(engine: Engine) -> list[str]:
     return sorted(found, key=lambda grain: (grain != Grain.WEEK.value, grain))
 
 
-def series(
-    engine: Engine, metrics: Sequence[str], grain: str, *, now: int, window_s: int, group_kind: str = ALL
-) -> Series:
+def series(engine: Engine, metrics: Sequence[str], grain: str, *, now: int, group_kind: str = ALL) -> Series:
     """The stored rows of the metrics at one grain and group kind, each with its rate and interval."""
     with reported(engine, "reading the rates"), engine.connect() as connection:
         rows = stored_rates.rate_rows(connection, metrics, grain, group_kind)
-    period = Grain(grain)
+        first_open = measure_marks.first_open(connection, Grain(grain), now=now)
     records = []
     unreadable = 0
     for row in rows:
@@ -144,7 +142,7 @@ def series(
                 "rate": proportion.rate,
                 "low": None if interval is None else interval.low,
                 "high": None if interval is None else interval.high,
-                "open": is_open(row.period_start, period, now=now, window_s=window_s),
+                "open": is_open(row.period_start, first_open),
             }
         )
     return Series(pd.DataFrame(records, columns=_COLUMNS), unreadable)
@@ -161,7 +159,7 @@ def releases(engine: Engine) -> pd.DataFrame:
 
 
 def before_after(
-    engine: Engine, metric: str, grain: str, released_on: date, weeks: int, *, now: int, window_s: int
+    engine: Engine, metric: str, grain: str, released_on: date, weeks: int, *, now: int
 ) -> ComparisonReport:
     """`runrecord compare METRIC --at DATE --weeks N` for all runs: the same sides, sums and verdict."""
     chosen, period = Metric(metric), Grain(grain)
@@ -171,6 +169,7 @@ def before_after(
             connection, period, metrics_read(chosen), ALL_RUNS, sides.before + sides.after
         )
         labels = markers.labels_on(connection, released_on)
+        first_open = measure_marks.first_open(connection, period, now=now)
     return comparison_report(
         chosen,
         released_on,
@@ -180,15 +179,14 @@ def before_after(
         group=ALL_RUNS,
         grain=period,
         releases=labels,
-        now=now,
-        window_s=window_s,
+        first_open=first_open,
     )
 
 
-def outcome_mix(engine: Engine, grain: str, *, now: int, window_s: int) -> pd.DataFrame:
+def outcome_mix(engine: Engine, grain: str, *, now: int) -> pd.DataFrame:
     """Derived runs per period of the run's end and outcome (the outcome metrics' numerators)."""
     metrics = [metric for metric, _ in OUTCOME_MIX]
-    frame = series(engine, metrics, grain, now=now, window_s=window_s).frame
+    frame = series(engine, metrics, grain, now=now).frame
     labels = dict(OUTCOME_MIX)
     return pd.DataFrame(
         {
@@ -246,18 +244,14 @@ def group_label(group_kind: str, value: str) -> str:
     return NO_SKILL if group_kind == GroupKind.SKILL.value and not value else value
 
 
-def group_split(
-    engine: Engine, metric: str, grain: str, group_kind: str, *, now: int, window_s: int
-) -> pd.DataFrame:
+def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now: int) -> pd.DataFrame:
     """One row per period and group: the rate and interval, or none where the group is too few to show.
 
     Columns: period_start, group, runs, numerator, denominator, rate, low, high, shown. A group with fewer
     than MIN_GROUP_RUNS runs in the period (core.groups.shown) has every figure blanked here, its run count
     too, so no later step can show it.
     """
-    both = series(
-        engine, [metric, Metric.RUNS.value], grain, now=now, window_s=window_s, group_kind=group_kind
-    )
+    both = series(engine, [metric, Metric.RUNS.value], grain, now=now, group_kind=group_kind)
     frame = both.frame
     runs = frame[frame["metric"] == Metric.RUNS.value].set_index(["period_start", "group_value"])["numerator"]
     rates = frame[frame["metric"] == metric].copy()

@@ -24,7 +24,7 @@ st.title("Rates")
 version = guard.show([schema.rate.name, schema.release.name, schema.job_run.name], key="guard")
 if version is None:
     st.stop()
-url, now, window = state.db_url(), state.hour(), state.window_s()
+url, now = state.db_url(), state.hour()
 data = version.rates
 data_as_of.show(version, key="as_of")
 
@@ -39,7 +39,7 @@ if not grains:
     st.stop()
 chosen_grain = grain.show(grains, key="grain")
 with guard.reading():
-    charted = state.rate_series(url, data, rates.CHARTED, chosen_grain, now, window)
+    charted = state.rate_series(url, data, rates.CHARTED, chosen_grain, now)
 if charted.unreadable:
     st.warning(f"{charted.unreadable} rate rows have a numerator outside 0..denominator and are left out.")
 if releases.empty:
@@ -64,28 +64,26 @@ else:
         "Weeks on each side", options=rates.COMPARISON_WEEKS, value=4, key="compare_weeks"
     )
     with guard.reading():
-        report = state.before_after(
-            url, data, chosen_metric, chosen_grain, marker[0], int(weeks), now, window
-        )
+        report = state.before_after(url, data, chosen_metric, chosen_grain, marker[0], int(weeks), now)
     comparison.show(report, rates.LABELS[chosen_metric], key="comparison")
 
 st.header("Observed outcome mix")
 with guard.reading():
-    mix = state.outcome_mix(url, data, chosen_grain, now, window)
+    mix = state.outcome_mix(url, data, chosen_grain, now)
     open_runs = state.window_open(url, data, chosen_grain)
 outcome_mix.show(mix, open_runs, releases, key="mix")
 
 st.header("EDITED by edit scope")
 scope_labels = dict(rates.EDIT_SCOPES)
 with guard.reading():
-    scopes = state.rate_series(url, data, tuple(scope_labels), chosen_grain, now, window)
+    scopes = state.rate_series(url, data, tuple(scope_labels), chosen_grain, now)
 edit_scope.show(scopes.frame, scope_labels, releases, key="edit_scope")
 
 st.header("By configuration or skill")
 kind = group_kind.show(rates.GROUP_KINDS, key="group_kind")
 split_metric = metric.show("Rate of the split", rates.COMPARED, rates.LABELS, key="split_metric")
 with guard.reading():
-    split = state.group_split(url, data, split_metric, chosen_grain, kind, now, window)
+    split = state.group_split(url, data, split_metric, chosen_grain, kind, now)
 group_split.show(split, kind, key="split")
 
 st.header("Download")

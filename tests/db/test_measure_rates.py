@@ -17,12 +17,12 @@ from typing import Any
 from click.testing import Result
 from sqlalchemy import Engine, event, select, update
 
-from adapters import schema
+from adapters import measure_marks, schema
 from adapters.database import make_engine
 from core.counting import Count
 from core.measured_runs import run_end
 from core.metrics import Metric
-from core.periods import Grain, period_start
+from core.periods import Grain, is_open, period_start, unix_of
 from core.time import DAY_S
 from data.builder import Installation
 from data.chat import Run
@@ -827,3 +827,21 @@ def test_batches_of_any_size_give_the_same_rates(installation_engine: Engine) ->
 
     assert summary.batches == 3
     assert _without_time(installation_engine) == whole
+
+
+def test_a_quiet_week_holding_now_minus_the_window_is_closed_for_measure_rates_compare_and_the_page_alike(
+    installation_engine: Engine,
+) -> None:
+    now = unix_of(date(2026, 11, 4)) + 12 * 3600  # a Wednesday: now − 7 days falls in the week of 10-26
+    with installation(installation_engine) as site:
+        talk(site, unix_of(date(2026, 10, 20)), "Erledigt.")  # ended long before the cutoff
+        talk(site, unix_of(date(2026, 11, 3)), "Erledigt.")  # the first run that may still change
+
+    summary = measure_rates(installation_engine, now=now, window_s=7 * DAY_S, grains=(Grain.WEEK, Grain.DAY))
+    with installation_engine.connect() as connection:
+        stored = {grain: measure_marks.first_open(connection, grain, now=now) for grain in Grain}
+
+    measured = {report.grain: report.first_open for report in summary.periods}
+    assert measured == stored
+    assert stored[Grain.WEEK] == date(2026, 11, 2)  # the quiet week of 10-26 is closed
+    assert not is_open(date(2026, 10, 26), stored[Grain.WEEK])

@@ -9,7 +9,7 @@ from core.comparison_text import comparison_json, comparison_line, comparison_te
 from core.counting import Count
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
-from core.periods import Grain, comparison_periods
+from core.periods import Grain, comparison_periods, open_from
 from core.time import DAY_S
 
 AT = date(2026, 10, 12)  # a Monday
@@ -48,8 +48,7 @@ def test_both_sides_sum_their_periods_and_a_large_drop_is_significant() -> None:
         group=ALL_RUNS,
         grain=Grain.WEEK,
         releases=("Prompt rule",),
-        now=LONG_AFTER,
-        window_s=WEEK_S,
+        first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
     )
 
     assert (report.before.proportion.numerator, report.before.proportion.denominator) == (120, 600)
@@ -72,8 +71,7 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show() -> No
         group=group,
         grain=Grain.WEEK,
         releases=(),
-        now=LONG_AFTER,
-        window_s=WEEK_S,
+        first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
     )
 
     assert not report.before.shown and report.after.shown
@@ -83,7 +81,8 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show() -> No
 
 def test_a_period_whose_runs_may_still_change_is_counted_as_open() -> None:
     stored = figures([(1, 10, 10)], [(1, 10, 10)])
-    now = int(datetime(2026, 10, 20, tzinfo=UTC).timestamp())  # the week after AT has not closed
+    now = int(datetime(2026, 10, 20, tzinfo=UTC).timestamp())
+    run_end = int(datetime(2026, 10, 16, tzinfo=UTC).timestamp())  # a run of the week of AT may still change
 
     report = comparison_report(
         METRIC,
@@ -94,8 +93,7 @@ def test_a_period_whose_runs_may_still_change_is_counted_as_open() -> None:
         group=ALL_RUNS,
         grain=Grain.WEEK,
         releases=(),
-        now=now,
-        window_s=WEEK_S,
+        first_open=open_from(now, WEEK_S, run_end, Grain.WEEK),
     )
 
     assert (report.before.open_periods, report.after.open_periods) == (0, 1)

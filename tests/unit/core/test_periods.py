@@ -60,12 +60,19 @@ def test_a_comparison_by_day_is_exact_to_the_day() -> None:
     assert sides.after[0] == date(2026, 10, 14) and len(sides.after) == 7
 
 
-def test_a_period_is_open_while_a_run_ending_in_it_may_still_change() -> None:
-    now = unix("2026-11-04T12:00:00")
+def test_a_period_is_open_from_the_first_open_period_on() -> None:
+    first_open = date(2026, 10, 26)
 
-    assert is_open(
-        date(2026, 10, 26), Grain.WEEK, now=now, window_s=7 * DAY
-    )  # ends 11-02, after now − 7 days
-    assert not is_open(date(2026, 10, 19), Grain.WEEK, now=now, window_s=7 * DAY)
-    assert is_open(date(2026, 10, 28), Grain.DAY, now=now, window_s=7 * DAY)
-    assert not is_open(date(2026, 10, 27), Grain.DAY, now=now, window_s=7 * DAY)
+    assert is_open(date(2026, 10, 26), first_open)
+    assert is_open(date(2026, 11, 2), first_open)
+    assert not is_open(date(2026, 10, 19), first_open)
+
+
+def test_a_quiet_period_that_holds_now_minus_the_window_is_closed_when_no_run_in_it_may_change() -> None:
+    now = unix("2026-11-04T12:00:00")  # now − 7 days falls in the week of 10-26
+    no_run_since_the_cutoff_before = unix("2026-11-02T09:00:00")  # the first run ending at or after it
+
+    first_open = open_from(now, 7 * DAY, no_run_since_the_cutoff_before, Grain.WEEK)
+
+    assert not is_open(date(2026, 10, 26), first_open)
+    assert is_open(date(2026, 11, 2), first_open)

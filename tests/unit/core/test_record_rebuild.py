@@ -4,16 +4,9 @@ its next turn gets (000_…)."""
 from __future__ import annotations
 
 from core.notes import OWN_TRANSCRIPT_REASON
+from core.record_diff import DifferenceKind
 from core.record_rebuild import next_turn_notes, rebuild_record
-from core.run_record import (
-    Completeness,
-    DifferenceKind,
-    Ended,
-    Undecided,
-    UndecidedBy,
-    UndecidedKind,
-    WrittenRecord,
-)
+from core.run_record import Completeness, Ended, Undecided, UndecidedBy, UndecidedKind, WrittenRecord
 from tests.unit.core.conversations_helpers import RUN_UUID, a_run, assistant, conversation, user
 from tests.unit.core.events_helpers import START, llm, run, tool, tool_write
 

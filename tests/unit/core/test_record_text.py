@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from core.notes import Note, NotesResult, Placement
+from core.record_diff import DifferenceKind, EntryDifference
 from core.record_rebuild import NotesReport, RecordReport
 from core.record_text import describe, notes_json, notes_text, record_json, record_text
 from core.run_record import (
     Completeness,
     Decision,
-    DifferenceKind,
     Ended,
-    EntryDifference,
     RunRecordEntry,
     ToolUse,
     Undecided,

@@ -7,13 +7,13 @@ import pytest
 
 from core.cards import CardDecision, CardOutcome
 from core.notes import describe_card_outcome, describe_entry, labelled, notes_for_turn
+from core.record_diff import DifferenceKind, diff
 from core.refused import RefusalReading, SegmentContext, read_segment
 from core.run_record import (
     DISPLAY_TOOLS,
     CardReading,
     Completeness,
     Decision,
-    DifferenceKind,
     Ended,
     RunRecordEntry,
     ToolUse,
@@ -23,13 +23,9 @@ from core.run_record import (
     UnreadableEntry,
     WrittenRecord,
     build_entries,
-    diff,
-    dump_run_record,
-    from_json,
-    keep_newest,
-    parse_run_record,
     read_cards,
 )
+from core.run_record_json import dump_run_record, from_json, keep_newest, parse_run_record
 from core.transcript import Role, TranscriptMessage
 from tests.unit.core.events_helpers import START, answer, approval, llm, refused, segments, tool, tool_write
 
@@ -549,7 +545,7 @@ def test_an_entry_reads_back_from_its_json():
     )
 
     assert from_json(json.loads(json.dumps(stored.to_json()))) == stored
-    assert RunRecordEntry.from_json(stored.to_json()) == stored
+    assert from_json(stored.to_json()) == stored
 
 
 def test_from_json_tolerates_unknown_keys():

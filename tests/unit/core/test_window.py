@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from core.health import OVERDUE_GRACE_S, overdue_before
 from core.outcomes import is_due
-from core.periods import Grain, is_open, period_length, period_start, unix_of
+from core.periods import Grain, is_open, open_from, period_length, period_start, unix_of
 from core.time import DAY_S
 from core.window import (
     MIN_WINDOW_S,
@@ -53,11 +53,16 @@ def test_a_pending_run_is_overdue_once_its_window_closed_more_than_the_grace_ago
 
 
 @given(st.integers(T - 30 * DAY_S, T + 30 * DAY_S), st.sampled_from(list(Grain)))
-def test_a_period_is_open_while_the_window_of_a_write_in_its_last_second_is(now: int, grain: Grain) -> None:
+def test_a_period_is_open_while_the_window_of_a_run_ending_in_its_last_second_is(
+    now: int, grain: Grain
+) -> None:
     period = period_start(now - WINDOW, grain)
     last_second = unix_of(period + period_length(grain)) - 1
+    closed = window_closed(last_second, now, WINDOW)
 
-    assert is_open(period, grain, now=now, window_s=WINDOW) is not window_closed(last_second, now, WINDOW)
+    first_open = open_from(now, WINDOW, None if closed else last_second, grain)
+
+    assert is_open(period, first_open) is not closed
 
 
 @pytest.mark.parametrize("window_s", [MIN_WINDOW_S - 1, 0, -WINDOW])

@@ -58,7 +58,6 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         ("RUNRECORD_WINDOW_DAYS", "0", ("derive-outcomes",)),
         ("RUNRECORD_WINDOW_DAYS", "abc", ("measure-rates",)),
         ("RUNRECORD_WINDOW_DAYS", "abc", ("watch-conversations",)),
-        ("RUNRECORD_WINDOW_DAYS", "abc", ("compare", "edited_rate", "--at", "2026-11-02")),
         ("RUNRECORD_WINDOW_DAYS", "abc", ("dashboard",)),
         ("RUNRECORD_DASHBOARD_PORT", "abc", ("dashboard",)),
         ("RUNRECORD_DASHBOARD_PORT", "0", ("dashboard",)),
