@@ -1,0 +1,207 @@
+"""When a rate moves: the comparisons made after every measurement, and which of them are an alert.
+
+A rule is added to the system prompt only if the measurement shows it is needed (000_…, "Decision", "No new
+system-prompt rule"), so a move of a rate must be noticed. After every measurement each rate of the newest
+closed period is compared, for all runs and for every configuration and skill:
+
+* **trend**: the newest closed period against the TREND_PERIODS periods before it, summed;
+* **release**: every release marker of the last RELEASE_WEEKS weeks, as `runrecord compare --at` compares it
+  (DEFAULT_WEEKS weeks each side, at compare's default grain RELEASE_GRAIN), on the closed periods only, so
+  that an alert's figures are final.
+
+A comparison is an alert when it is significant by core.rates (p < 0.05 and not "too few to tell"), and only
+when both sides are shown: a configuration or skill with fewer than MIN_GROUP_RUNS runs in any period of a
+side is too few to show (core.comparison.side_of, DESIGN.md "Privacy"). An alert is keyed on its move
+(metric, grain, group, kind, date), so that the same move is written once however often it is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import StrEnum
+
+from core.comparison import DEFAULT_WEEKS, RATE_METRICS, Figures, side_of
+from core.groups import Group
+from core.metrics import Metric
+from core.periods import Grain, Sides, comparison_periods, period_length
+from core.rates import Interval, Proportion, compare
+
+# The issue behind the alerts: the newest closed period against "the four periods before it summed".
+TREND_PERIODS = 4
+# Release markers of the last eight weeks: a release's after side (DEFAULT_WEEKS weeks) has closed within
+# that time, and a marker older than that has been looked at for long enough.
+RELEASE_WEEKS = 8
+# The grain a release is compared at: compare's default. The days of the same four weeks would repeat the
+# same comparison (exactly so for a release on a Monday) as a second alert.
+RELEASE_GRAIN = Grain.WEEK
+
+
+class AlertKind(StrEnum):
+    TREND = "trend"  # the newest closed period against the TREND_PERIODS periods before it
+    RELEASE = "release"  # the periods before a release marker against those from it
+
+
+class AlertStatus(StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"  # acknowledged: `runrecord alerts ack ID`
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison to make for every rate and group: its kind, its date, its label and its periods."""
+
+    kind: AlertKind
+    at: date  # the newest closed period (trend) or the release date (release)
+    label: str  # the labels of the release markers on `at`; "" for a trend
+    sides: Sides
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A significant move of a rate: both sides with their figures, the difference, its interval and p."""
+
+    metric: str
+    grain: str
+    group: Group
+    kind: AlertKind
+    at: date
+    label: str
+    before_from: date
+    before_to: date
+    after_from: date
+    after_to: date
+    before: Proportion
+    after: Proportion
+    difference: float  # after − before
+    interval: Interval  # Newcombe's 95% interval of the difference
+    p_value: float  # the two-sided two-proportion z-test
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str, date]:
+        """What makes the move this move: metric, grain, group, kind and date (the table's unique key)."""
+        return (self.metric, self.grain, self.group.kind.value, self.group.value, self.kind.value, self.at)
+
+    @property
+    def direction(self) -> str:
+        """rise or drop."""
+        return "rise" if self.difference > 0 else "drop"
+
+
+@dataclass(frozen=True)
+class StoredAlert:
+    """An alert as tx_runrecord_alert holds it."""
+
+    uid: int
+    alert: Alert
+    created_at: int
+    status: AlertStatus
+    closed_at: int  # 0 while open
+
+
+def newest_closed(first_open: date, grain: Grain) -> date:
+    """The newest closed period: the one before the first open period (core.periods.open_from)."""
+    return first_open - period_length(grain)
+
+
+def trend_check(first_open: date, grain: Grain) -> Check:
+    """The newest closed period against the TREND_PERIODS periods before it."""
+    newest = newest_closed(first_open, grain)
+    length = period_length(grain)
+    before = tuple(newest - length * k for k in range(TREND_PERIODS, 0, -1))
+    return Check(AlertKind.TREND, newest, "", Sides(before, (newest,), None))
+
+
+def recent_releases(markers: Iterable[tuple[date, str]], today: date) -> list[tuple[date, str]]:
+    """The release dates of the last RELEASE_WEEKS weeks up to `today`, each with its labels joined, oldest
+    first; a marker dated after today has no side to compare yet."""
+    earliest = today - timedelta(weeks=RELEASE_WEEKS)
+    labels: dict[date, list[str]] = {}
+    for day, label in markers:
+        if earliest <= day <= today:
+            labels.setdefault(day, []).append(label)
+    return [(day, "; ".join(sorted(labels[day]))) for day in sorted(labels)]
+
+
+def release_check(released_on: date, label: str, first_open: date, grain: Grain) -> Check | None:
+    """The DEFAULT_WEEKS weeks before a release against those from it (as `runrecord compare --at`), closed
+    periods only; None while no closed period follows the release."""
+    sides = comparison_periods(released_on, DEFAULT_WEEKS, grain)
+    before = tuple(p for p in sides.before if p < first_open)
+    after = tuple(p for p in sides.after if p < first_open)
+    if not before or not after:
+        return None
+    return Check(AlertKind.RELEASE, released_on, label, Sides(before, after, sides.straddling))
+
+
+def checks(first_open: date, grain: Grain, markers: Iterable[tuple[date, str]], today: date) -> list[Check]:
+    """Every comparison to make after a measurement at one grain: the trend, and at RELEASE_GRAIN each recent
+    release."""
+    found = [trend_check(first_open, grain)]
+    if grain is not RELEASE_GRAIN:
+        return found
+    for released_on, label in recent_releases(markers, today):
+        check = release_check(released_on, label, first_open, grain)
+        if check is not None:
+            found.append(check)
+    return found
+
+
+def periods_read(found: Iterable[Check]) -> set[date]:
+    """The periods whose stored figures the checks need."""
+    return {period for check in found for period in check.sides.before + check.sides.after}
+
+
+def alert_of(
+    metric: Metric, group: Group, grain: Grain, check: Check, figures: Figures, *, first_open: date
+) -> Alert | None:
+    """The alert of one comparison: when both sides are shown and the move is significant (p < 0.05 and not
+    too few to tell, core.rates.compare); None otherwise."""
+    before = side_of(metric, group, grain, check.sides.before, figures, first_open=first_open)
+    after = side_of(metric, group, grain, check.sides.after, figures, first_open=first_open)
+    if not (before.shown and after.shown):
+        return None
+    comparison = compare(before.proportion, after.proportion)
+    if not comparison.significant:
+        return None
+    # A significant comparison has data on both sides, hence a difference, its interval and p.
+    assert comparison.difference is not None and comparison.difference_interval is not None
+    assert comparison.p_value is not None
+    return Alert(
+        metric=metric.value,
+        grain=grain.value,
+        group=group,
+        kind=check.kind,
+        at=check.at,
+        label=check.label,
+        before_from=before.first,
+        before_to=before.last_day(grain),
+        after_from=after.first,
+        after_to=after.last_day(grain),
+        before=before.proportion,
+        after=after.proportion,
+        difference=comparison.difference,
+        interval=comparison.difference_interval,
+        p_value=comparison.p_value,
+    )
+
+
+def alerts(
+    grain: Grain,
+    found: Sequence[Check],
+    figures_by_group: Mapping[Group, Figures],
+    *,
+    first_open: date,
+    metrics: Sequence[Metric] = RATE_METRICS,
+) -> list[Alert]:
+    """Every rate, every group and every check: the significant moves, in key order."""
+    moved = [
+        alert
+        for group in sorted(figures_by_group)
+        for check in found
+        for metric in metrics
+        if (alert := alert_of(metric, group, grain, check, figures_by_group[group], first_open=first_open))
+        is not None
+    ]
+    return sorted(moved, key=lambda alert: alert.key)

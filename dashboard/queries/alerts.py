@@ -1,0 +1,46 @@
+"""The open alerts, as the Rates and Health pages list them: each a rate that moved significantly after a
+measurement (core.alerts), worded as `runrecord alerts` words it (core.alert_text). The rows come from
+adapters.alerts; an alert exists only for a group shown in every period it compares, so none names a small
+group, and none names a run or an editor.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from adapters import alerts as alert_rows
+from adapters import schema
+from adapters.database import reported
+from core.alert_text import compared_text, difference_text, p_text, side_text
+from core.comparison_text import group_text
+from core.metrics import DEFINITIONS, parse_metric
+from dashboard.queries.common import when
+
+COLUMNS = ["alert", "rate", "group", "compared", "before", "after", "difference", "p", "since (UTC)"]
+
+
+def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
+    """The open alerts, newest first, one row each; None when the database has no alert table yet."""
+    if schema.alert.name not in tables:
+        return None
+    with reported(engine, "reading the alerts"), engine.connect() as connection:
+        found = alert_rows.listed_alerts(connection)
+    rows = []
+    for stored in found:
+        alert = stored.alert
+        metric = parse_metric(alert.metric)
+        rows.append(
+            {
+                "alert": stored.uid,
+                "rate": alert.metric if metric is None else DEFINITIONS[metric].label,
+                "group": group_text(alert.group),
+                "compared": f"{compared_text(alert)} ({alert.grain}s)",
+                "before": side_text(alert.before),
+                "after": side_text(alert.after),
+                "difference": difference_text(alert),
+                "p": p_text(alert.p_value),
+                "since (UTC)": when(stored.created_at),
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,134 @@
+"""The open alerts on the Rates page and on the Health page: each rate that moved significantly, with both
+sides' figures, until it is closed; an explicit line when there is none."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from adapters.database import make_engine
+from core.metrics import DEFINITIONS, Metric
+from core.periods import Grain, period_start
+from data.builder import Installation
+from jobs import alerts, releases
+from jobs.schema_setup import init_db
+from tests.app import rendered
+from tests.app.conftest import NOW
+from tests.app.installations import run_the_jobs
+
+PER_WEEK = 50
+# A Monday six weeks back: the four weeks from it have closed, and it is a release of the last eight weeks.
+RELEASED_ON = period_start(int(NOW.timestamp()), Grain.WEEK) - timedelta(weeks=6)
+LABEL = "Prompt rule: claim a change only on a write result"
+
+
+def _unix(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+
+
+@pytest.fixture(scope="session")
+def alerted_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Four weeks in which no answer carries the nothingSaved notice, a release, four weeks in which every
+    one does; the release recorded and the jobs run: an alert for all runs, the configuration, the skill."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('alerted') / 'alerted.sqlite'}"
+    engine = make_engine(url)
+    init_db(engine, with_upstream=True)
+    with engine.begin() as connection:
+        site = Installation(connection)
+        for week in range(-4, 4):
+            monday = RELEASED_ON + timedelta(weeks=week)
+            for n in range(PER_WEEK):
+                at = _unix(monday) + n * 3600
+                chat = site.conversation(configuration="content-assistant", at=at)
+                chat.user("Schlag mir eine Überschrift vor.", at=at)
+                run = chat.run()
+                run.llm("get_page")
+                run.tool("get_page")
+                run.answer("Ein Vorschlag: Sommerangebote.", notice="nothingSaved" if week >= 0 else None)
+                run.finish()
+                chat.close()
+        site.finish()
+    releases.add_release(engine, RELEASED_ON, LABEL, now=int(NOW.timestamp()))
+    engine.dispose()
+    run_the_jobs(url, NOW)
+    return url
+
+
+def _alert_table(app: AppTest) -> object:
+    return next(table for table in rendered.tables(app) if "compared" in table.columns)
+
+
+def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    app = dashboard(alerted_db_url)
+
+    assert not app.exception
+    table = _alert_table(app)
+    assert list(table.columns) == [
+        "alert",
+        "rate",
+        "group",
+        "compared",
+        "before",
+        "after",
+        "difference",
+        "p",
+        "since (UTC)",
+    ]
+    assert set(table["group"]) == {"all runs", "configuration content-assistant", "skill none"}
+    assert set(table["rate"]) == {DEFINITIONS[Metric.NOTHING_SAVED_RATE].label}
+    assert all(
+        value.startswith(f"release {RELEASED_ON.isoformat()} ({LABEL})") for value in table["compared"]
+    )
+    assert set(table["before"]) == {"0.0% (0/200, 95% CI 0.0% – 1.9%)"}
+    assert set(table["after"]) == {"100.0% (200/200, 95% CI 98.1% – 100.0%)"}
+    assert any(w.value.startswith("3 open alerts: a rate moved significantly") for w in app.warning)
+
+
+def test_the_health_page_lists_the_open_alerts_too(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    app = dashboard(alerted_db_url, administrator=True, page="health")
+
+    assert not app.exception
+    assert len(_alert_table(app)) == 3
+    assert any(w.value.startswith("3 open alerts") for w in app.warning)
+
+
+def test_a_closed_alert_leaves_the_pages(
+    dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "closed.sqlite"
+    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
+    url = f"sqlite:///{copy}"
+    engine = make_engine(url)
+    first = alerts.list_alerts(engine)[0]
+    alerts.close_alert(engine, first.uid, now=int(time.time()))
+    engine.dispose()
+
+    app = dashboard(url)
+
+    table = _alert_table(app)
+    assert len(table) == 2 and first.uid not in set(table["alert"])
+
+
+@pytest.mark.parametrize(
+    ("administrator", "page"), [(False, None), (True, "health")], ids=["rates", "health"]
+)
+def test_without_an_open_alert_the_page_says_so(
+    dashboard: Callable[..., AppTest],
+    bad_row_db: tuple[str, dict[str, int | str]],
+    administrator: bool,
+    page: str | None,
+) -> None:
+    app = dashboard(bad_row_db[0], administrator=administrator, page=page)
+
+    assert not app.exception
+    assert any(c.value.startswith("No open alert:") for c in app.caption)
+    assert not any("compared" in table.columns for table in rendered.tables(app))
