@@ -1,0 +1,150 @@
+"""A configuration against another as `runrecord compare --between` prints it and `--json` gives it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.between import BetweenReport, Need
+from core.comparison import RULE, Side
+from core.comparison_text import group_text
+from core.groups import MIN_GROUP_RUNS
+from core.metrics import DEFINITIONS
+from core.rates import MIN_DETECTABLE_DIFFERENCE
+
+NEED_RULE = (
+    f"runs each side needs to tell a {MIN_DETECTABLE_DIFFERENCE * 100:g}-point difference apart at the "
+    "observed rates: n = z² (p₁(1 − p₁) + p₂(1 − p₂)) / d² (Wald), raised until Newcombe's interval at n "
+    "is no wider; weeks at the side's volume in the span's last seven days"
+)
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:+.1f}".replace("-", "−")
+
+
+def _p(value: float) -> str:
+    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
+
+
+def _name(report: BetweenReport, index: int) -> str:
+    return report.groups[index].value or "(none)"
+
+
+def _side_line(report: BetweenReport, index: int, side: Side) -> str:
+    name = _name(report, index)
+    if not side.shown:
+        return f"  {name}: too few to show (fewer than {MIN_GROUP_RUNS} runs in a {report.grain.value})"
+    p = side.proportion
+    interval = p.interval
+    ci = "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
+    return (
+        f"  {name}: {p.numerator:,} / {p.denominator:,} = {_percent(p.rate)}, 95% CI {ci}, "
+        f"excluded {side.excluded:,}"
+    )
+
+
+def _need_line(report: BetweenReport, index: int, need: Need) -> str:
+    name = _name(report, index)
+    if need.more == 0:
+        return f"    {name} has {need.have:,}: none more"
+    weeks = (
+        f"no end in sight at its {need.weekly:,} in the last seven days"
+        if need.weeks is None
+        else f"about {need.weeks:,} weeks at its {need.weekly:,} a week"
+    )
+    return f"    {name} has {need.have:,}: {need.more:,} more, {weeks}"
+
+
+def between_text(report: BetweenReport) -> list[str]:
+    """The comparison as the lines compare --between prints."""
+    definition = DEFINITIONS[report.metric]
+    first, second = (group_text(group) for group in report.groups)
+    lines = [
+        f"{report.metric.value}, {second} against {first}",
+        f"  numerator:   {definition.numerator}",
+        f"  denominator: {definition.denominator}",
+        f"  excluded:    {definition.excluded}",
+        f"  over {report.periods[0].isoformat()} – {report.last_day().isoformat()}: "
+        f"{len(report.periods)} closed {report.grain.value}s both have",
+        _side_line(report, 0, report.first),
+        _side_line(report, 1, report.second),
+    ]
+    comparison = report.comparison
+    if comparison is not None and comparison.difference is not None:
+        interval = comparison.difference_interval
+        assert interval is not None and comparison.p_value is not None
+        lines.append(
+            f"  difference {_points(comparison.difference)} points "
+            f"({_name(report, 1)} − {_name(report, 0)}), 95% CI {_points(interval.low)} to "
+            f"{_points(interval.high)} (Newcombe); two-proportion z-test {_p(comparison.p_value)}"
+        )
+    lines.append(f"  → {report.verdict}")
+    needed = report.needed
+    if needed is not None and needed.per_side > 0:
+        lines.append(
+            f"  to tell a {MIN_DETECTABLE_DIFFERENCE * 100:g}-point difference apart at these rates, each "
+            f"side needs {needed.per_side:,} in its denominator:"
+        )
+        lines.append(_need_line(report, 0, needed.first))
+        lines.append(_need_line(report, 1, needed.second))
+    lines.append(f"  rule: {RULE}")
+    return lines
+
+
+def between_json(report: BetweenReport) -> dict[str, Any]:
+    """The comparison for `--json`; a side too few to show carries no figures."""
+
+    def side(value: Side) -> dict[str, Any]:
+        if not value.shown:
+            return {"too_few_to_show": True}
+        interval = value.proportion.interval
+        return {
+            "numerator": value.proportion.numerator,
+            "denominator": value.proportion.denominator,
+            "excluded": value.excluded,
+            "rate": value.proportion.rate,
+            "wilson_95": None if interval is None else [interval.low, interval.high],
+        }
+
+    def need(value: Need) -> dict[str, Any]:
+        return {"have": value.have, "more": value.more, "weekly": value.weekly, "weeks": value.weeks}
+
+    comparison = report.comparison
+    difference: dict[str, Any] | None = None
+    if comparison is not None and comparison.difference is not None:
+        interval = comparison.difference_interval
+        difference = {
+            "second_minus_first": comparison.difference,
+            "newcombe_95": None if interval is None else [interval.low, interval.high],
+            "p_value": comparison.p_value,
+            "too_few_to_tell": comparison.too_few_to_tell,
+            "significant": comparison.significant,
+        }
+    needed = report.needed
+    definition = DEFINITIONS[report.metric]
+    return {
+        "metric": report.metric.value,
+        "definition": {
+            "numerator": definition.numerator,
+            "denominator": definition.denominator,
+            "excluded": definition.excluded,
+        },
+        "grain": report.grain.value,
+        "between": [group.label for group in report.groups],
+        "from": report.periods[0].isoformat(),
+        "to": report.last_day().isoformat(),
+        "periods": len(report.periods),
+        "first": side(report.first),
+        "second": side(report.second),
+        "difference": difference,
+        "verdict": report.verdict,
+        "needed": None
+        if needed is None
+        else {"per_side": needed.per_side, "first": need(needed.first), "second": need(needed.second)},
+        "rule": RULE,
+        "need_rule": NEED_RULE,
+    }
