@@ -134,6 +134,7 @@ def delete_facts(connection: Connection, uids: Collection[int]) -> None:
 
 def fact_row(fact_value: Fact, now: int) -> dict[str, Any]:
     """The tx_runrecord_measure_fact row of a fact."""
+    paths = fact_value.go_on_paths
     return {
         "run_uid": fact_value.run_uid,
         "message_uid": fact_value.message_uid,
@@ -151,6 +152,10 @@ def fact_row(fact_value: Fact, now: int) -> dict[str, Any]:
         "go_on": fact_value.go_on.value,
         "problems": ",".join(problem.value for problem in fact_value.problems),
         "measured_at": now,
+        "go_on_finished_outside": paths.finished_outside,
+        "go_on_second_run": paths.second_run,
+        "go_on_unknown": paths.unknown,
+        "go_on_unreadable": paths.unreadable,
     }
 
 

@@ -165,6 +165,32 @@ def rate_figures(
     }
 
 
+def figures_by_group(
+    connection: Connection, grain: Grain, metrics: Iterable[Metric], periods: Iterable[date]
+) -> dict[Group, dict[tuple[str, date], Count]]:
+    """The stored figures of the metrics in the listed periods for every group that has some, by group, then
+    by metric name and period (as rate_figures gives one group's)."""
+    chosen = sorted(set(periods))
+    if not chosen:
+        return {}
+    r = rate.c
+    query = select(
+        r.group_kind, r.group_value, r.metric, r.period_start, r.numerator, r.denominator, r.excluded
+    ).where(
+        r.grain == grain.value,
+        r.metric.in_([metric.value for metric in metrics]),
+        r.group_kind.in_([kind.value for kind in GroupKind]),
+        r.period_start.in_(chosen),
+    )
+    found: dict[Group, dict[tuple[str, date], Count]] = {}
+    for row in connection.execute(query):
+        group = Group(GroupKind(str(row.group_kind)), str(row.group_value))
+        found.setdefault(group, {})[(str(row.metric), day_of(row.period_start))] = Count(
+            int(row.numerator), int(row.denominator), int(row.excluded)
+        )
+    return found
+
+
 def stored_total(connection: Connection, grain: Grain, metric: Metric) -> tuple[Count, date | None]:
     """A metric's stored rows of all runs at a grain, every period summed (the rate table is small), and
     the first period that holds one (None: none does)."""

@@ -54,6 +54,11 @@ def _str(name: str, length: int, default: str = "") -> Column[str]:
     return Column(name, String(length), nullable=False, server_default=default)
 
 
+def _double(name: str) -> Column[float]:
+    """An 8-byte float: DOUBLE PRECISION on PostgreSQL, DOUBLE on MariaDB (which reflects it so)."""
+    return Column(name, Float(25).with_variant(mysql.DOUBLE(), "mysql", "mariadb"), nullable=False)
+
+
 def _uid() -> Column[int]:
     return Column("uid", Integer, primary_key=True, autoincrement=True)
 
@@ -359,6 +364,40 @@ release = Table(
     UniqueConstraint("released_on", "label", name="tx_runrecord_release_marker"),
 )
 
+# A significant move of a rate, written once per move (core.alerts): the unique key is the move, so a rerun or
+# a second measurement at the same time inserts nothing (insert-or-ignore). Group values only, no editor.
+alert = Table(
+    "tx_runrecord_alert",
+    ours,
+    _uid(),
+    _str("metric", 64),
+    _str("grain", 8),
+    _str("group_kind", 16),
+    _str("group_value", 150),
+    _str("kind", 16),
+    Column("at_date", Date, nullable=False),  # the newest closed period (trend) or the release date (release)
+    _str("label", 255),  # the labels of the release markers on at_date; "" for a trend
+    Column("before_from", Date, nullable=False),
+    Column("before_to", Date, nullable=False),
+    Column("after_from", Date, nullable=False),
+    Column("after_to", Date, nullable=False),
+    _int("before_numerator"),
+    _int("before_denominator"),
+    _int("after_numerator"),
+    _int("after_denominator"),
+    _double("difference"),  # after − before
+    _double("difference_low"),  # Newcombe's 95% interval of the difference
+    _double("difference_high"),
+    _double("p_value"),
+    _int("created_at"),
+    _str("status", 8, "open"),  # open, closed (acknowledged)
+    _int("closed_at"),
+    UniqueConstraint(
+        "metric", "grain", "group_kind", "group_value", "kind", "at_date", name="tx_runrecord_alert_move"
+    ),
+    Index("tx_runrecord_alert_status", "status", "created_at"),
+)
+
 # Only one scheduler per database runs jobs: it holds the row named "scheduler" until expires_at_ms (epoch
 # milliseconds: a lease lasts seconds), renewing it; another takes it over once it has expired.
 lease = Table(
@@ -426,6 +465,12 @@ measure_fact = Table(
     _str("go_on", 16),
     _str("problems", 255),
     _int("measured_at"),
+    # The stored "go on" messages sent while this run waited, by what followed them (core.go_on), and the
+    # unreadable user messages in their place (migration 0008).
+    Column("go_on_finished_outside", SmallInteger, nullable=False, server_default="0"),
+    Column("go_on_second_run", SmallInteger, nullable=False, server_default="0"),
+    Column("go_on_unknown", SmallInteger, nullable=False, server_default="0"),
+    Column("go_on_unreadable", SmallInteger, nullable=False, server_default="0"),
     UniqueConstraint("run_uid", "message_uid", name="tx_runrecord_measure_fact_source"),
     Index("tx_runrecord_measure_fact_conversation", "conversation_uid"),
     Index("tx_runrecord_measure_fact_ended", "ended_at"),

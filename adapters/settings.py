@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from adapters.database import RunrecordError
 from core.time import DAY_S
@@ -107,12 +108,34 @@ SETTINGS: tuple[Setting, ...] = (
         "comma-separated, that see the administrator pages; everyone else who signs in sees Rates and Runs.",
     ),
     Setting(
+        "admin_session_minutes",
+        "RUNRECORD_ADMIN_SESSION_MINUTES",
+        "60",
+        "Without OIDC sign-in: how long an administrator sign-in lasts, across reloads and tabs of the same "
+        "browser, in minutes; from 1 to 10080 (a week). Signing out ends it at once.",
+    ),
+    Setting(
+        "admin_session_secret",
+        "RUNRECORD_ADMIN_SESSION_SECRET",
+        "",
+        "Without OIDC sign-in: the server-side key (at least 32 characters) the dashboard signs its "
+        "administrator sign-ins with. Unset: each start of the dashboard makes one, so a restart signs "
+        "every administrator out.",
+    ),
+    Setting(
         "own_transcript_skills",
         "RUNRECORD_OWN_TRANSCRIPT_SKILLS",
         "missing_alt_text",
         "The skill identifiers, comma-separated, of conversations that replace the transcript with their own "
         "(the missing alt text of ADR-026): they get no notes, since their transcript confirms the write "
         "already (000_…, 'Consequences').",
+    ),
+    Setting(
+        "alert_webhook",
+        "RUNRECORD_ALERT_WEBHOOK",
+        "",
+        "An http(s) URL: every alert a measurement writes is POSTed there as JSON (timeout 5 s, 3 tries). A "
+        "failed delivery is noted in the job run's message and never fails the measurement. Unset: no POST.",
     ),
     Setting(
         "reader_language",
@@ -185,3 +208,54 @@ def own_transcript_skills() -> frozenset[str]:
             "identifiers (letters, digits, _ . : -, at most 100 characters each)"
         )
     return frozenset(names)
+
+
+def alert_webhook() -> str | None:
+    """RUNRECORD_ALERT_WEBHOOK: an http or https URL with a host, or None when unset; RunrecordError naming
+    the variable (not its value: a webhook URL may carry a token) when it is not one."""
+    text = get("alert_webhook").strip()
+    if not text:
+        return None
+    if not _http_url(text):
+        raise RunrecordError(
+            f"{variable('alert_webhook')} is not an http(s) URL: it needs http:// or https:// and a host "
+            "(its value is not repeated here, since a webhook URL may carry a token)"
+        )
+    return text
+
+
+def _http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # a port that is not a number from 0 to 65535 raises ValueError here
+    except ValueError:
+        return False
+    return (
+        parts.scheme.lower() in ("http", "https")
+        and bool(parts.hostname)
+        and text.isprintable()
+        and not any(character.isspace() for character in text)
+    )
+
+
+# RFC 2104, section 3: a key shorter than the hash's output (32 bytes for SHA-256) is strongly discouraged.
+MIN_SESSION_SECRET_CHARS = 32
+
+
+def admin_session_minutes() -> int:
+    """RUNRECORD_ADMIN_SESSION_MINUTES: 1 to 10080 (a week)."""
+    return whole_number("admin_session_minutes", what="a whole number of minutes", minimum=1, maximum=10_080)
+
+
+def admin_session_secret() -> str | None:
+    """RUNRECORD_ADMIN_SESSION_SECRET, or None when unset; RunrecordError naming the variable (not its value,
+    which is a key) when it is shorter than MIN_SESSION_SECRET_CHARS."""
+    text = get("admin_session_secret").strip()
+    if not text:
+        return None
+    if len(text) < MIN_SESSION_SECRET_CHARS:
+        raise RunrecordError(
+            f"{variable('admin_session_secret')} is too short: at least {MIN_SESSION_SECRET_CHARS} "
+            "characters (its value is not repeated here, since it is a key)"
+        )
+    return text

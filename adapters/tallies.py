@@ -19,6 +19,7 @@ from adapters.facts import day_of
 from core.answers import AnswerState
 from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind
+from core.go_on import GoOnPaths
 from core.outcomes import CallOutcome
 from core.periods import Grain, open_from, unix_of
 from core.window import window_cutoff
@@ -92,7 +93,7 @@ def fact_tallies(
     first_notice: int | None = None,
 ) -> list[FactTally]:
     """Facts counted per period, configuration, skill and state, and whether they are at or after
-    `first_notice` (first_notice_at)."""
+    `first_notice` (first_notice_at), with their "go on" messages by path summed."""
     f = fact.c
     keys: list[ColumnElement[Any]] = [
         _period_column(grain),
@@ -109,15 +110,18 @@ def fact_tallies(
         # Written into the statement, not bound: PostgreSQL matches a grouped expression to the selected one
         # by its text, and two bound parameters are two texts. An int cannot carry anything else.
         keys.append(case((f.ended_at >= literal_column(str(int(first_notice))), 1), else_=0))
+    paths = (f.go_on_finished_outside, f.go_on_second_run, f.go_on_unknown, f.go_on_unreadable)
     query = (
-        select(*keys, func.sum(f.runs), func.count())
+        select(*keys, func.sum(f.runs), func.count(), *(func.sum(column) for column in paths))
         .where(_in_periods(grain, open_from, periods))
         .group_by(*keys)
     )
+    counted = len(keys)
     tallies = []
     for row in connection.execute(query).all():
         since = first_notice is not None and bool(row[9])
-        runs, facts = row[-2], row[-1]
+        runs, facts = row[counted], row[counted + 1]
+        outside, second, unknown, unreadable = (int(value or 0) for value in row[counted + 2 :])
         tallies.append(
             FactTally(
                 period=day_of(row[0]),
@@ -132,6 +136,7 @@ def fact_tallies(
                 runs=int(runs or 0),
                 facts=int(facts),
                 since_first_notice=since,
+                go_on_paths=GoOnPaths(outside, second, unknown, unreadable),
             )
         )
     return tallies

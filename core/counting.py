@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from core.answers import AnswerState, ClaimState, DenialState
 from core.facts import Exclusion
+from core.go_on import GoOnPath, GoOnPaths
 from core.groups import Group, groups_of
 from core.metrics import Metric
 from core.outcomes import CallOutcome, EditScope
@@ -60,6 +61,7 @@ class FactTally:
     runs: int  # the sum of the facts' runs (answers without their run add none)
     facts: int
     since_first_notice: bool = False  # at or after the installation's first stored notice (NOTICE_AGREEMENT)
+    go_on_paths: GoOnPaths = GoOnPaths()  # the facts' "go on" messages by path, summed (not per fact)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,13 @@ GO_ON_COUNTS: Mapping[GoOnState, Counted] = {
     GoOnState.NO: DENOMINATOR,
     GoOnState.YES: NUMERATOR,
     GoOnState.CANNOT_TELL: EXCLUDED,
+}
+# Each path of a stored "go on" (core.go_on) is the numerator of its metric; every such message is in the
+# denominator of all three, and an unreadable user message in its place is excluded from all three.
+GO_ON_PATH_METRICS: Mapping[GoOnPath, Metric] = {
+    GoOnPath.FINISHED_OUTSIDE: Metric.GO_ON_FINISHED_OUTSIDE,
+    GoOnPath.SECOND_RUN: Metric.GO_ON_SECOND_RUN,
+    GoOnPath.UNKNOWN: Metric.GO_ON_UNKNOWN,
 }
 # 003_…: a known outcome is in the denominator of the three outcome rates; UNKNOWN is excluded from them and
 # reported beside them as its share of all derived runs (DESIGN.md, "Rates").
@@ -299,6 +308,11 @@ def _add_facts(result: RateCounts, tally: FactTally) -> None:
     if go_on is not GoOnState.NONE:
         reason = _reason(tally.problems, Exclusion.USER_MESSAGE_UNREADABLE)
         result.add(Metric.GO_ON_WHILE_WAITING, period, groups, _count(GO_ON_COUNTS[go_on], units), reason)
+    paths = tally.go_on_paths
+    if not paths.empty:
+        for path, metric in GO_ON_PATH_METRICS.items():
+            count = Count(paths.of(path), paths.messages, paths.unreadable)
+            result.add(metric, period, groups, count, Exclusion.USER_MESSAGE_UNREADABLE)
 
 
 def _edited_runs(

@@ -1,12 +1,12 @@
 """A typed view of a run's events (tx_nrllm_agentrun_event) and the segments they form.
 
 Only what nr-llm's privacy filter keeps at every level is read: tool names, error flags, write targets and
-their completeness, the approval's decision and the names of the tools a model round requested (000_…,
-"Decision": "only from what nr-llm's privacy filter keeps at every level"). The database hands over only
-those keys (adapters.dialect.payload.kept_payload, DESIGN.md "Privacy": tool arguments and results are never
-read) and `read_event` reads them; `parse_event` reads a whole payload held in memory (tests, the generator)
-and keeps the same keys. Tool arguments, tool results, message content and the messages sent never reach a
-rule, and every accessor below reads its own keys only.
+their completeness, the approval's decision, and the names of the tools a request offered and a model round
+requested (000_…, "Decision": "only from what nr-llm's privacy filter keeps at every level"). The database
+hands over only those keys (adapters.dialect.payload.kept_payload, DESIGN.md "Privacy": tool arguments and
+results are never read) and `read_event` reads them; `parse_event` reads a whole payload held in memory
+(tests, the generator) and keeps the same keys. Tool arguments, tool results, message content and the
+messages sent never reach a rule, and every accessor below reads its own keys only.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ _PYTHON_TYPE = {
 
 
 # The payload keys a rule may read. decidedBy and submittedBy are editor ids and stay out too (DESIGN.md,
-# "Privacy"); requestedToolCalls is kept as its names only.
+# "Privacy"); requestedToolCalls is kept as its names only, and toolSpecs (the names of the tools a request
+# offered, kept at every privacy level: DOMAIN.md) as its names only too.
 KEPT_KEYS = frozenset(
     {
         "kind",
@@ -92,6 +93,7 @@ KEPT_KEYS = frozenset(
         "writeKind",
         "writeCompleteness",
         "approved",
+        "toolSpecs",
     }
 )
 
@@ -180,7 +182,8 @@ def read_event(
 
     `shape` is what the payload is (a PayloadShape value, adapters.dialect.payload.payload_shape) and
     `kept_text` the JSON text of an object holding only the KEPT_KEYS the payload holds, requestedToolCalls
-    reduced to its calls' names (adapters.dialect.payload.kept_payload; NULL unless the payload is an object).
+    reduced to its calls' names and toolSpecs to the names it lists (adapters.dialect.payload.kept_payload;
+    NULL unless the payload is an object).
     """
     head = _head(uid, sequence, kind)
     if isinstance(head, EventProblem):
@@ -203,8 +206,8 @@ def read_event(
     if not isinstance(decoded, dict):
         raise ValueError(f"event {uid}: the kept payload keys are not a JSON object")
     assert sequence is not None  # _head returned a problem otherwise
-    # _kept again: a key the query let through by mistake still stays out, and requestedToolCalls that
-    # was no list (the query writes null then) goes, as parse_event drops it.
+    # _kept again: a key the query let through by mistake still stays out, and requestedToolCalls or
+    # toolSpecs that was no list (the query writes null then) goes, as parse_event drops it.
     return _event(uid, sequence, head, round, duration_ms, _kept(decoded), crdate)
 
 
@@ -260,6 +263,11 @@ def _kept(decoded: Mapping[str, Any]) -> dict[str, Any]:
         ]
     elif "requestedToolCalls" in payload:
         del payload["requestedToolCalls"]
+    specs = payload.get("toolSpecs")
+    if isinstance(specs, list):
+        payload["toolSpecs"] = [name for name in specs if isinstance(name, str)]
+    elif "toolSpecs" in payload:
+        del payload["toolSpecs"]
     return payload
 
 
@@ -319,6 +327,15 @@ def requested_tools(event: Event) -> tuple[str, ...]:
         listed = event.payload.get("requestedToolNames")
         names = listed if isinstance(listed, list) else []
     return tuple(identifier(name) for name in names if isinstance(name, str))
+
+
+def offered_tools(event: Event) -> tuple[str, ...] | None:
+    """The tools a request offered the model (toolSpecs, names reduced to identifier characters); None when
+    the event records no list of them."""
+    specs = event.payload.get("toolSpecs") if event.kind is EventKind.REQUEST else None
+    if not isinstance(specs, list):
+        return None
+    return tuple(identifier(name) for name in specs if isinstance(name, str))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 A conversation's stored messages, the runs it names (with counts of their events) and its run record give one
 `Fact` per run — its completed answer, whether that answer carries the nothingSaved notice, claims a change
-the run never made or denies earlier work, and whether the editor said "go on" while an approval waited — and
+the run never made or denies earlier work, whether the editor said "go on" while an approval waited, and
+what followed each such stored "go on" (core.go_on, counted at the run that waited) — and
 one per answer whose run cannot be found or whose message cannot be read, so that such an answer is counted
 as excluded, never as a zero. The facts are what tx_runrecord_measure_fact stores; be_user and editor ids are
 no part of them.
@@ -26,6 +27,7 @@ from core.answers import (
     earlier_write,
 )
 from core.error_codes import Notice
+from core.go_on import GoOnPaths, go_on_paths
 from core.measured_runs import RunRow
 from core.periods import Grain, period_start
 from core.saved import Verdict
@@ -35,7 +37,8 @@ from core.waits import GoOnState, Wait, go_on_state
 # Raise whenever a rule here changes what a fact says: the job rebuilds every fact when the version it
 # stored differs, instead of mixing facts of two rule sets in one rate.
 # 2: the claim rule as 001_… words it (core.claims) and the approved call itself as the write (core.saved).
-MEASURE_VERSION = 2
+# 3: what followed each stored "go on" while an approval waited (go_on_paths, core.go_on).
+MEASURE_VERSION = 3
 
 
 class Exclusion(StrEnum):
@@ -68,6 +71,7 @@ class Fact:
     denial: DenialState = DenialState.NONE
     go_on: GoOnState = GoOnState.NONE
     problems: tuple[Exclusion, ...] = ()
+    go_on_paths: GoOnPaths = GoOnPaths()  # the stored "go on" messages sent while this run waited, by path
 
     def period(self, grain: Grain) -> date:
         """The period of the run's end."""
@@ -112,6 +116,7 @@ def conversation_facts(
     if counted_at is not None:
         all_waits = None if waits is None else [wait for run_waits in waits.values() for wait in run_waits]
         go_on = go_on_state(conversation, all_waits)
+    paths = go_on_paths(conversation, runs, waits)
     facts: list[Fact] = []
     for run in runs:
         answer = by_run.get(run.uid)
@@ -139,6 +144,7 @@ def conversation_facts(
                 denial,
                 run_go_on,
                 tuple(problems),
+                paths.get(run.uid, GoOnPaths()),
             )
         )
     for answer in answers:

@@ -28,6 +28,7 @@ class RunRow:
     configuration: str
     ended_at: int
     counts: EventCounts = EventCounts()
+    started_at: int = 0  # started_at, else crdate; 0: not known
 
     @property
     def waited_for_approval(self) -> bool:

@@ -18,7 +18,8 @@ from enum import StrEnum
 # write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
 # can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
 # 2: window_open. 3: notice_agreement (closed periods get it too: measure-rates rewrites every period once).
-RATES_VERSION = 3
+# 4: go_on_finished_outside, go_on_second_run, go_on_unknown.
+RATES_VERSION = 4
 
 
 class Metric(StrEnum):
@@ -35,6 +36,10 @@ class Metric(StrEnum):
     NOTHING_SAVED_RATE = "nothing_saved_rate"
     CLAIMED_UNWRITTEN_RATE = "claimed_unwritten_rate"
     GO_ON_WHILE_WAITING = "go_on_while_waiting"
+    # What followed each stored "go on" sent while an approval waited (core.go_on): the split of 001_'s paths.
+    GO_ON_FINISHED_OUTSIDE = "go_on_finished_outside"
+    GO_ON_SECOND_RUN = "go_on_second_run"
+    GO_ON_UNKNOWN = "go_on_unknown"
     DENIAL_RATE = "denial_rate"
     # The recomputed notice (claimed_unwritten_rate's rule) against the chat's stored one, from the first
     # stored notice on: the evidence that the back-filled rate before the notice measures what it does after.
@@ -89,6 +94,30 @@ _RECOMPUTED = (
     "(0.0 ms), no display tool and no question) — recomputed for every answer, also those stored before the "
     "notice existed"
 )
+
+
+_GO_ON_PLACES = (
+    "inside a run's wait (as go_on_while_waiting reads it), or answered by a runFinishedOutside line (the "
+    'chat writes it only for a "go on" while the conversation waits for an approval decided elsewhere)'
+)
+_GO_ON_MESSAGES = (
+    f'stored "go on" messages sent while an approval waited: {_GO_ON_PLACES}; each counts in the period and '
+    "configuration of the run that waited (for a runFinishedOutside line outside a wait: the last run that "
+    "waited for an approval and started before it)"
+)
+_GO_ON_EXCLUDED = f"user messages whose payload cannot be read, sent {_GO_ON_PLACES}"
+
+
+def _go_on(metric: Metric, numerator: str, short_label: str) -> MetricDefinition:
+    return MetricDefinition(
+        metric,
+        f'"go on" while an approval waits: {short_label}',
+        numerator,
+        _GO_ON_MESSAGES,
+        _GO_ON_EXCLUDED,
+        stored_since=4,
+        short_label=short_label,
+    )
 
 
 def _scope(metric: Metric, scope: str, short_label: str) -> MetricDefinition:
@@ -159,6 +188,26 @@ METRICS: tuple[MetricDefinition, ...] = (
         "such run",
         "conversations without such a phrase but with an unreadable user message sent while an approval "
         "waited",
+    ),
+    _go_on(
+        Metric.GO_ON_FINISHED_OUTSIDE,
+        'stored "go on" messages with a runFinishedOutside line, on the message or on the next stored '
+        "message: the run had been decided elsewhere and had finished",
+        "decided elsewhere and finished",
+    ),
+    _go_on(
+        Metric.GO_ON_SECOND_RUN,
+        'stored "go on" messages without that line after which a second run started over the same '
+        "transcript: a run of the conversation started at or after the message and before the next user "
+        "message while the run that waited had not ended",
+        "a second run started",
+    ),
+    _go_on(
+        Metric.GO_ON_UNKNOWN,
+        'stored "go on" messages followed by neither: no runFinishedOutside line, and no run started before '
+        "the next user message while the run that waited had not ended (nothing followed, the run that "
+        "waited had ended first, or the runs cannot be found)",
+        "neither can be read",
     ),
     MetricDefinition(
         Metric.DENIAL_RATE,

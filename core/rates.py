@@ -78,15 +78,17 @@ def wilson_interval(numerator: int, denominator: int, z: float = Z_95) -> Interv
     _check(numerator, denominator)
     if denominator == 0:
         raise InvalidProportionError("a proportion without data has no interval")
-    n = denominator
-    p = numerator / n
+    low, high = wilson_bounds(numerator / denominator, denominator, z)
+    # At 0/n and n/n the bound is exactly 0 or 1; floating point would leave a trace of the other side.
+    return Interval(0.0 if numerator == 0 else low, 1.0 if numerator == denominator else high)
+
+
+def wilson_bounds(p: float, n: float, z: float = Z_95) -> Interval:
+    """The Wilson score interval of a rate p observed on n (n > 0, not necessarily whole), within 0..1."""
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    # At 0/n and n/n the bound is exactly 0 or 1; floating point would leave a trace of the other side.
-    low = 0.0 if numerator == 0 else max(0.0, centre - half)
-    high = 1.0 if numerator == denominator else min(1.0, centre + half)
-    return Interval(low, high)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half))
 
 
 def newcombe_interval(before: Proportion, after: Proportion, z: float = Z_95) -> Interval:

@@ -1,7 +1,8 @@
 """Which pages a viewer gets: the product team Rates and Runs, administrators all (DESIGN.md, "Privacy").
 
-A page a role does not get is not registered at all, so its URL leads nowhere for that role; the
-administrator pages check the role again when they run.
+Every page is registered for every viewer, so that a link to any of them leads somewhere: a page the viewer
+may not see yet is hidden from the menu, and the app shows the sign-in in its place (sign_in_gate) without
+running it. The administrator pages check the role again when they run.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import streamlit as st
 
 from dashboard.access import Method, Viewer
 
+PRODUCT = "runrecord"
 # Not "pages/": Streamlit treats a pages/ folder beside the entrypoint as a legacy multipage app and runs
 # its scripts directly, around the navigation by role (on the first request after a start, and in AppTest).
 VIEWS = Path(__file__).parent / "views"
+FAVICON = Path(__file__).parent / "favicon.png"
 
 RATES = VIEWS / "rates.py"
 RUNS = VIEWS / "runs.py"
@@ -23,24 +26,60 @@ CONVERSATION = VIEWS / "conversation.py"
 HEALTH = VIEWS / "health.py"
 SIGN_IN = VIEWS / "sign_in.py"
 
+SIGN_IN_PATH = "sign-in"
+ADMINISTRATOR_PATHS = frozenset({"conversation", "health"})
+
 
 def pages(viewer: Viewer) -> list[st.Page]:
-    """The pages of the viewer's role, Rates first; before an OIDC sign-in, only the sign-in page."""
-    sign_in = st.Page(SIGN_IN, title="Sign in", icon=":material/login:", url_path="sign-in")
-    if viewer.role is None:
-        return [sign_in]
-    shown = [
-        st.Page(RATES, title="Rates", icon=":material/monitoring:", url_path="rates", default=True),
-        st.Page(RUNS, title="Runs", icon=":material/table_rows:", url_path="runs"),
+    """Every page, Rates first; the menu lists those of the viewer's role (before an OIDC sign-in, none)."""
+    signed_in = "visible" if viewer.role is not None else "hidden"
+    administrator = "visible" if viewer.is_administrator else "hidden"
+    asks_password = viewer.method is Method.PASSWORD and not viewer.is_administrator
+    return [
+        st.Page(
+            RATES,
+            title="Rates",
+            icon=":material/monitoring:",
+            url_path="rates",
+            default=True,
+            visibility=signed_in,
+        ),
+        st.Page(RUNS, title="Runs", icon=":material/table_rows:", url_path="runs", visibility=signed_in),
         st.Page(RUN, title="Run", icon=":material/receipt_long:", url_path="run", visibility="hidden"),
+        st.Page(
+            CONVERSATION,
+            title="Conversation",
+            icon=":material/forum:",
+            url_path="conversation",
+            visibility=administrator,
+        ),
+        st.Page(
+            HEALTH,
+            title="Health",
+            icon=":material/monitor_heart:",
+            url_path="health",
+            visibility=administrator,
+        ),
+        st.Page(
+            SIGN_IN,
+            title="Administrator sign-in" if viewer.method is Method.PASSWORD else "Sign in",
+            icon=":material/key:" if viewer.method is Method.PASSWORD else ":material/login:",
+            url_path=SIGN_IN_PATH,
+            visibility="visible" if asks_password else "hidden",
+        ),
     ]
-    if viewer.is_administrator:
-        shown += [
-            st.Page(CONVERSATION, title="Conversation", icon=":material/forum:", url_path="conversation"),
-            st.Page(HEALTH, title="Health", icon=":material/monitor_heart:", url_path="health"),
-        ]
-    elif viewer.method is Method.PASSWORD:
-        shown.append(
-            st.Page(SIGN_IN, title="Administrator sign-in", icon=":material/key:", url_path="sign-in")
-        )
-    return shown
+
+
+def may_see(page: st.Page, viewer: Viewer) -> bool:
+    """Whether the viewer may see the page now: the sign-in always, every other page once signed in (OIDC),
+    the administrator pages only as an administrator."""
+    if page.url_path == SIGN_IN_PATH:
+        return True
+    if viewer.role is None:
+        return False
+    return page.url_path not in ADMINISTRATOR_PATHS or viewer.is_administrator
+
+
+def tab_title(page: st.Page) -> str:
+    """The browser tab's title: the page, then the product."""
+    return f"{page.title} · {PRODUCT}"

@@ -19,10 +19,23 @@ from sqlalchemy import Engine
 from adapters import settings
 from adapters.database import make_engine, parse_url
 from adapters.runs import RunFilter
+from core.between import BetweenReport
 from core.comparison import ComparisonReport
 from core.conversation import Conversation
 from core.record_rebuild import NotesReport, RecordReport
-from dashboard.queries import common, conversations, health, rates, run, runs
+from core.survival_report import SurvivalReport
+from dashboard.queries import (
+    alerts,
+    between,
+    common,
+    conversations,
+    go_on,
+    health,
+    rates,
+    run,
+    runs,
+    survival,
+)
 
 CACHE_TTL_S = 300  # upstream rows (runs, messages) change without a job run; five minutes is fresh enough
 RATES_TTL_S = 3600  # the rates change only with a job run (in the key); "now" in their keys moves hourly
@@ -124,6 +137,14 @@ def before_after(
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def go_on_split(
+    url: str, data: common.Marks, grain: str, released_on: date, weeks: int, at: int
+) -> tuple[go_on.PathSides, ...] | None:
+    """What followed the stored "go on" messages on both sides of a marker; None: not measured."""
+    return go_on.go_on_split(_engine(url), data.tables, grain, released_on, weeks, now=at)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
 def outcome_mix(url: str, data: common.Marks, grain: str, at: int) -> pd.DataFrame:
     """Derived runs per period and outcome."""
     return rates.outcome_mix(_engine(url), grain, now=at)
@@ -150,9 +171,47 @@ def group_split(
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def rate_configurations(url: str, data: common.Marks, grain: str) -> list[tuple[str, date]]:
+    """The configurations the rates hold, each with its first period."""
+    return between.configurations(_engine(url), grain)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def configuration_against_configuration(
+    url: str, data: common.Marks, metric: str, grain: str, first: str, second: str, at: int
+) -> BetweenReport | None:
+    """One configuration against another (as `runrecord compare --between`)."""
+    return between.between(_engine(url), metric, grain, first, second, now=at)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def outcome_configurations(url: str, data: common.Marks) -> list[str]:
+    """The configurations of the derived runs (`data`: the outcomes' mark)."""
+    return survival.configurations(_engine(url), data.tables)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def survival_curves(
+    url: str, data: common.Marks, configurations: tuple[str, ...], window: int
+) -> SurvivalReport | None:
+    """The survival of AI text (as `runrecord survival`); `data`: the outcomes' mark."""
+    return survival.curves(_engine(url), data.tables, configurations, window_s=window)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
 def aggregates_csv(url: str, data: common.Marks) -> str:
     """Every rate row as CSV, small groups blanked."""
     return rates.aggregates_csv(_engine(url))
+
+
+# --- Rates and Health ---------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=MINUTE_S, show_spinner=False)
+def open_alerts(url: str, data: common.Marks) -> pd.DataFrame | None:
+    """The open alerts, newest first; None: the database has no alert table. A measurement that writes one
+    changes `data`; closing one changes no mark, so it leaves the pages within the minute."""
+    return alerts.open_alerts(_engine(url), data.tables)
 
 
 # --- Runs ---------------------------------------------------------------------------------------------------

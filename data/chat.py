@@ -23,6 +23,24 @@ from data.builder import (
 )
 from data.rows import Row
 
+# The tools the demo's configurations offer each model round (a request event's toolSpecs: names only, as
+# nr-llm keeps them at every privacy level), crm_push_draft a remote (MCP) one. A round that asks for
+# another tool was offered it too, except a tool the configurations' tool groups hold back: the model asks
+# for it all the same, and the Run page marks it (001_…, Context: "Tools the model could not see").
+OFFERED_TOOLS = (
+    "get_page",
+    "get_page_seo",
+    "get_content",
+    "update_page_seo",
+    "update_content",
+    "update_record",
+    "create_page_draft",
+    QUESTION_TOOL,
+    *DISPLAY_TOOLS,
+    "crm_push_draft",
+)
+HELD_BACK_TOOLS = frozenset({"translate_page"})
+
 
 @dataclass(frozen=True)
 class Write:
@@ -305,7 +323,10 @@ class Run:
         """A model round that requests the given tool calls (none: the final answer)."""
         self.round += 1
         self._event("context", {"contextBudget": 128000}, ms=0.0)
-        self._event("request", {"toolSpecs": 24})
+        also = [
+            tool for tool in dict.fromkeys(tools) if tool not in OFFERED_TOOLS and tool not in HELD_BACK_TOOLS
+        ]
+        self._event("request", {"toolSpecs": [*OFFERED_TOOLS, *also]})
         payload: dict[str, Any] = {"finishReason": finish or ("tool_calls" if tools else "stop")}
         payload |= {"promptTokens": 2100, "completionTokens": 180, "totalTokens": 2280}
         if self.privacy == Privacy.FULL:

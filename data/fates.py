@@ -101,6 +101,30 @@ def apply_fate(
     return PlantedFate(Fate.DELETED_AFTER_WINDOW, after, frozenset())
 
 
+def canary_edit(
+    site: Installation,
+    record: Record,
+    *,
+    first_write_at: int,
+    last_write_at: int,
+    window_s: int,
+    within_s: int,
+    rng: random.Random,
+    editor: int,
+) -> PlantedFate:
+    """An editor changes a record the canary wrote soon after its last write: a field it wrote, mostly."""
+    room = max(min(first_write_at + window_s - last_write_at - 60, within_s), 120)
+    at = last_write_at + rng.randint(60, room)
+    written = sorted(record.ai_fields)
+    if written and rng.random() < 0.7:
+        name = rng.choice(written)
+        site.human_edit(record, {name: 2 if name in INTEGER_FIELDS else "von Hand"}, at=at, by=editor)
+        return PlantedFate(Fate.EDITED_SAME, at, frozenset({name}))
+    name = _other_field(record, record.ai_fields)
+    site.human_edit(record, {name: "von Hand"}, at=at, by=editor)
+    return PlantedFate(Fate.EDITED_OTHER, at, frozenset({name}))
+
+
 # Text columns an editor may change, per table, in the order a field is picked.
 TEXT_FIELDS = {
     "pages": ("title", "description", "seo_title", "og_title", "og_description", "twitter_title"),

@@ -41,7 +41,19 @@ from core.window import window_closed
 from data.builder import Installation
 from data.fates import DAY, Expected, expected_write, run_outcome
 from data.own_transcript import alt_text_story
-from data.scenarios import SCENARIOS, Planted, Story, Writer, bad_rows, seo_tour_story
+from data.scenarios import (
+    CANARY_CONFIGURATION,
+    CANARY_EDIT_SHARE,
+    CANARY_SHARE,
+    SCENARIOS,
+    SEO_CONFIGURATION,
+    Planted,
+    Rollout,
+    Story,
+    Writer,
+    bad_rows,
+    seo_tour_story,
+)
 
 FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's story is complete
 
@@ -133,8 +145,11 @@ def generate(
             # The answers the chat flags under a wider word list (scenarios.WIDER_FLAGGED) are drawn from a
             # stream of their own, so that the main stream draws what it drew before they were planted.
             notices = random.Random(f"notices:{seed}")
+            # Which SEO tours use the canary, and its edits (scenarios.CANARY_CONFIGURATION): a stream of
+            # their own too.
+            canary = Rollout(random.Random(f"canary:{seed}"))
             for index in range(conversations):
-                planted = _conversation(site, story, rng, index, conversations, seed, notices)
+                planted = _conversation(site, story, rng, index, conversations, seed, notices, canary)
                 _record(planted, story, summary, runs_out)
                 if index % FLUSH_EVERY_CONVERSATIONS == FLUSH_EVERY_CONVERSATIONS - 1:
                     site.flush()
@@ -158,6 +173,7 @@ def _conversation(
     total: int,
     seed: int,
     notices: random.Random,
+    canary: Rollout,
 ) -> Planted:
     if index == 0:
         return seo_tour_story(Writer(site, story, rng, story.now - 12 * DAY))
@@ -170,7 +186,7 @@ def _conversation(
     at = story.start + int(span * index / total) + rng.randint(0, 3600)
     scenarios, weights = zip(*SCENARIOS, strict=True)
     scenario = rng.choices(scenarios, weights)[0]
-    return scenario(Writer(site, story, rng, at, notices))
+    return scenario(Writer(site, story, rng, at, notices, canary))
 
 
 def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None) -> None:
@@ -255,6 +271,13 @@ def _write_summary(
         },
         "notice_since": day(story.notice_since),
         "run_record_since": day(story.run_record_since),
+        "canary": {
+            "configuration": CANARY_CONFIGURATION,
+            "stable": SEO_CONFIGURATION,
+            "since": day(story.canary_since),
+            "share_of_seo_tours": CANARY_SHARE,
+            "edit_share_of_kept_records": CANARY_EDIT_SHARE,
+        },
         "history_horizon": oldest,
         "conversation_1": {
             "uid": 1,

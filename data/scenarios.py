@@ -11,12 +11,26 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.periods import Grain, period_start, unix_of
 from data.builder import Installation, Privacy, Record
 from data.chat import Conversation, Run, Write
-from data.fates import DAY, Fate, PlantedFate, apply_fate
+from data.fates import DAY, Fate, PlantedFate, apply_fate, canary_edit
 
 SEO_CONFIGURATION = "seo-assistant"
 CONTENT_CONFIGURATION = "content-assistant"
+# A canary of the SEO configuration (ADR-156's second criterion, 003_… "What this does not build"): from
+# Story.canary_since on it takes CANARY_SHARE of the SEO tours, dealt in turn (Rollout) so that each week
+# splits evenly and neither side drops below the 5 runs a week a configuration needs to be shown; a record
+# it wrote whose fate would leave it accepted (CANARY_EDITED_FATES: kept, moved, changed only after the
+# window) is edited by hand with CANARY_EDIT_SHARE, within CANARY_EDIT_WITHIN_S of the write — far more
+# often and far earlier than the stable configuration's edits, which fall anywhere in the window. Its draws
+# come from a random stream of its own, so the main stream, and every other count of the demo, is the same.
+CANARY_CONFIGURATION = "seo-assistant-canary"
+CANARY_SHARE = 0.5
+CANARY_EDIT_SHARE = 0.9
+CANARY_EDIT_WITHIN_S = 12 * 3600
+CANARY_WEEKS = 5  # the canary starts on the Monday of the week this many weeks before now
+CANARY_EDITED_FATES = frozenset({Fate.KEPT, Fate.MOVED, Fate.EDITED_AFTER_WINDOW, Fate.DELETED_AFTER_WINDOW})
 SEO_SKILL = "seo-check"
 EDITORS = tuple(range(90_001, 90_041))  # be_user ids: planted so that a test can prove none leaks
 
@@ -82,6 +96,7 @@ class Story:
     release: int  # after it, claimed-but-unwritten answers become rarer
     notice_since: int  # the chat stores the nothingSaved notice from here on (001_…)
     run_record_since: int  # the chat stores run_record from here on (000_…)
+    canary_since: int  # SEO tours may use CANARY_CONFIGURATION from here on
 
     @classmethod
     def around(cls, now: int, *, window_s: int) -> Story:
@@ -94,7 +109,26 @@ class Story:
             release=now - 50 * DAY,
             notice_since=now - 80 * DAY,
             run_record_since=now - 30 * DAY,
+            # The Monday of the week five weeks back: no week holds a handful of canary runs and no more.
+            canary_since=unix_of(period_start(now - CANARY_WEEKS * 7 * DAY, Grain.WEEK)),
         )
+
+
+class Rollout:
+    """Which SEO tours use the canary, dealt in turn at CANARY_SHARE, and the random stream of its edits."""
+
+    def __init__(self, rng: random.Random, share: float = CANARY_SHARE) -> None:
+        self.rng = rng
+        self.share = share
+        self._credit = 0.0
+
+    def takes_next_tour(self) -> bool:
+        """True for `share` of the tours asked about, spread evenly over them."""
+        self._credit += self.share
+        if self._credit >= 1.0:
+            self._credit -= 1.0
+            return True
+        return False
 
 
 @dataclass
@@ -121,11 +155,14 @@ class Writer:
         rng: random.Random,
         at: int,
         notices: random.Random | None = None,
+        canary: Rollout | None = None,
     ) -> None:
         self.site = site
         self.story = story
         self.rng = rng
         self.notices = notices  # decides WIDER_FLAGGED answers; None: the chat flags none so
+        self.canary = canary  # decides which SEO tours use the canary and its edits; None: none does
+        self.on_canary = False
         self.at = at
         self.editor = rng.choice(EDITORS)
         self.planted: Planted | None = None
@@ -150,6 +187,14 @@ class Writer:
         fates, weights = zip(*FATE_WEIGHTS, strict=True)
         return self.rng.choices(fates, weights)[0]
 
+    def seo_configuration(self) -> str:
+        """The SEO tour's configuration: the canary for CANARY_SHARE of the tours from canary_since on."""
+        canary = self.canary
+        self.on_canary = (
+            canary is not None and self.at >= self.story.canary_since and canary.takes_next_tour()
+        )
+        return CANARY_CONFIGURATION if self.on_canary else SEO_CONFIGURATION
+
     def track(self, run: Run) -> Run:
         assert self.planted is not None
         self.planted.runs.append(run)
@@ -172,6 +217,19 @@ class Writer:
             rng=self.rng,
             editor=self.editor,
         )
+        canary = self.canary
+        kept = self.on_canary and canary is not None and planted.fate in CANARY_EDITED_FATES
+        if kept and canary is not None and canary.rng.random() < CANARY_EDIT_SHARE:
+            planted = canary_edit(
+                self.site,
+                record,
+                first_write_at=min(w.written_at for w in writes),
+                last_write_at=max(w.written_at for w in writes),
+                window_s=self.story.window_s,
+                within_s=CANARY_EDIT_WITHIN_S,
+                rng=canary.rng,
+                editor=self.editor,
+            )
         self.planted.fates[record.ref] = (record, planted)
 
     def claim_probability(self) -> float:
@@ -235,7 +293,7 @@ def seo_tour_story(w: Writer) -> Planted:
 def seo_tour(w: Writer) -> Planted:
     """A guided SEO check: one to six cards, approved, skipped or asked for another variant."""
     page, fate = w.page(f"Seite {w.rng.randint(100, 999)}")
-    chat = w.open(configuration=SEO_CONFIGURATION, skill=SEO_SKILL, page=page)
+    chat = w.open(configuration=w.seo_configuration(), skill=SEO_SKILL, page=page)
     chat.user("Bitte prüfe die SEO-Felder dieser Seite.", at=w.at)
     run = w.track(chat.run())
     run.display("chat_set_progress")
@@ -341,8 +399,15 @@ def question(w: Writer) -> Planted:
     return w.close(chat)
 
 
+# After the release, one go_on conversation in this many (by uid) holds a "go on" that nothing answered.
+GO_ON_UNANSWERED_EVERY = 3
+
+
 def go_on(w: Writer) -> Planted:
-    """'weiter' while an approval waits (001_…): before the fix a second run re-drafts the page."""
+    """'weiter' while an approval waits (001_…): before the fix a second run re-drafts the page; after it a
+    run decided in AI Tasks is answered with a runFinishedOutside line, and every GO_ON_UNANSWERED_EVERY-th
+    such conversation (by uid, so that no random number is drawn) stores a "weiter" no run answered, the page
+    drafted on the editor's next request: the three paths core.go_on tells apart."""
     page, fate = w.page("Neuigkeiten")
     chat = w.open(configuration=CONTENT_CONFIGURATION, page=page)
     chat.user("Lege eine Unterseite für das Sommerfest an.", at=w.at)
@@ -357,6 +422,14 @@ def go_on(w: Writer) -> Planted:
         again.approve(at=again.now + 60)
         again.answer("Die Seite „Sommerfest“ wurde angelegt.")
         again.finish()
+    elif chat.uid % GO_ON_UNANSWERED_EVERY == 0:
+        chat.user("weiter", at=run.now + 400)  # stored while the card waits; no run started for it
+        chat.user("Lege die Seite „Sommerfest“ bitte an.", at=run.now + DAY)
+        later = w.track(chat.run())
+        later.propose("create_page_draft", page, fields=("title",))
+        later.approve(at=later.now + 60)
+        later.answer("Die Seite „Sommerfest“ wurde angelegt.")
+        later.finish()
     else:
         run.approve(at=run.now + 900)  # decided in AI Tasks, outside the chat
         run.finish()

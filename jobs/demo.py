@@ -132,7 +132,7 @@ def _check_demo_database(url: URL) -> None:
 
 
 def dashboard_command(url: URL, *, port: int) -> list[str]:
-    """The command line that serves the dashboard on localhost."""
+    """The command line that serves the dashboard on localhost, with the viewer's toolbar only."""
     return [
         sys.executable,
         "-m",
@@ -143,6 +143,8 @@ def dashboard_command(url: URL, *, port: int) -> list[str]:
         f"--server.port={port}",
         "--server.headless=true",
         "--browser.gatherUsageStats=false",
+        # The product, not the framework: no "Deploy" button, rerun or clear-cache items in the menu.
+        "--client.toolbarMode=viewer",
     ]
 
 
@@ -183,8 +185,9 @@ def sign_in(environment: Mapping[str, str], *, oidc: bool) -> tuple[dict[str, st
     return child, [
         f"administrator password: {password}",
         "(made for this start and stored nowhere: Rates and Runs need none, the Conversation and Health "
-        f"pages ask for it under 'Administrator sign-in'; set {hash_env} with `runrecord hash-password` to "
-        "keep one)",
+        "pages ask for it in their place or under 'Administrator sign-in', and a sign-in lasts "
+        f"{settings.get('admin_session_minutes')} minutes in that browser; set {hash_env} with "
+        "`runrecord hash-password` to keep one)",
     ]
 
 

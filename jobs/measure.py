@@ -48,8 +48,9 @@ from core.answers import (
     stored_message,
     verdict_from_counts,
 )
-from core.counting import Count, rate_counts
+from core.counting import GO_ON_PATH_METRICS, Count, rate_counts
 from core.facts import MEASURE_VERSION, Exclusion, Fact, conversation_facts, orphan_fact
+from core.go_on import GoOnPath
 from core.groups import ALL_RUNS
 from core.measured_runs import EventCounts, RunRow, run_end
 from core.metrics import RATES_VERSION, Metric
@@ -58,6 +59,7 @@ from core.saved import Verdict, nothing_saved
 from core.time import DAY_S
 from core.waits import Wait, approval_waits, needs_waits
 from core.window import check_window, window_cutoff
+from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 
@@ -72,6 +74,12 @@ MAX_BATCH_SIZE = 5_000
 RESCAN_MARGIN_S = 300
 # Beyond this many changed conversations a rerun reads them all in uid order instead of by a list of uids.
 MAX_TOUCHED = 50_000
+# How the summary line names each path of a stored "go on" (core.go_on).
+GO_ON_PATH_NAMES: dict[GoOnPath, str] = {
+    GoOnPath.FINISHED_OUTSIDE: "runFinishedOutside line",
+    GoOnPath.SECOND_RUN: "second run",
+    GoOnPath.UNKNOWN: "neither",
+}
 
 Progress = Callable[[int, int], None]  # (conversations read, conversations to read)
 
@@ -113,22 +121,23 @@ class Summary:
     exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
     first_notice: int | None = None  # when the first completed answer with the notice was stored
     agreement: Count = field(default_factory=Count)  # notice_agreement as stored, every period, all runs
+    # What followed the stored "go on" messages (core.go_on) as stored, every period, all runs: by metric.
+    go_on_paths: dict[Metric, Count] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
-    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`."""
+    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`; then the alert
+    check (jobs.alerts), whose outcome ends the message and never fails the job."""
     engine = make_engine(db_url)
+    at = int((now or datetime.now(UTC)).timestamp())
+    grains = (Grain.WEEK, Grain.DAY)
     try:
-        summary = measure_rates(
-            engine,
-            now=int((now or datetime.now(UTC)).timestamp()),
-            window_s=settings.window_seconds(),
-            grains=(Grain.WEEK, Grain.DAY),
-        )
+        summary = measure_rates(engine, now=at, window_s=settings.window_seconds(), grains=grains)
+        checked = None if summary.stopped else alerts.after_measurement(engine, now=at, grains=grains)
     finally:
         engine.dispose()
-    return result_of(summary)
+    return alerts.with_alerts(result_of(summary), checked)
 
 
 def result_of(summary: Summary) -> JobResult:
@@ -223,6 +232,8 @@ def measure_rates(
             summary.first_notice = first_notice
             # As stored, every period summed: what the Rates page shows too.
             summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
+            for metric in GO_ON_PATH_METRICS.values():
+                summary.go_on_paths[metric], _ = rates.stored_total(connection, grains[0], metric)
             save_marks(
                 connection,
                 current,
@@ -278,6 +289,7 @@ def _run_row(row: Row[Any], counts: EventCounts) -> RunRow:
         configuration=str(row.configuration_identifier or ""),
         ended_at=run_end(int(row.finished_at), int(row.tstamp), int(row.started_at), int(row.crdate)),
         counts=counts,
+        started_at=int(row.started_at) or int(row.crdate),
     )
 
 
@@ -515,6 +527,7 @@ def summary_lines(summary: Summary) -> list[str]:
         )
     if summary.periods:
         lines.append(f"  {agreement_line(summary)}")
+        lines.append(f"  {go_on_line(summary)}")
     if summary.exclusions:
         excluded = ", ".join(
             f"{metric.value} {count:,} ({reason.value})"
@@ -537,6 +550,24 @@ def agreement_line(summary: Summary) -> str:
         f"{name}: {count.numerator:,} / {count.denominator:,} = {rate} "
         f"(answers after the first stored notice, {first}){excluded}"
     )
+
+
+def go_on_line(summary: Summary) -> str:
+    """What followed the stored "go on" messages sent while an approval waited, every period summed: each
+    path with its share of them (core.go_on; the metrics go_on_finished_outside, go_on_second_run,
+    go_on_unknown)."""
+    paths = [(path, summary.go_on_paths.get(metric, Count())) for path, metric in GO_ON_PATH_METRICS.items()]
+    messages = max((count.denominator for _, count in paths), default=0)
+    excluded = max((count.excluded for _, count in paths), default=0)
+    head = f'"go on" while an approval waited: {messages:,} stored messages'
+    unreadable = f"; excluded {excluded:,} (user messages that cannot be read)" if excluded else ""
+    if not messages:
+        return f"{head}{unreadable}"
+    split = ", ".join(
+        f"{GO_ON_PATH_NAMES[path]} {count.numerator:,} ({count.numerator / messages:.1%})"
+        for path, count in paths
+    )
+    return f"{head}: {split}{unreadable}"
 
 
 def _closing(report: PeriodReport) -> str:
@@ -585,6 +616,14 @@ def summary_json(summary: Summary) -> dict[str, Any]:
             "numerator": summary.agreement.numerator,
             "denominator": summary.agreement.denominator,
             "excluded": summary.agreement.excluded,
+        },
+        "go_on_paths": {
+            "messages": max((count.denominator for count in summary.go_on_paths.values()), default=0),
+            "excluded": max((count.excluded for count in summary.go_on_paths.values()), default=0),
+            **{
+                path.value: summary.go_on_paths.get(metric, Count()).numerator
+                for path, metric in GO_ON_PATH_METRICS.items()
+            },
         },
         "batches": summary.batches,
         "seconds": round(summary.seconds, 3),

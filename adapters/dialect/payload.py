@@ -13,7 +13,8 @@ from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.events import KEPT_KEYS, PayloadShape
 
 # Tool arguments and results are never read: the database hands over only the keys core.events.KEPT_KEYS
-# names, requestedToolCalls reduced to its calls' names, and what the payload is (core.events.PayloadShape).
+# names, requestedToolCalls reduced to its calls' names and toolSpecs to the names (strings) it lists, and
+# what the payload is (core.events.PayloadShape).
 # No other value of a payload reaches Python; core.events.read_event reads the two.
 #
 # * SQLite: json_each over the payload, each kept member's value as its raw JSON text (`payload -> fullkey`,
@@ -103,7 +104,8 @@ def kept_payload(dialect: str, payload: ColumnElement[Any], *, guarded: bool = T
 
     A key the payload does not hold stays absent, one it holds with null stays null, every value as written;
     requestedToolCalls becomes the list of `{"name": …}` of its calls that are objects (null when the call
-    names none), or null when it is no list (core drops it then). NULL when the payload is not a JSON object.
+    names none), or null when it is no list (core drops it then); toolSpecs the list of its items that are
+    strings, or null when it is no list. NULL when the payload is not a JSON object.
     PostgreSQL with `guarded=False` raises a data exception on a text that is not JSON (see `cast_first`).
     """
     kept = sorted(KEPT_KEYS)
@@ -161,11 +163,26 @@ def _pg_kept(document: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any
         .correlate_except(call)
         .scalar_subquery()
     )
+    spec = (
+        func.json_array_elements(member.c.value)
+        .table_valued("value", with_ordinality="ordinality")
+        .render_derived("spec")
+    )
+    spec_names = (
+        select(
+            func.coalesce(
+                func.json_agg(pg.aggregate_order_by(spec.c.value, spec.c.ordinality)),
+                literal_column("'[]'::json"),
+            )
+        )
+        .where(func.json_typeof(spec.c.value) == "string")
+        .correlate_except(spec)
+        .scalar_subquery()
+    )
+    is_array = func.json_typeof(member.c.value) == "array"
     value = case(
-        (
-            member.c.key == "requestedToolCalls",
-            case((func.json_typeof(member.c.value) == "array", names), else_=json_null),
-        ),
+        (member.c.key == "requestedToolCalls", case((is_array, names), else_=json_null)),
+        (member.c.key == "toolSpecs", case((is_array, spec_names), else_=json_null)),
         else_=member.c.value,
     )
     members = (
@@ -196,11 +213,21 @@ def _sqlite_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement[
         .correlate_except(call)
         .scalar_subquery()
     )
+    spec = func.json_each(payload, member.c.fullkey).table_valued("type", "fullkey").alias("spec")
+    spec_names = (
+        select(
+            literal("[", Text)
+            + func.coalesce(func.group_concat(payload.op("->")(spec.c.fullkey), ","), "")
+            + literal("]", Text)
+        )
+        .where(spec.c.type == "text")
+        .correlate_except(spec)
+        .scalar_subquery()
+    )
+    is_array = member.c.type == "array"
     value = case(
-        (
-            member.c.key == "requestedToolCalls",
-            case((member.c.type == "array", names), else_=literal("null", Text)),
-        ),
+        (member.c.key == "requestedToolCalls", case((is_array, names), else_=literal("null", Text))),
+        (member.c.key == "toolSpecs", case((is_array, spec_names), else_=literal("null", Text))),
         else_=payload.op("->")(member.c.fullkey),
     )
     pair = func.json_quote(member.c.key) + literal(":", Text) + value
@@ -238,12 +265,32 @@ def _mariadb_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement
         .correlate_except(call)
         .scalar_subquery()
     )
+    specs_path = "$.toolSpecs"
+    spec = (
+        func.json_table(raw(specs_path), literal_column("'$[*]' COLUMNS (ord FOR ORDINALITY)"))
+        .table_valued("ord")
+        .alias("spec")
+    )
+    spec_path = func.concat(f"{specs_path}[", spec.c.ord - 1, "]")
+    spec_names = (
+        select(
+            func.concat(
+                "[",
+                func.coalesce(func.group_concat(raw(spec_path)).aggregate_order_by(spec.c.ord), ""),
+                "]",
+            )
+        )
+        .where(func.json_type(raw(spec_path)) == "STRING")
+        .correlate_except(spec)
+        .scalar_subquery()
+    )
+    reduced = {"requestedToolCalls": names, "toolSpecs": spec_names}
     pairs = []
     for key in kept:
         path = f"$.{key}"
         value = raw(path)
-        if key == "requestedToolCalls":
-            value = case((func.json_type(raw(path)) == "ARRAY", names), else_="null")
+        if key in reduced:
+            value = case((func.json_type(raw(path)) == "ARRAY", reduced[key]), else_="null")
         present = func.json_contains_path(payload, "one", path) == 1
         pairs.append(case((present, func.concat(json.dumps(key), ":", value))))
     members = func.concat("{", func.concat_ws(",", *pairs), "}")

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters import schema
+from adapters import schema, settings
 from adapters.conversations import ConversationNotFoundError
 from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
 from dashboard import state
@@ -28,6 +28,8 @@ def show(needed: Iterable[str], *, key: str) -> DataVersion | None:
     try:
         state.window_s()
         state.own_transcript_skills()
+        settings.admin_session_minutes()
+        settings.admin_session_secret()
     except RunrecordError as error:
         st.error(f"A setting is malformed: {error}. Correct it and start the dashboard again.")
         return None

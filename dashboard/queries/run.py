@@ -20,6 +20,7 @@ from adapters.events import read_events
 from adapters.runs import runs_by_uuid
 from core.cards import CardOutcome
 from core.events import Segment, split_segments
+from core.model_rounds import ModelRound, model_rounds
 from core.record_rebuild import card_readings, rebuild_record
 from core.refused import Opening, SegmentContext, StepReading, opening_of, read_segment
 from core.run_record import DISPLAY_TOOLS, CardReading, RunRecordEntry, build_entries, read_cards
@@ -32,6 +33,9 @@ OPENED_BY = {
     Opening.DECLINED: "a declined card",
     Opening.INPUT: "an answer to a question",
 }
+
+
+NOT_OFFERED = "not offered"  # the mark on a tool the model asked for that its round did not offer
 
 
 class RunNotFoundError(LookupError):
@@ -63,6 +67,9 @@ class RunDetail:
     segments: list[SegmentView]
     writes: list[WriteView]
     problems: list[str] = field(default_factory=list)
+    # Each model round: offered, asked for, ran (administrators only: remote tool names are operator
+    # configuration, 001_…, "The model is told which tools it is not given").
+    rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, window_s: int) -> RunDetail:
@@ -107,6 +114,7 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
         segments=views,
         writes=writes,
         problems=problems,
+        rounds=[_round(model_round) for model_round in model_rounds(segments)],
     )
 
 
@@ -165,4 +173,19 @@ def _step(reading: StepReading) -> dict[str, Any]:
         "reading": reading.reading.value,
         "activity list shows": shown,
         "in the run record": counted,
+    }
+
+
+def _round(model_round: ModelRound) -> dict[str, Any]:
+    missing = set(model_round.not_offered)
+    return {
+        "segment": model_round.segment,
+        "round": model_round.round,
+        "offered": list(model_round.offered) if model_round.offered is not None else None,
+        "asked for": [
+            f"{name} ({NOT_OFFERED})" if name in missing else name for name in model_round.requested
+        ],
+        "ran": list(model_round.ran),
+        "refused without running": list(model_round.refused),
+        NOT_OFFERED: ", ".join(model_round.not_offered),
     }

@@ -4,7 +4,7 @@ import streamlit as st
 
 from adapters import schema
 from dashboard import access, state
-from dashboard.components import data_as_of, guard, health_panels
+from dashboard.components import alerts, data_as_of, guard, health_panels
 
 access.require_administrator()
 st.title("Health")
@@ -27,6 +27,7 @@ with guard.reading():
 
 st.header("Jobs")
 health_panels.jobs(freshness, runs, key="jobs")
+alerts.show(version, key="alerts")
 st.header("Stuck conversations")
 health_panels.stuck(stuck, key="stuck")
 st.header("History horizon against the window")

@@ -1,13 +1,18 @@
-"""Rates (product team): EDITED and nothingSaved over time, releases, before/after, outcome mix, splits."""
+"""Rates (product team): EDITED and nothingSaved over time, releases, before/after, outcome mix, splits,
+configuration against configuration, the survival of AI text."""
 
 import streamlit as st
 
 from adapters import schema
 from dashboard import state
 from dashboard.components import (
+    alerts,
+    between,
     comparison,
+    configuration_pair,
     data_as_of,
     edit_scope,
+    go_on_split,
     grain,
     group_kind,
     group_split,
@@ -17,7 +22,9 @@ from dashboard.components import (
     outcome_mix,
     rate_chart,
     release_marker,
+    survival_chart,
 )
+from dashboard.queries import between as between_queries
 from dashboard.queries import rates
 
 st.title("Rates")
@@ -27,6 +34,7 @@ if version is None:
 url, now = state.db_url(), state.hour()
 data = version.rates
 data_as_of.show(version, key="as_of")
+alerts.show(version, key="alerts")
 
 with guard.reading():
     grains = state.grains(url, data)
@@ -65,7 +73,9 @@ else:
     )
     with guard.reading():
         report = state.before_after(url, data, chosen_metric, chosen_grain, marker[0], int(weeks), now)
+        go_on = state.go_on_split(url, data, chosen_grain, marker[0], int(weeks), now)
     comparison.show(report, rates.LABELS[chosen_metric], key="comparison")
+    go_on_split.show(go_on, chosen_metric, key="go_on_split")
 
 st.header("Observed outcome mix")
 with guard.reading():
@@ -85,6 +95,35 @@ split_metric = metric.show("Rate of the split", rates.COMPARED, rates.LABELS, ke
 with guard.reading():
     split = state.group_split(url, data, split_metric, chosen_grain, kind, now)
 group_split.show(split, kind, key="split")
+
+st.header("Configuration against configuration")
+with guard.reading():
+    configured = state.rate_configurations(url, data, chosen_grain)
+suggested = between_queries.suggested_pair(configured)
+pair = configuration_pair.show([name for name, _ in configured], suggested, key="between_pair")
+if len(configured) < 2:
+    st.info("Fewer than two configurations have rates yet: nothing to set against each other.")
+elif pair is not None:
+    between_metric = metric.show("Rate compared", rates.COMPARED, rates.LABELS, key="between_metric")
+    with guard.reading():
+        against = state.configuration_against_configuration(
+            url, data, between_metric, chosen_grain, pair[0], pair[1], now
+        )
+    between.show(against, rates.LABELS[between_metric], key="between")
+
+st.header("Survival of AI text")
+with guard.reading():
+    derived = state.outcome_configurations(url, version.runs)
+chosen_curves = st.multiselect(
+    "Configurations (none: all writes; two: the log-rank test between them)",
+    derived,
+    default=[name for name in suggested or () if name in derived],
+    max_selections=2,
+    key="survival_configurations",
+)
+with guard.reading():
+    survived = state.survival_curves(url, version.runs, tuple(chosen_curves), state.window_s())
+survival_chart.show(survived, key="survival")
 
 st.header("Download")
 st.download_button(

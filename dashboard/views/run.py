@@ -1,10 +1,11 @@
-"""A run (?run=<uuid>): its segments' record entries, the refused-call reading, each write and its outcome."""
+"""A run (?run=<uuid>): its segments' record entries, the refused-call reading, each write and its outcome;
+for administrators, what each model round was offered."""
 
 import streamlit as st
 
 from adapters import schema
 from dashboard import access, navigation, state, url_state
-from dashboard.components import guard, run_header, segments, writes
+from dashboard.components import guard, model_rounds, run_header, segments, writes
 from dashboard.queries.run import RunNotFoundError
 
 st.title("Run")
@@ -27,10 +28,14 @@ except RunNotFoundError:
     st.warning(f"There is no run {param.value[:8]}… in this database.")
     st.stop()
 
-run_header.show(detail, show_conversation=access.viewer().is_administrator, key="header")
+administrator = access.viewer().is_administrator
+run_header.show(detail, show_conversation=administrator, key="header")
 for problem in detail.problems:
     st.warning(problem)
 st.header("Segments")
 segments.show(detail.segments, key="segments")
+if administrator:  # remote tool names are operator configuration (001_…): offered lists for administrators
+    st.header("Model rounds: offered, asked for, ran")
+    model_rounds.show(detail.rounds, key="rounds")
 st.header("Writes and their observed outcomes")
 writes.show(detail.writes, detail.window_s, key="writes")

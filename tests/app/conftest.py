@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from adapters.database import parse_url
-from dashboard.access import SIGNED_IN_KEY
+from dashboard.access import SIGNED_IN_KEY, issue_token
 from data.generate import default_manifest, generate
 from jobs.schema_setup import init_installation
 from tests.app.installations import bad_rows, measured_copy
@@ -81,7 +81,8 @@ def empty_sqlite_url(tmp_path: Path) -> str:
 @pytest.fixture
 def dashboard(monkeypatch: pytest.MonkeyPatch, use_db: None) -> Callable[..., AppTest]:
     """dashboard(url, administrator=False, page=None, query=None): the app run once on the database, as the
-    product team or as an administrator signed in with the password, optionally on one page."""
+    product team or as an administrator signed in with the password (this tab's token), optionally on one
+    page."""
 
     def run(
         url: str, *, administrator: bool = False, page: str | None = None, query: dict[str, str] | None = None
@@ -89,7 +90,7 @@ def dashboard(monkeypatch: pytest.MonkeyPatch, use_db: None) -> Callable[..., Ap
         monkeypatch.setenv("RUNRECORD_DB", url)
         app = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
         if administrator:
-            app.session_state[SIGNED_IN_KEY] = True
+            app.session_state[SIGNED_IN_KEY] = issue_token()
         app.run()
         if page is not None:
             app.query_params.update(query or {})

@@ -118,6 +118,13 @@ def test_the_dashboard_serves_a_page_on_localhost(demo_db_url: str) -> None:
     assert re.search(r"^administrator password: \S{16}$", output, re.MULTILINE), output
 
 
+def test_the_dashboard_is_served_with_the_viewers_toolbar_only_so_no_deploy_button() -> None:
+    command = demo.dashboard_command(parse_url("sqlite:///demo.sqlite"), port=8501)
+
+    assert "--client.toolbarMode=viewer" in command
+    assert command[command.index("run") + 1] == str(demo.APP)
+
+
 def test_the_demo_refuses_a_file_under_data_that_is_not_a_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]
 ) -> None:

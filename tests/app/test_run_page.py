@@ -297,3 +297,66 @@ def test_a_write_derived_before_its_deciding_rows_were_stored_reads_not_recorded
     parts = {part for table in tables if "part" in table.columns for part in table["part"]}
     assert parts and not parts & {EVIDENCE, DECIDED}
     assert any("is not recorded" in info.value for info in app.info)
+
+
+@pytest.fixture(scope="module")
+def held_back(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(URL, run uuid): a run whose second round asks for translate_page, which the configuration's tool
+    groups hold back (data/chat.py HELD_BACK_TOOLS), and nr-llm refuses the call."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('held_back') / 'held_back.sqlite'}"
+    engine = make_engine(url)
+    t0 = int(NOW.timestamp()) - 2 * DAY
+    try:
+        init_db(engine, with_upstream=True)
+        with engine.begin() as connection:
+            site = Installation(connection)
+            chat = site.conversation(configuration="seo-assistant", at=t0)
+            chat.user("Übersetze die Startseite.", at=t0)
+            run = chat.run()
+            run.llm("get_page")
+            run.tool("get_page")
+            run.llm("translate_page")
+            run.tool("translate_page", ms=0.0, error=True)
+            run.answer("Das Übersetzen ist für dich nicht freigegeben.")
+            run.finish("failed", termination="policy_denied")
+            chat.close()
+            site.finish()
+    finally:
+        engine.dispose()
+    return url, run.uuid
+
+
+def _rounds(app: AppTest) -> list[dict[str, object]]:
+    return [row for t in rendered.tables(app) if "offered" in t.columns for row in t.to_dict("records")]
+
+
+def test_an_administrator_sees_what_each_round_was_offered_and_a_tool_asked_for_unoffered_is_marked(
+    dashboard: Callable[..., AppTest], held_back: tuple[str, str]
+) -> None:
+    url, uuid = held_back
+
+    app = dashboard(url, administrator=True, page="run", query={"run": uuid})
+
+    assert not app.exception
+    rounds = _rounds(app)
+    assert [list(r["asked for"]) for r in rounds] == [["get_page"], ["translate_page (not offered)"], []]
+    assert all("get_page" in r["offered"] and "translate_page" not in r["offered"] for r in rounds)
+    assert [list(r["ran"]) for r in rounds] == [["get_page"], [], []]
+    assert [list(r["refused without running"]) for r in rounds] == [[], ["translate_page"], []]
+    assert [w.value for w in app.warning] == [
+        "The model asked for tools its round did not offer: translate_page (segment 0, round 2)."
+    ]
+
+
+def test_the_product_team_does_not_see_the_offered_tools(
+    dashboard: Callable[..., AppTest], held_back: tuple[str, str]
+) -> None:
+    url, uuid = held_back
+
+    app = dashboard(url, page="run", query={"run": uuid})
+
+    assert not app.exception and app.subheader[0].value == f"Run {uuid[:8]}"
+    assert _rounds(app) == []
+    assert "Model rounds" not in [h.value for h in app.header]
+    assert "crm_push_draft" not in rendered.text(app)  # a remote tool the rounds offered
+    assert not any("not offered" in w.value for w in app.warning)

@@ -189,8 +189,93 @@ def test_an_administrator_signs_in_and_opens_conversation_1_and_health(
     _shoot(page, screenshots / "health.png")
 
 
-def test_the_product_team_does_not_get_the_administrator_pages(page: Any, served: Served) -> None:
-    body = _open(page, served.base + "/health", until="Rates")
+def test_the_product_team_gets_the_sign_in_in_place_of_an_administrator_page(
+    page: Any, served: Served
+) -> None:
+    body = _open(page, served.base + "/health", until="Administrator password")
 
-    assert "Pending derivations" not in body
+    assert "Page not found" not in body and "Pending derivations" not in body
+    assert "The Health page is for administrators" in body
     assert page.get_by_role("link", name="Health").count() == 0
+
+
+def _signed_in_page(page: Any, served: Served, until: str) -> str:
+    page.get_by_label("Administrator password").fill(served.password)
+    page.get_by_role("button", name="Sign in").click()
+    _settle(page, until=until)
+    _no_exception(page)
+    return str(page.inner_text("body"))
+
+
+def test_a_link_to_conversation_1_signs_in_on_that_page_and_the_sign_in_survives_a_reload_and_a_new_tab(
+    page: Any, served: Served
+) -> None:
+    body = _open(page, served.base + "/conversation?conversation=1", until="Administrator password")
+    assert "Page not found" not in body and "Starte den SEO-Check" not in body
+    assert "The Conversation page is for administrators" in body
+
+    body = _signed_in_page(page, served, "Run record: stored and rebuilt")
+    assert "Starte den SEO-Check für diese Seite." in body and page.url.endswith(
+        "/conversation?conversation=1"
+    )
+
+    page.reload()
+    _settle(page, until="Run record: stored and rebuilt")
+    assert "Starte den SEO-Check für diese Seite." in page.inner_text("body")
+    cookie = next(c for c in page.context.cookies() if c["name"] == "runrecord_admin")
+    assert cookie["sameSite"] == "Strict" and served.password not in cookie["value"]
+
+    other = page.context.new_page()
+    body = _open(other, served.base + "/health", until="Pending derivations")
+    assert "Administrator password" not in body
+
+    other.get_by_role("button", name="Sign out").click()
+    _settle(other, until="Administrator password")
+    page.reload()
+    _settle(page, until="Administrator password")
+    assert "Starte den SEO-Check" not in page.inner_text("body")
+
+
+def _run_asking_for_a_tool_not_offered(served: Served) -> str:
+    engine = make_engine(served.database)
+    run, event = schema.agentrun.c, schema.agentrun_event.c
+    with engine.connect() as connection:
+        uuid = connection.execute(
+            select(run.uuid)
+            .join_from(schema.agentrun, schema.agentrun_event, event.run == run.uid)
+            .where(event.kind == "llm", event.payload.contains("translate_page"))
+            .limit(1)
+        ).scalar_one()
+    engine.dispose()
+    return str(uuid)
+
+
+def test_an_administrator_sees_what_each_model_round_of_a_run_was_offered(
+    page: Any, served: Served, screenshots: Path
+) -> None:
+    uuid = _run_asking_for_a_tool_not_offered(served)
+    _open(page, f"{served.base}/run?run={uuid}", until="Segments")
+    assert "Model rounds" not in page.inner_text("body")  # the product team's view
+    _open(page, served.base + "/sign-in", until="Administrator password")
+    _signed_in_page(page, served, "You are signed in as an administrator")
+
+    body = _open(page, f"{served.base}/run?run={uuid}", until="Model rounds: offered, asked for, ran")
+
+    assert "The model asked for tools its round did not offer: translate_page" in body
+    _shoot(page, screenshots / "run-rounds.png")
+
+
+PAGES = ("/", "/runs", "/sign-in", "/conversation?conversation=1", "/health")
+
+
+def test_no_page_shows_a_deploy_control_and_each_has_the_products_title_and_icon(
+    page: Any, served: Served
+) -> None:
+    for path in PAGES:
+        _open(page, served.base + path)
+
+        assert page.locator('[data-testid="stAppDeployButton"]').count() == 0, path
+        assert page.get_by_role("button", name="Deploy").count() == 0, path
+        assert page.title().endswith(" · runrecord"), path
+        icons = page.locator("link[rel*=icon]").evaluate_all("links => links.map(link => link.href)")
+        assert icons and not any(icon.endswith("/favicon.png") for icon in icons), path

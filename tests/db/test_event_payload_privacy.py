@@ -40,6 +40,7 @@ EVERY_KEPT_KEY = _kv(
     writeKind="update",
     writeCompleteness="complete",
     approved=True,
+    toolSpecs=["read_page", "update_page_seo", "mcp.crm/push"],
     toolArguments={"title": SECRET},
     toolResult=SECRET,
     decidedBy=EDITOR,
@@ -94,6 +95,20 @@ PAYLOADS: list[tuple[str, str | None]] = [
         ),
     ),
     ("calls with a name escaped", '{"requestedToolCalls": [{"n\\u0061me": "a", "arguments": "x"}]}'),
+    (
+        "tool specs",
+        _kv(kind="request", toolSpecs=["read_page", "écrire_📝"], messagesSent=[{"content": SECRET}]),
+    ),
+    (
+        "tool specs with items no name",
+        _kv(toolSpecs=["a", 1, None, True, {"name": "b", "description": SECRET}, ["c", SECRET], "", "d"]),
+    ),
+    ("tool specs not a list: a count", _kv(toolSpecs=24)),
+    ("tool specs not a list: object", _kv(toolSpecs={"read_page": {"description": SECRET}})),
+    ("tool specs not a list: text", _kv(toolSpecs="read_page")),
+    ("tool specs not a list: null", _kv(toolSpecs=None)),
+    ("tool specs empty", _kv(toolSpecs=[])),
+    ("tool specs escaped", '{"toolSpecs": ["\\u00e9crire", "a\\"b", "\\ud83d\\udcdd"], "toolResult": "y"}'),
     ("a kept key escaped", '{"\\u0074oolName": "x", "toolResult": "y"}'),
     ("a key twice", '{"toolName": "first", "toolIsError": true, "toolName": "last", "toolIsError": false}'),
     ("a number ending in a dot, kept", '{"durationMs": 1.}'),
@@ -216,6 +231,11 @@ def test_the_kept_keys_read_in_sql_give_the_same_events_in_one_batch_with_payloa
 def _plant_secrets(engine: Engine, *, with_nul: bool) -> list[int]:
     tool_result = SECRET + ("\u0000" if with_nul else "")
     payloads = [
+        _kv(
+            kind="request",
+            toolSpecs=["read_page", {"name": "update_page_seo", "parameters": {"title": SECRET}}],
+            messagesSent=[{"role": "user", "content": SECRET}],
+        ),
         EVERY_KEPT_KEY,
         _kv(kind="tool", toolName="read_page", toolArguments={"uid": 3, "q": SECRET}, toolResult=tool_result),
         _kv(kind="approval", approved=True, decidedBy=EDITOR, approvalNote=SECRET),
@@ -227,7 +247,7 @@ def _plant_secrets(engine: Engine, *, with_nul: bool) -> list[int]:
             messagesSent=[{"role": "user", "content": SECRET}],
         ),
     ]
-    kinds = ["llm", "tool", "approval", "input", "llm"]
+    kinds = ["request", "llm", "tool", "approval", "input", "llm"]
     with engine.begin() as connection:
         connection.execute(
             insert(schema.agentrun_event),
@@ -261,13 +281,17 @@ def test_an_events_tool_arguments_and_results_never_leave_the_database(
     events, problems = read.by_run, len(read.problems)
 
     handed_over = repr([tuple(row) for row in rows]) + repr(events)
-    assert len(rows) == 5 and problems == 0
-    for value in (SECRET, "Passwort", str(EDITOR), "arguments", "toolArguments", "toolResult", "decidedBy"):
+    assert len(rows) == 6 and problems == 0
+    never = (SECRET, "Passwort", str(EDITOR), "arguments", "toolArguments", "toolResult", "decidedBy")
+    for value in (*never, "messagesSent", "parameters"):
         assert value not in handed_over
     assert {name for event in events[1] for name in event.payload} <= {
         "kind", "round", "durationMs", "approved", "toolName", "requestedToolCalls", "requestedToolNames",
         "finishReason", "toolIsError", "writeTargetTable", "writeTargetUid", "writeKind", "writeCompleteness",
+        "toolSpecs",
     }  # fmt: skip
+    specs = [event.payload["toolSpecs"] for event in events[1] if "toolSpecs" in event.payload]
+    assert specs == [["read_page"], ["read_page", "update_page_seo", "mcp.crm/push"]]
     calls = [
         event.payload["requestedToolCalls"] for event in events[1] if "requestedToolCalls" in event.payload
     ]

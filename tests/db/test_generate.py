@@ -196,7 +196,7 @@ def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, r
     assert {"weiter", "alles approved", "habe alles freigegeben"} & {m["content"] for m in messages}
     assert {"processing", "locked"} & {chat.status for chat in chats}
     assert "providerNotConfigured" in {chat.error_code for chat in chats}
-    assert configurations == 2
+    assert configurations == 3  # the stable SEO configuration, its canary and the content one
     assert oldest >= horizon
     assert {1, 2, 3, 4, 5} <= actions
     assert default_manifest(parse_url(url)) == tmp_path / "demo.manifest.json"

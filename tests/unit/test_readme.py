@@ -64,17 +64,20 @@ def test_each_readme_row_of_rates_gives_the_registrys_wording(definition: Metric
     assert row == (definition.numerator, definition.denominator, definition.excluded)
 
 
-def test_the_readme_compare_example_prints_the_registrys_definition() -> None:
-    printed = {
-        line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
-        for line in README.splitlines()
-        if line.startswith(("  numerator:", "  denominator:", "  excluded:"))
-    }
-    example = README[README.index("$ runrecord compare ") :].split()[3]
-    definition = DEFINITIONS[Metric(example)]
+def test_every_readme_compare_example_prints_the_registrys_definition() -> None:
+    examples = README.split("$ runrecord compare ")[1:]
 
-    assert printed == {
-        "numerator": definition.numerator,
-        "denominator": definition.denominator,
-        "excluded": definition.excluded,
-    }
+    assert len(examples) >= 2  # --at and --between
+    for example in examples:
+        block = example[: example.index("```")]
+        printed = {
+            line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+            for line in block.splitlines()
+            if line.startswith(("  numerator:", "  denominator:", "  excluded:"))
+        }
+        definition = DEFINITIONS[Metric(block.split()[0])]
+        assert printed == {
+            "numerator": definition.numerator,
+            "denominator": definition.denominator,
+            "excluded": definition.excluded,
+        }

@@ -21,6 +21,7 @@ READERS: dict[str, tuple[str, Callable[[], int]]] = {
     "port": ("RUNRECORD_DASHBOARD_PORT", settings.dashboard_port),
     "grace": ("RUNRECORD_MISFIRE_GRACE_SECONDS", settings.misfire_grace_seconds),
     "lease": ("RUNRECORD_SCHEDULER_LEASE_SECONDS", settings.lease_seconds),
+    "session": ("RUNRECORD_ADMIN_SESSION_MINUTES", settings.admin_session_minutes),
 }
 
 
@@ -38,6 +39,9 @@ READERS: dict[str, tuple[str, Callable[[], int]]] = {
         ("grace", "soon"),
         ("grace", "0"),
         ("lease", "2"),
+        ("session", "0"),
+        ("session", "10081"),
+        ("session", "an hour"),
     ],
 )
 def test_a_malformed_numeric_setting_is_one_error_line_naming_the_variable_and_its_value(
@@ -138,3 +142,27 @@ def test_an_own_transcript_skill_that_is_no_identifier_is_one_error_line_naming_
 
     assert str(raised.value).startswith(f"RUNRECORD_OWN_TRANSCRIPT_SKILLS={value!r} is not ")
     assert "\n" not in str(raised.value)
+
+
+def test_an_administrator_session_secret_shorter_than_32_characters_is_refused_without_repeating_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RUNRECORD_ADMIN_SESSION_SECRET", "short-secret-4711")
+
+    with pytest.raises(RunrecordError) as raised:
+        settings.admin_session_secret()
+
+    assert str(raised.value).startswith("RUNRECORD_ADMIN_SESSION_SECRET is too short: at least 32 characters")
+    assert "short-secret-4711" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("value", "secret"), [(None, None), ("", None), ("  ", None), ("s" * 32, "s" * 32)])
+def test_an_unset_administrator_session_secret_is_none_and_a_long_one_is_kept(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, secret: str | None
+) -> None:
+    if value is None:
+        monkeypatch.delenv("RUNRECORD_ADMIN_SESSION_SECRET", raising=False)
+    else:
+        monkeypatch.setenv("RUNRECORD_ADMIN_SESSION_SECRET", value)
+
+    assert settings.admin_session_secret() == secret

@@ -66,9 +66,9 @@ def answer() -> Step:
     return Step(EventKind.INPUT, {"submittedBy": 7})
 
 
-def request() -> Step:
-    """The request sent before a model round."""
-    return Step(EventKind.REQUEST, {"toolSpecs": ["update_page"]})
+def request(offered: Sequence[str] = ("update_page",)) -> Step:
+    """The request sent before a model round, offering the model `offered` (toolSpecs: names only)."""
+    return Step(EventKind.REQUEST, {"toolSpecs": list(offered)})
 
 
 def run(*steps: Step, first_uid: int = 1, start: int = START) -> tuple[Event, ...]:

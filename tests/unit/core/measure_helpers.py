@@ -42,5 +42,9 @@ class Chat:
         return conversation_input(7, self.skill, self.approval_run_uuid, self.record, stored)
 
 
-def a_run(uid: int, *, status: str = "completed", ended_at: int = T, **counts: int) -> RunRow:
-    return RunRow(uid, f"run-{uid}", status, "content-assistant", ended_at, EventCounts(**counts))
+def a_run(
+    uid: int, *, status: str = "completed", ended_at: int = T, started_at: int = 0, **counts: int
+) -> RunRow:
+    return RunRow(
+        uid, f"run-{uid}", status, "content-assistant", ended_at, EventCounts(**counts), started_at=started_at
+    )

@@ -10,8 +10,17 @@ from core.answers import (
     ClaimState,
     completed_answers,
 )
-from core.counting import Count, EditedWrite, FactTally, OpenTally, OutcomeTally, rate_counts
+from core.counting import (
+    GO_ON_PATH_METRICS,
+    Count,
+    EditedWrite,
+    FactTally,
+    OpenTally,
+    OutcomeTally,
+    rate_counts,
+)
 from core.facts import Exclusion, conversation_facts
+from core.go_on import GoOnPaths
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
 from tests.unit.core.measure_helpers import Chat, T, a_run
@@ -92,6 +101,34 @@ def test_go_on_counts_conversations_with_a_waiting_approval() -> None:
     counts = rate_counts(tallies, [], []).counts
 
     assert counts[(Metric.GO_ON_WHILE_WAITING, WEEK, ALL_RUNS)] == Count(2, 7, 1)
+
+
+def test_each_go_on_path_is_a_share_of_the_stored_go_on_messages_and_unreadable_ones_are_excluded() -> None:
+    tallies = [
+        tally(answer="", go_on="yes", go_on_paths=GoOnPaths(second_run=3, unknown=1)),
+        tally(answer="", go_on="no", go_on_paths=GoOnPaths(finished_outside=2, unreadable=1)),
+        tally(
+            answer="", go_on="no", configuration="seo-assistant", go_on_paths=GoOnPaths(finished_outside=1)
+        ),
+    ]
+
+    result = rate_counts(tallies, [], [])
+
+    counts = result.counts
+    assert counts[(Metric.GO_ON_FINISHED_OUTSIDE, WEEK, ALL_RUNS)] == Count(3, 7, 1)
+    assert counts[(Metric.GO_ON_SECOND_RUN, WEEK, ALL_RUNS)] == Count(3, 7, 1)
+    assert counts[(Metric.GO_ON_UNKNOWN, WEEK, ALL_RUNS)] == Count(1, 7, 1)
+    seo = Group(GroupKind.CONFIGURATION, "seo-assistant")
+    assert counts[(Metric.GO_ON_FINISHED_OUTSIDE, WEEK, seo)] == Count(1, 1, 0)
+    assert result.exclusions[(Metric.GO_ON_UNKNOWN, Exclusion.USER_MESSAGE_UNREADABLE)] == 1
+
+
+def test_a_period_without_a_stored_go_on_has_no_row_of_the_split_never_zero() -> None:
+    tallies = [tally("no_claim", go_on="no", facts=4)]
+
+    counts = rate_counts(tallies, [], []).counts
+
+    assert not any(metric in GO_ON_PATH_METRICS.values() for metric, _, _ in counts)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from core.events import (
     approved,
     identifier,
     is_refusal_shaped,
+    offered_tools,
     parse_event,
     read_event,
     requested_tools,
@@ -275,6 +276,27 @@ def test_requested_tools_come_from_requested_tool_calls_or_at_the_default_level_
     assert requested_tools(full) == ("update_page", "x")
     assert requested_tools(default) == ("update_page", "x")
     assert requested_tools(neither) == ()
+
+
+def test_the_tools_a_request_offered_are_the_names_its_tool_specs_list() -> None:
+    offered = one_event("request", {"toolSpecs": ["update_page", "mcp.crm/push", 3, None, {"name": "x"}]})
+    nothing = one_event("request", {"toolSpecs": []})
+    not_recorded = [one_event("request", {"toolSpecs": 24}), one_event("request", {"messagesSent": SECRET})]
+
+    assert offered_tools(offered) == ("update_page", "mcpcrmpush")
+    assert offered_tools(nothing) == ()
+    assert [offered_tools(event) for event in not_recorded] == [None, None]
+    assert offered_tools(one_event("llm", {"toolSpecs": ["update_page"]})) is None  # only a request offers
+
+
+def test_a_parsed_request_keeps_the_names_of_the_offered_tools_and_none_of_the_messages_sent() -> None:
+    specs = ["update_page", {"name": "read_page", "description": SECRET}, 7]
+
+    event = one_event("request", {"toolSpecs": specs, "messagesSent": [{"content": SECRET}]})
+    unlisted = one_event("request", {"toolSpecs": {"update_page": SECRET}})
+
+    assert dict(event.payload) == {"toolSpecs": ["update_page"]}
+    assert "toolSpecs" not in unlisted.payload and SECRET not in repr(unlisted.payload)
 
 
 @pytest.mark.parametrize(

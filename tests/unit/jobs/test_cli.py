@@ -61,6 +61,7 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         ("RUNRECORD_WINDOW_DAYS", "abc", ("dashboard",)),
         ("RUNRECORD_DASHBOARD_PORT", "abc", ("dashboard",)),
         ("RUNRECORD_DASHBOARD_PORT", "0", ("dashboard",)),
+        ("RUNRECORD_ADMIN_SESSION_MINUTES", "0", ("dashboard",)),
         ("RUNRECORD_MISFIRE_GRACE_SECONDS", "soon", ("scheduler", "--dry-run")),
     ],
     ids=lambda part: " ".join(part) if isinstance(part, tuple) else part,
@@ -86,7 +87,11 @@ def test_a_malformed_setting_is_one_line_naming_the_variable_and_exit_code_1(
 
 @pytest.mark.parametrize(
     ("malformed", "args"),
-    [("RUNRECORD_DASHBOARD_PORT", ()), ("RUNRECORD_WINDOW_DAYS", ("--no-dashboard",))],
+    [
+        ("RUNRECORD_DASHBOARD_PORT", ()),
+        ("RUNRECORD_WINDOW_DAYS", ("--no-dashboard",)),
+        ("RUNRECORD_ADMIN_SESSION_MINUTES", ()),
+    ],
 )
 def test_the_demo_checks_its_settings_before_it_builds_anything(
     monkeypatch: pytest.MonkeyPatch,
@@ -123,3 +128,20 @@ def test_a_malformed_port_option_is_still_a_usage_error(
     result = run_cli("dashboard", "--db", database, "--port", "0")
 
     assert result.exit_code == 2 and "--port" in result.stderr and no_server == []
+
+
+@pytest.mark.parametrize("command", [("dashboard",), ("demo",)], ids=" ".join)
+def test_a_session_secret_too_short_stops_the_dashboard_in_one_line_that_does_not_repeat_it(
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., Result],
+    database: str,
+    no_server: list[int],
+    command: tuple[str, ...],
+) -> None:
+    monkeypatch.setenv("RUNRECORD_ADMIN_SESSION_SECRET", "too-short-4711")
+
+    result = run_cli(*command, "--db", database)
+
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("runrecord: error: RUNRECORD_ADMIN_SESSION_SECRET is too short")
+    assert "too-short-4711" not in result.stderr and no_server == []
