@@ -7,27 +7,15 @@ from typing import Any
 
 from core.alerts import Alert, AlertKind, StoredAlert
 from core.comparison_text import group_text
+from core.figures_text import p_text, percent, points
 from core.rates import Proportion
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.1f}%"
-
-
-def _points(value: float) -> str:
-    return f"{value * 100:+.1f}".replace("-", "−")
-
-
-def p_text(value: float) -> str:
-    """The p-value as it reads in a line: "p = 0.0123", or "p < 0.0001"."""
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
 
 
 def side_text(proportion: Proportion) -> str:
     """A side: rate (numerator/denominator, 95% CI low – high)."""
     interval = proportion.interval
-    spread = "" if interval is None else f", 95% CI {_percent(interval.low)} – {_percent(interval.high)}"
-    return f"{_percent(proportion.rate)} ({proportion.numerator:,}/{proportion.denominator:,}{spread})"
+    spread = "" if interval is None else f", 95% CI {percent(interval.low)} – {percent(interval.high)}"
+    return f"{percent(proportion.rate)} ({proportion.numerator:,}/{proportion.denominator:,}{spread})"
 
 
 def compared_text(alert: Alert) -> str:
@@ -47,8 +35,8 @@ def compared_text(alert: Alert) -> str:
 def difference_text(alert: Alert) -> str:
     """The difference in points with its Newcombe interval."""
     return (
-        f"{_points(alert.difference)} points (95% CI {_points(alert.interval.low)} to "
-        f"{_points(alert.interval.high)})"
+        f"{points(alert.difference)} points (95% CI {points(alert.interval.low)} to "
+        f"{points(alert.interval.high)})"
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from core.between import BetweenReport, Need
 from core.comparison import RULE, Side
 from core.comparison_text import group_text
+from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
 from core.rates import MIN_DETECTABLE_DIFFERENCE
@@ -16,18 +17,6 @@ NEED_RULE = (
     "observed rates: n = z² (p₁(1 − p₁) + p₂(1 − p₂)) / d² (Wald), raised until Newcombe's interval at n "
     "is no wider; weeks at the side's volume in the span's last seven days"
 )
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.1f}%"
-
-
-def _points(value: float) -> str:
-    return f"{value * 100:+.1f}".replace("-", "−")
-
-
-def _p(value: float) -> str:
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
 
 
 def _name(report: BetweenReport, index: int) -> str:
@@ -42,7 +31,7 @@ def _side_line(report: BetweenReport, index: int, side: Side) -> str:
     interval = p.interval
     ci = "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
     return (
-        f"  {name}: {p.numerator:,} / {p.denominator:,} = {_percent(p.rate)}, 95% CI {ci}, "
+        f"  {name}: {p.numerator:,} / {p.denominator:,} = {percent(p.rate)}, 95% CI {ci}, "
         f"excluded {side.excluded:,}"
     )
 
@@ -78,9 +67,9 @@ def between_text(report: BetweenReport) -> list[str]:
         interval = comparison.difference_interval
         assert interval is not None and comparison.p_value is not None
         lines.append(
-            f"  difference {_points(comparison.difference)} points "
-            f"({_name(report, 1)} − {_name(report, 0)}), 95% CI {_points(interval.low)} to "
-            f"{_points(interval.high)} (Newcombe); two-proportion z-test {_p(comparison.p_value)}"
+            f"  difference {points(comparison.difference)} points "
+            f"({_name(report, 1)} − {_name(report, 0)}), 95% CI {points(interval.low)} to "
+            f"{points(interval.high)} (Newcombe); two-proportion z-test {p_text(comparison.p_value)}"
         )
     lines.append(f"  → {report.verdict}")
     needed = report.needed

@@ -6,21 +6,14 @@ import math
 from typing import Any
 
 from core.comparison import RULE, ComparisonReport, Side
+from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS, Group, GroupKind
 from core.metrics import DEFINITIONS
 from core.rates import Interval
 
 
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.1f}%"
-
-
 def _interval(interval: Interval | None) -> str:
     return "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
-
-
-def _points(value: float) -> str:
-    return f"{value * 100:+.1f}".replace("-", "−")
 
 
 def group_text(group: Group) -> str:
@@ -51,7 +44,7 @@ def comparison_text(report: ComparisonReport) -> list[str]:
             continue
         p = side.proportion
         lines.append(
-            f"  {name:<6}  {span} ({count}): {p.numerator:,} / {p.denominator:,} = {_percent(p.rate)}, "
+            f"  {name:<6}  {span} ({count}): {p.numerator:,} / {p.denominator:,} = {percent(p.rate)}, "
             f"95% CI {_interval(p.interval)}, excluded {side.excluded:,}"
         )
     if report.straddling is not None:
@@ -61,29 +54,24 @@ def comparison_text(report: ComparisonReport) -> list[str]:
         interval = comparison.difference_interval
         assert interval is not None and comparison.p_value is not None
         lines.append(
-            f"  difference {_points(comparison.difference)} points, 95% CI {_points(interval.low)} to "
-            f"{_points(interval.high)} (Newcombe); two-proportion z-test {_p(comparison.p_value)}"
+            f"  difference {points(comparison.difference)} points, 95% CI {points(interval.low)} to "
+            f"{points(interval.high)} (Newcombe); two-proportion z-test {p_text(comparison.p_value)}"
         )
     lines.append(f"  → {report.verdict}")
     lines.append(f"  rule: {RULE}")
     return lines
 
 
-def _p(value: float) -> str:
-    """The p-value as it reads in a line: "p = 0.0123", or "p < 0.0001"."""
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
-
-
 def comparison_line(report: ComparisonReport) -> str:
     """One line per metric, as measure-rates prints it under a release."""
     before, after = report.before.proportion, report.after.proportion
     text = (
-        f"{report.metric.value:<24} {_percent(before.rate):>6} ({before.numerator}/{before.denominator}) → "
-        f"{_percent(after.rate):>6} ({after.numerator}/{after.denominator})"
+        f"{report.metric.value:<24} {percent(before.rate):>6} ({before.numerator}/{before.denominator}) → "
+        f"{percent(after.rate):>6} ({after.numerator}/{after.denominator})"
     )
     comparison = report.comparison
     if comparison is not None and comparison.difference is not None and comparison.p_value is not None:
-        text += f"  {_points(comparison.difference)} points, {_p(comparison.p_value)}"
+        text += f"  {points(comparison.difference)} points, {p_text(comparison.p_value)}"
     return f"{text}: {report.verdict}"
 
 

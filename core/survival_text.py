@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.comparison_text import group_text
+from core.figures_text import p_text, percent
 from core.groups import MIN_GROUP_RUNS
 from core.rates import ALPHA
 from core.survival import LogRank
@@ -34,14 +35,6 @@ def duration_text(seconds: int) -> str:
     if seconds < 2 * DAY_S:
         return f"{seconds / HOUR_S:.1f} h"
     return f"{seconds / DAY_S:.1f} d"
-
-
-def _percent(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
-def _p(value: float) -> str:
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
 
 
 def median_text(curve: GroupCurve, window_s: int) -> str:
@@ -75,7 +68,7 @@ def survival_text(report: SurvivalReport) -> list[str]:
         else:
             lines.append(
                 f"log-rank test, {first} against {second}: χ² = {test.chi_square:.2f} (1 df), "
-                f"{_p(test.p_value)}; changed {test.observed[0]:,} (expected {test.expected[0]:,.1f}) "
+                f"{p_text(test.p_value)}; changed {test.observed[0]:,} (expected {test.expected[0]:,.1f}) "
                 f"against {test.observed[1]:,} (expected {test.expected[1]:,.1f}) → {log_rank_verdict(test)}"
             )
     return lines
@@ -95,8 +88,8 @@ def _curve_lines(curve: GroupCurve, report: SurvivalReport) -> list[str]:
     for mark in report.marks:
         band = km.band_at(mark)
         lines.append(
-            f"  {mark_text(mark):>6}  {_percent(km.survival_at(mark)):>9}  "
-            f"{_percent(band.low) + ' – ' + _percent(band.high):<15}  {km.at_risk_at(mark):>8,}"
+            f"  {mark_text(mark):>6}  {percent(km.survival_at(mark)):>9}  "
+            f"{percent(band.low) + ' – ' + percent(band.high):<15}  {km.at_risk_at(mark):>8,}"
         )
     lines.append(f"  median time to the first change: {median_text(curve, report.window_s)}")
     return lines

@@ -12,6 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 from core.between import BetweenReport, Need
 from core.between_text import NEED_RULE
 from core.comparison import RULE, Side
+from core.figures_text import p_text
 from core.groups import MIN_GROUP_RUNS
 
 TOO_FEW_TO_SHOW = "too few to show"
@@ -37,7 +38,7 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
         if interval is not None and comparison.p_value is not None:
             difference.caption(
                 f"{names[1]} − {names[0]}; 95% interval {interval.low * 100:+.1f} to "
-                f"{interval.high * 100:+.1f} points (Newcombe); {_p(comparison.p_value)}"
+                f"{interval.high * 100:+.1f} points (Newcombe); {p_text(comparison.p_value)}"
             )
     span = f"{report.periods[0].isoformat()} – {report.last_day().isoformat()}"
     text = (
@@ -57,10 +58,6 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
             f"in its denominator: {_need(names[0], needed.first)}; {_need(names[1], needed.second)}."
         )
     st.caption(f"Rule: {RULE}. Runs needed: {NEED_RULE}.")
-
-
-def _p(value: float) -> str:
-    return "p < 0.0001" if value < 0.0001 else f"p = {value:.4f}"
 
 
 def _need(name: str, need: Need) -> str:
