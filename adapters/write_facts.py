@@ -50,7 +50,6 @@ from sqlalchemy import (
     and_,
     case,
     column,
-    delete,
     func,
     insert,
     literal,
@@ -267,9 +266,7 @@ def derive_batch(
 ) -> BatchResult:
     """Derive the next page of due runs after run uid `after`, inside the caller's transaction."""
     dialect = connection.dialect.name
-    for table in BATCH_TABLES:
-        if table is not batch_ordinal:
-            connection.execute(delete(table))
+    sqlsession.empty_temporary_tables(connection, [t for t in BATCH_TABLES if t is not batch_ordinal])
     page = targets.due_page_query(dialect, after=after, cutoff=settings.cutoff, limit=settings.limit)
     connection.execute(insert(batch_run).from_select([c.name for c in batch_run.c], page))
     head = connection.execute(

@@ -93,6 +93,19 @@ def analyze_statements(dialect: str, table: Table) -> list[str]:
     return []
 
 
+def empty_temporary_tables(connection: Connection, tables: list[Table]) -> None:
+    """Empty a job's temporary tables for the next batch.
+
+    PostgreSQL: TRUNCATE (in the transaction, undone with it). A DELETE leaves the dead rows in the table's
+    pages until a VACUUM that never comes for a temporary table, so every later batch would read all earlier
+    batches' pages again. SQLite empties a table on an unconditional DELETE; InnoDB purges its own."""
+    if connection.dialect.name == POSTGRESQL:
+        connection.exec_driver_sql("TRUNCATE " + ", ".join(f"pg_temp.{table.name}" for table in tables))
+        return
+    for table in tables:
+        connection.exec_driver_sql(f"DELETE FROM {table.name}")
+
+
 def drop_temporary_table(dialect: str, table: Table) -> str:
     """DROP of a temporary table that can never reach a permanent table of the same name."""
     if dialect == POSTGRESQL:

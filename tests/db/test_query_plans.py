@@ -143,6 +143,7 @@ NEVER_SCANNED = (
     "tx_runrecord_write_target",
     "tx_runrecord_run_outcome",
     "tx_runrecord_write_outcome",
+    "tx_runrecord_observed",
     "pages",
     "tt_content",
 )
