@@ -51,7 +51,8 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 WINDOW_S = 7 * DAY_S
 # The baseline installation: smaller than the demo (jobs.demo.DEMO_CONVERSATIONS), so the ratio is stricter.
 DEMO_CONVERSATIONS = 100
-RUNS_PER_CONVERSATION = 1.092  # the generator's mix: 1,001,222 runs from 917,000 conversations (seed 3)
+# The generator's mix, its SEO campaign included: 219,773 runs from 100,000 conversations (seed 3).
+RUNS_PER_CONVERSATION = 2.198
 GOAL_RATIO = 1.5
 RELEASE_LABEL = "Prompt rule: claim a change only on a write result"
 TIMEOUT_S = 300

@@ -22,8 +22,11 @@ adapters/survival.py counts them in the database. Methods:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from core.rates import Z_95, Interval
 
@@ -78,13 +81,19 @@ class Curve:
         """The writes nothing changed inside the window."""
         return sum(step.censored for step in self.steps)
 
+    @cached_property
+    def _times(self) -> tuple[int, ...]:
+        return tuple(step.time for step in self.steps)
+
+    @cached_property
+    def _left_by(self) -> tuple[int, ...]:
+        """The writes changed or censored up to each step, that step included."""
+        return tuple(accumulate(step.events + step.censored for step in self.steps))
+
     def _last_at(self, t: float) -> Step | None:
-        last = None
-        for step in self.steps:
-            if step.time > t:
-                break
-            last = step
-        return last
+        # A chart reads a curve of a hundred thousand steps at a few hundred points: found by bisection.
+        index = bisect_right(self._times, t)
+        return self.steps[index - 1] if index else None
 
     def survival_at(self, t: float) -> float:
         """S(t): the share still untouched at t (1 before the first change)."""
@@ -98,7 +107,8 @@ class Curve:
 
     def at_risk_at(self, t: float) -> int:
         """The writes still untouched and observed at t: their time is t or later."""
-        return self.writes - sum(step.events + step.censored for step in self.steps if step.time < t)
+        before = bisect_left(self._times, t)
+        return self.writes - (self._left_by[before - 1] if before else 0)
 
     @property
     def median(self) -> int | None:

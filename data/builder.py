@@ -52,8 +52,12 @@ class Privacy(IntEnum):
     FULL = 2
 
 
+# One encoder for every row: json.dumps with options builds a new encoder on each call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 INTEGER_FIELDS = frozenset({"og_image", "hidden", "pid", "sorting"})

@@ -3,10 +3,12 @@
 The target must be empty. A SQLite file is written under a temporary name and moved into place only when
 complete; on a server, a failure drops every table the run created. Either way a failed generate leaves
 nothing behind. Conversation 1 is the story of 000_…, conversation 2 holds the bad rows, and the last one
-(from three conversations on) is a conversation whose skill keeps a transcript of its own. Beside the
-database it writes a manifest of what it planted: the expected observed outcome of every run, the answers
-that claim a change the run never made, those the chat flagged although core's claim rule does not
-(notice_agreement), the release date.
+(from three conversations on) is a conversation whose skill keeps a transcript of its own. Between the
+others, in time order, come the tours of an SEO campaign in the canary's first weeks, on top of the
+conversations asked for (scenarios.CAMPAIGN_TOURS_PER_CONVERSATION). Beside the database it writes a
+manifest of what it planted: the expected observed outcome of every run, the answers that claim a change
+the run never made, those the chat flagged although core's claim rule does not (notice_agreement), the
+release date, the canary and the campaign.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import os
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,8 +45,11 @@ from data.builder import Installation
 from data.fates import DAY, Expected, expected_write, run_outcome
 from data.own_transcript import alt_text_story
 from data.scenarios import (
+    CAMPAIGN_TOURS_PER_CONVERSATION,
+    CAMPAIGN_WEEK_WEIGHTS,
     CANARY_CONFIGURATION,
     CANARY_EDIT_SHARE,
+    CANARY_PROMOTED_SHARE,
     CANARY_SHARE,
     SCENARIOS,
     SEO_CONFIGURATION,
@@ -52,6 +58,7 @@ from data.scenarios import (
     Story,
     Writer,
     bad_rows,
+    campaign_tour,
     seo_tour_story,
 )
 
@@ -87,6 +94,7 @@ class Summary:
     notice_disagreements: int = 0
     first_notice_at: int | None = None
     stuck_conversations: int = 0
+    campaign_tours: int = 0
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,8 @@ def generate(
     manifest: Path | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> GenerateReport:
-    """Write a deterministic installation of `conversations` conversations into an empty database.
+    """Write a deterministic installation of `conversations` conversations, and the SEO campaign's tours
+    (campaign_tours), into an empty database.
 
     `create_tables(engine)` creates every table, upstream and ours, on the empty database first (the
     migrations are the jobs' to run: jobs.schema_setup.init_installation); a failure of it, as of anything
@@ -129,6 +138,8 @@ def generate(
         raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
     target = parse_url(url)
     story = Story.around(int(now.timestamp()), window_s=window_days * DAY)
+    tours = campaign_tours(conversations)
+    total = conversations + tours
     started = time.perf_counter()
     with _empty_target(target) as engine, _manifest_writer(manifest) as runs_out:
         create_tables(engine)
@@ -138,7 +149,7 @@ def generate(
             def flushed(rows: int) -> None:
                 if progress is not None:
                     done = summary.conversations
-                    progress(Progress(done, conversations, rows, time.perf_counter() - started))
+                    progress(Progress(done, total, rows, time.perf_counter() - started))
 
             site = Installation(connection, seed=seed, on_flush=flushed)
             rng = random.Random(seed)
@@ -148,24 +159,73 @@ def generate(
             # Which SEO tours use the canary, and its edits (scenarios.CANARY_CONFIGURATION): a stream of
             # their own too.
             canary = Rollout(random.Random(f"canary:{seed}"))
+            # The SEO campaign's tours are written between the everyday conversations as their times come, so
+            # that uids follow time as in an installation; from streams of their own, so that the main
+            # stream draws what it drew before they were planted.
+            campaign = Campaign(site, story, tours, seed)
+            summary.campaign_tours = tours
             for index in range(conversations):
-                planted = _conversation(site, story, rng, index, conversations, seed, notices, canary)
+                written = _conversations(
+                    site, story, rng, index, conversations, seed, notices, canary, campaign
+                )
+                for planted in written:
+                    _record(planted, story, summary, runs_out)
+                    _flush_now_and_then(site, summary.conversations)
+            for planted in campaign.due(None):  # two conversations have no last one for the tours to precede
                 _record(planted, story, summary, runs_out)
-                if index % FLUSH_EVERY_CONVERSATIONS == FLUSH_EVERY_CONVERSATIONS - 1:
-                    site.flush()
             site.finish()
             connection.execute(delete(schema.sys_history).where(schema.sys_history.c.tstamp < story.horizon))
             oldest = oldest_retained_tstamp(connection)
             rows = site.rows.written
         seconds = time.perf_counter() - started
         if progress is not None:
-            progress(Progress(conversations, conversations, rows, seconds))
+            progress(Progress(total, total, rows, seconds))
         if manifest is not None:
             _write_summary(manifest, story, seed, summary, oldest, target)
     return GenerateReport(describe(target), summary, rows, seconds, manifest)
 
 
-def _conversation(
+def campaign_tours(conversations: int) -> int:
+    """How many tours the SEO campaign of an installation of `conversations` everyday conversations holds."""
+    return round(conversations * CAMPAIGN_TOURS_PER_CONVERSATION)
+
+
+def _flush_now_and_then(site: Installation, written: int) -> None:
+    if written % FLUSH_EVERY_CONVERSATIONS == 0:
+        site.flush()
+
+
+class Campaign:
+    """The SEO campaign's tours in time order: each week's share of them (CAMPAIGN_WEEK_WEIGHTS) spread over
+    the week, each written once the everyday conversations have reached its time."""
+
+    def __init__(self, site: Installation, story: Story, tours: int, seed: int) -> None:
+        self.site = site
+        self.story = story
+        self.rng = random.Random(f"campaign:{seed}")
+        self.canary = Rollout(random.Random(f"campaign-canary:{seed}"))
+        times = [
+            week + int(7 * DAY * n / count) + self.rng.randint(0, 1800)
+            for week, count in zip(story.campaign_weeks(), _per_week(tours), strict=True)
+            for n in range(count)
+        ]
+        self._times = deque(sorted(times))
+
+    def due(self, before: int | None) -> Iterator[Planted]:
+        """The tours that start before `before` and are not written yet; with None, every one left."""
+        while self._times and (before is None or self._times[0] < before):
+            at = self._times.popleft()
+            yield campaign_tour(Writer(self.site, self.story, self.rng, at, canary=self.canary))
+
+
+def _per_week(tours: int) -> list[int]:
+    """The campaign's tours split by CAMPAIGN_WEEK_WEIGHTS, the rounding left to the last week."""
+    total = sum(CAMPAIGN_WEEK_WEIGHTS)
+    counts = [tours * weight // total for weight in CAMPAIGN_WEEK_WEIGHTS[:-1]]
+    return [*counts, tours - sum(counts)]
+
+
+def _conversations(
     site: Installation,
     story: Story,
     rng: random.Random,
@@ -174,19 +234,24 @@ def _conversation(
     seed: int,
     notices: random.Random,
     canary: Rollout,
-) -> Planted:
+    campaign: Campaign,
+) -> Iterator[Planted]:
+    """The conversation of `index`, after the campaign's tours that start before it."""
     if index == 0:
-        return seo_tour_story(Writer(site, story, rng, story.now - 12 * DAY))
-    if index == 1:
-        return bad_rows(Writer(site, story, rng, story.now - 20 * DAY))
-    if index == total - 1:
+        yield seo_tour_story(Writer(site, story, rng, story.now - 12 * DAY))
+    elif index == 1:
+        yield bad_rows(Writer(site, story, rng, story.now - 20 * DAY))
+    elif index == total - 1:
+        yield from campaign.due(None)
         # The last conversation draws from a random stream of its own, so that none before it depends on it.
-        return alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.now - 10 * DAY))
-    span = story.now - 4 * 3600 - story.start
-    at = story.start + int(span * index / total) + rng.randint(0, 3600)
-    scenarios, weights = zip(*SCENARIOS, strict=True)
-    scenario = rng.choices(scenarios, weights)[0]
-    return scenario(Writer(site, story, rng, at, notices, canary))
+        yield alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.now - 10 * DAY))
+    else:
+        span = story.now - 4 * 3600 - story.start
+        at = story.start + int(span * index / total) + rng.randint(0, 3600)
+        scenarios, weights = zip(*SCENARIOS, strict=True)
+        scenario = rng.choices(scenarios, weights)[0]
+        yield from campaign.due(at)
+        yield scenario(Writer(site, story, rng, at, notices, canary))
 
 
 def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None) -> None:
@@ -276,7 +341,13 @@ def _write_summary(
             "stable": SEO_CONFIGURATION,
             "since": day(story.canary_since),
             "share_of_seo_tours": CANARY_SHARE,
+            "promoted": day(story.canary_promoted),
+            "share_of_seo_tours_promoted": CANARY_PROMOTED_SHARE,
             "edit_share_of_kept_records": CANARY_EDIT_SHARE,
+        },
+        "campaign": {
+            "weeks": [day(week) for week in story.campaign_weeks()],
+            "tours": summary.campaign_tours,
         },
         "history_horizon": oldest,
         "conversation_1": {

@@ -19,18 +19,32 @@ from data.fates import DAY, Fate, PlantedFate, apply_fate, canary_edit
 SEO_CONFIGURATION = "seo-assistant"
 CONTENT_CONFIGURATION = "content-assistant"
 # A canary of the SEO configuration (ADR-156's second criterion, 003_… "What this does not build"): from
-# Story.canary_since on it takes CANARY_SHARE of the SEO tours, dealt in turn (Rollout) so that each week
-# splits evenly and neither side drops below the 5 runs a week a configuration needs to be shown; a record
-# it wrote whose fate would leave it accepted (CANARY_EDITED_FATES: kept, moved, changed only after the
-# window) is edited by hand with CANARY_EDIT_SHARE, within CANARY_EDIT_WITHIN_S of the write — far more
-# often and far earlier than the stable configuration's edits, which fall anywhere in the window. Its draws
-# come from a random stream of its own, so the main stream, and every other count of the demo, is the same.
+# Story.canary_since on it takes CANARY_SHARE of the SEO tours, and from Story.canary_promoted on, when it is
+# promoted, CANARY_PROMOTED_SHARE (the stable configuration keeps the rest as a holdback). Tours are dealt in
+# turn (Rollout), so that each week splits as its share says. A record the canary wrote whose fate would
+# leave it accepted (CANARY_EDITED_FATES: kept, moved, changed only after the window) is edited by hand with
+# CANARY_EDIT_SHARE, within CANARY_EDIT_WITHIN_S of the write — far more often and far earlier than the
+# stable configuration's edits, which fall anywhere in the window. Its draws come from a random stream of
+# its own, so the main stream is the same.
 CANARY_CONFIGURATION = "seo-assistant-canary"
-CANARY_SHARE = 0.5
+CANARY_SHARE = 0.1
+CANARY_PROMOTED_SHARE = 0.9
 CANARY_EDIT_SHARE = 0.9
 CANARY_EDIT_WITHIN_S = 12 * 3600
 CANARY_WEEKS = 5  # the canary starts on the Monday of the week this many weeks before now
+# Promoted three weeks after its start. With the default 7-day window that is the newest closed week (the
+# week holding now − 7 days starts four weeks after the canary, and is the first open one), so that the alert
+# check after a measurement sets the promotion's week against the four before it.
+CANARY_PROMOTED_AFTER_WEEKS = 3
 CANARY_EDITED_FATES = frozenset({Fate.KEPT, Fate.MOVED, Fate.EDITED_AFTER_WINDOW, Fate.DELETED_AFTER_WINDOW})
+# The SEO campaign: in the canary's first four weeks, CAMPAIGN_TOURS_PER_CONVERSATION one-card SEO tours per
+# everyday conversation of the installation, more each week towards its deadline (CAMPAIGN_WEEK_WEIGHTS).
+# Without it the canary and the stable configuration would have about 60 runs between them in those weeks,
+# and a difference of 5 points cannot be told apart on fewer than some 500 a side (core/sample_size.py); the
+# promotion's week holds enough of them that its move is told apart from the three weeks before.
+CAMPAIGN_TOURS_PER_CONVERSATION = 1.1
+CAMPAIGN_WEEK_WEIGHTS = (1, 2, 3, 4)
+CAMPAIGN_REQUEST = "Prüfe den Seitentitel dieser Seite für die SEO-Kampagne."
 SEO_SKILL = "seo-check"
 EDITORS = tuple(range(90_001, 90_041))  # be_user ids: planted so that a test can prove none leaks
 
@@ -97,10 +111,12 @@ class Story:
     notice_since: int  # the chat stores the nothingSaved notice from here on (001_…)
     run_record_since: int  # the chat stores run_record from here on (000_…)
     canary_since: int  # SEO tours may use CANARY_CONFIGURATION from here on
+    canary_promoted: int  # from here on it takes CANARY_PROMOTED_SHARE of them
 
     @classmethod
     def around(cls, now: int, *, window_s: int) -> Story:
         """The default dates relative to `now`."""
+        canary_since = unix_of(period_start(now - CANARY_WEEKS * 7 * DAY, Grain.WEEK))
         return cls(
             now=now,
             window_s=window_s,
@@ -110,21 +126,32 @@ class Story:
             notice_since=now - 80 * DAY,
             run_record_since=now - 30 * DAY,
             # The Monday of the week five weeks back: no week holds a handful of canary runs and no more.
-            canary_since=unix_of(period_start(now - CANARY_WEEKS * 7 * DAY, Grain.WEEK)),
+            canary_since=canary_since,
+            canary_promoted=canary_since + CANARY_PROMOTED_AFTER_WEEKS * 7 * DAY,
         )
+
+    def canary_share(self, at: int) -> float:
+        """The share of the SEO tours started at `at` that the canary takes."""
+        if at < self.canary_since:
+            return 0.0
+        return CANARY_PROMOTED_SHARE if at >= self.canary_promoted else CANARY_SHARE
+
+    def campaign_weeks(self) -> list[int]:
+        """The Mondays of the SEO campaign's weeks (the canary's first ones)."""
+        return [self.canary_since + week * 7 * DAY for week in range(len(CAMPAIGN_WEEK_WEIGHTS))]
 
 
 class Rollout:
-    """Which SEO tours use the canary, dealt in turn at CANARY_SHARE, and the random stream of its edits."""
+    """Which SEO tours use the canary, dealt in turn at the share of their date, and the random stream of its
+    edits."""
 
-    def __init__(self, rng: random.Random, share: float = CANARY_SHARE) -> None:
+    def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        self.share = share
         self._credit = 0.0
 
-    def takes_next_tour(self) -> bool:
+    def takes_next_tour(self, share: float) -> bool:
         """True for `share` of the tours asked about, spread evenly over them."""
-        self._credit += self.share
+        self._credit += share
         if self._credit >= 1.0:
             self._credit -= 1.0
             return True
@@ -188,11 +215,10 @@ class Writer:
         return self.rng.choices(fates, weights)[0]
 
     def seo_configuration(self) -> str:
-        """The SEO tour's configuration: the canary for CANARY_SHARE of the tours from canary_since on."""
+        """The SEO tour's configuration: the canary for its share of the tours (Story.canary_share)."""
         canary = self.canary
-        self.on_canary = (
-            canary is not None and self.at >= self.story.canary_since and canary.takes_next_tour()
-        )
+        share = self.story.canary_share(self.at)
+        self.on_canary = canary is not None and share > 0 and canary.takes_next_tour(share)
         return CANARY_CONFIGURATION if self.on_canary else SEO_CONFIGURATION
 
     def track(self, run: Run) -> Run:
@@ -325,6 +351,22 @@ def seo_tour(w: Writer) -> Planted:
     else:
         run.answer("Es wurde nichts übernommen.")
     run.finish()  # completed with chat_set_progress(completed=true): the conversation keeps its skill
+    w.settle(page, fate)
+    return w.close(chat)
+
+
+def campaign_tour(w: Writer) -> Planted:
+    """A tour of the SEO campaign: the page's SEO title, proposed on one card and approved."""
+    page, fate = w.page(f"Seite {w.rng.randint(100, 999)}")
+    chat = w.open(configuration=w.seo_configuration(), skill=SEO_SKILL, page=page)
+    chat.user(CAMPAIGN_REQUEST, at=w.at)
+    run = w.track(chat.run())
+    run.llm("get_page_seo")
+    run.tool("get_page_seo")
+    run.propose("update_page_seo", page, fields=("seo_title",))
+    run.approve(at=run.now + w.rng.randint(10, 300), completeness=_completeness(w.rng))
+    run.answer("Der Seitentitel ist gespeichert.")
+    run.finish()
     w.settle(page, fate)
     return w.close(chat)
 

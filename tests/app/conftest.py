@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters.database import parse_url
 from dashboard.access import SIGNED_IN_KEY, issue_token
-from data.generate import default_manifest, generate
+from data.generate import campaign_tours, default_manifest, generate
 from jobs.schema_setup import init_installation
 from tests.app.installations import bad_rows, measured_copy
 from tests.conftest import REPO_ROOT
@@ -22,6 +22,9 @@ from tests.conftest import REPO_ROOT
 NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 APP = str(REPO_ROOT / "dashboard" / "app.py")
 TIMEOUT_S = 60
+# The small demo: the conversations asked for, and all it holds with its SEO campaign (data/generate.py).
+SMALL_DEMO = 120
+SMALL_DEMO_CONVERSATIONS = SMALL_DEMO + campaign_tours(SMALL_DEMO)
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +34,7 @@ def demo_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     generate(
         url,
         create_tables=init_installation,
-        conversations=120,
+        conversations=SMALL_DEMO,
         seed=1,
         now=NOW,
         manifest=default_manifest(parse_url(url)),

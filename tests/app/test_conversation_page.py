@@ -14,6 +14,7 @@ from adapters.database import make_engine
 from core.notes import OWN_TRANSCRIPT_REASON
 from data.own_transcript import ALT_TEXT_SKILL
 from tests.app import rendered
+from tests.app.conftest import SMALL_DEMO_CONVERSATIONS
 
 
 def _conversation_with(url: str, pattern: str) -> int:
@@ -146,7 +147,8 @@ def test_without_a_choice_the_newest_conversations_are_listed(
     app = dashboard(measured_db_url, administrator=True, page="conversation")
 
     listed = rendered.tables(app)[0]
-    assert list(listed["conversation"])[:3] == [120, 119, 118]
+    newest = SMALL_DEMO_CONVERSATIONS
+    assert list(listed["conversation"])[:3] == [newest, newest - 1, newest - 2]
     assert "be_user" not in listed.columns
 
 

@@ -21,6 +21,7 @@ from dashboard.queries import health
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 from tests.app import rendered
+from tests.app.conftest import SMALL_DEMO_CONVERSATIONS
 from tests.conftest import REPO_ROOT
 
 # A job that runs until it is killed, recorded as every job run is.
@@ -92,7 +93,7 @@ def test_health_counts_rows_per_table_only_when_asked(
 
     counts = rendered.tables(app)[-1].set_index("table")["rows"]
     assert len(rendered.tables(app)) == before + 1
-    assert counts["tx_nrmcpagent_conversation"] == 120
+    assert counts["tx_nrmcpagent_conversation"] == SMALL_DEMO_CONVERSATIONS
 
 
 def test_health_says_what_to_do_on_a_database_without_tables(

@@ -16,6 +16,9 @@ from adapters.database import make_engine
 from tests.browser.conftest import Served
 
 VIEWPORT = {"width": 1400, "height": 1000}
+# The tallest screenshot: the Rates page with its open alerts and the survival chart is about 7,000 pixels;
+# Chromium draws up to 16,384.
+MAX_SHOT_HEIGHT = 10_000
 SETTLE_TIMEOUT_MS = 60_000
 STABLE_POLLS = 4  # a second without a change in the page's text
 # Streamlit draws a page in steps: it is settled when the script stopped running, no element is a skeleton
@@ -57,7 +60,7 @@ def _shoot(page: Any, path: Path) -> None:
         '() => Math.max(...Array.from(document.querySelectorAll(\'[data-testid="stMain"], section.main, '
         '[data-testid="stAppViewContainer"]\')).map(e => e.scrollHeight), 800)'
     )
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, 6000)})
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, MAX_SHOT_HEIGHT)})
     page.wait_for_timeout(800)
     page.screenshot(path=str(path))
     page.set_viewport_size(VIEWPORT)
@@ -102,7 +105,7 @@ def _edited_run(served: Served) -> str:
     return str(uuid)
 
 
-def test_the_rates_page_opens_first_with_the_planted_release(
+def test_the_rates_page_opens_first_with_the_planted_release_canary_and_alerts(
     page: Any, served: Served, screenshots: Path
 ) -> None:
     body = _open(page, served.base + "/", until="Rates as CSV")
@@ -112,8 +115,16 @@ def test_the_rates_page_opens_first_with_the_planted_release(
         "EDITED and nothingSaved over time",
         "Before and after a release",
         "Observed outcome mix",
+        "Configuration against configuration",
+        "Survival of AI text",
     ):
         assert text in body
+    assert re.search(r"\d+ open alerts: a rate moved significantly", body)
+    # The demo's canary against its stable configuration, told apart (README, "Configuration against
+    # configuration"), and its curve beside the stable one's with the log-rank test.
+    assert "seo-assistant-canary against seo-assistant over 4 closed weeks" in body
+    assert "significantly higher" in body
+    assert "median time to the first change" in body and "the curves differ significantly" in body
     marker = f"text=release {served.release.isoformat()}"
     assert page.locator(marker).count() >= 5  # a marker on each of the five charts
     assert "window not closed yet" in body and "too few to show" in body

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,17 @@ from adapters import schema
 from adapters.database import RunrecordError, make_engine, parse_url, sqlite_path
 from core.outcomes import Action
 from core.time import DAY_S
-from data.generate import Progress, default_manifest, generate
+from data import generate as generator
+from data.generate import Progress, campaign_tours, default_manifest, generate
+from data.own_transcript import ALT_TEXT_SKILL
+from data.scenarios import (
+    CAMPAIGN_REQUEST,
+    CAMPAIGN_WEEK_WEIGHTS,
+    CANARY_CONFIGURATION,
+    CANARY_PROMOTED_SHARE,
+    CANARY_SHARE,
+    SEO_SKILL,
+)
 from jobs.schema_setup import init_installation
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -157,6 +167,79 @@ def test_the_manifest_accounts_for_every_run_with_a_write(tmp_path: Path) -> Non
     assert len(runs) == summary["runs"]
     assert {run["outcome"] for run in with_writes} <= {"accepted_unchanged", "edited", "discarded", "unknown"}
     assert manifest["release"]["date"] < NOW.date().isoformat()
+
+
+def _requests(url: str) -> list[tuple[int, int, int, str]]:
+    """Every conversation's uid, start, editor and first message, in uid order."""
+    engine = make_engine(url)
+    chat, message = schema.conversation.c, schema.message.c
+    query = (
+        select(chat.uid, chat.crdate, chat.be_user, message.payload)
+        .join(schema.message, (message.conversation == chat.uid) & (message.sorting == 0))
+        .order_by(chat.uid)
+    )
+    with engine.connect() as connection:
+        rows = [
+            (r.uid, r.crdate, r.be_user, json.loads(r.payload)["content"]) for r in connection.execute(query)
+        ]
+    engine.dispose()
+    return rows
+
+
+def test_the_campaign_changes_nothing_the_conversations_asked_for_draw_and_uids_follow_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_campaign, without = (f"sqlite:///{tmp_path / name}" for name in ("with.sqlite", "without.sqlite"))
+    everyday = 120
+    count = campaign_tours(everyday)
+    _generate(with_campaign, everyday).dispose()
+    monkeypatch.setattr(generator, "CAMPAIGN_TOURS_PER_CONVERSATION", 0)
+    _generate(without, everyday).dispose()
+
+    campaign, plain = _requests(with_campaign), _requests(without)
+
+    tours = [row for row in campaign if row[3] == CAMPAIGN_REQUEST]
+    asked_for = [row[1:] for row in campaign if row[3] != CAMPAIGN_REQUEST]
+    assert len(tours) == count and len(plain) == everyday
+    assert asked_for == [row[1:] for row in plain]  # the same times, editors and requests
+    # Between conversation 2 and the last one (the three stories told at fixed dates) uids follow time.
+    starts = [row[1] for row in campaign[2:-1]]
+    assert starts == sorted(starts)
+
+
+def test_the_campaign_plants_its_tours_week_by_week_with_the_canary_taking_its_share_of_each(
+    tmp_path: Path,
+) -> None:
+    everyday = 300
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    _generate(url, everyday).dispose()
+
+    manifest = json.loads((tmp_path / "demo.manifest.json").read_text())
+    runs = [json.loads(line) for line in (tmp_path / manifest["runs_file"]).read_text().splitlines()]
+    requests = _requests(url)
+    tours = {uid for uid, _, _, request in requests if request == CAMPAIGN_REQUEST}
+    weeks = [datetime.fromisoformat(week).replace(tzinfo=UTC) for week in manifest["campaign"]["weeks"]]
+    campaign = [run for run in runs if run["conversation"] in tours]
+    by_week: list[list[dict[str, Any]]] = [[] for _ in weeks]
+    for run in campaign:
+        week = max(i for i, start in enumerate(weeks) if run["last_write_at"] >= start.timestamp())
+        by_week[week].append(run)
+    count = campaign_tours(everyday)
+    assert manifest["campaign"]["tours"] == count == len(tours) == len(campaign)
+    assert manifest["summary"]["campaign_tours"] == count
+    assert manifest["summary"]["conversations"] == everyday + count
+    assert requests[-1][0] == everyday + count
+    assert next(run["skill"] for run in runs if run["conversation"] == requests[-1][0]) == ALT_TEXT_SKILL
+    assert {run["skill"] for run in campaign} == {SEO_SKILL}
+    assert all(run["writes"] for run in campaign)
+    assert all(run["last_write_at"] < (weeks[-1] + timedelta(weeks=1)).timestamp() for run in campaign)
+    weights = sum(CAMPAIGN_WEEK_WEIGHTS)
+    assert [len(week) for week in by_week] == pytest.approx(
+        [count * weight / weights for weight in CAMPAIGN_WEEK_WEIGHTS], abs=2
+    )
+    shares = [sum(r["configuration"] == CANARY_CONFIGURATION for r in week) / len(week) for week in by_week]
+    assert manifest["canary"]["promoted"] == manifest["campaign"]["weeks"][-1]
+    assert shares == pytest.approx([CANARY_SHARE] * 3 + [CANARY_PROMOTED_SHARE], abs=0.03)
 
 
 def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, run_cli: Callable) -> None:

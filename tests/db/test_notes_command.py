@@ -17,7 +17,7 @@ from core.notes import NOTE_LABEL, OWN_TRANSCRIPT_REASON
 from core.record_rebuild import next_turn_notes, rebuild_record
 from core.time import DAY_S
 from data.builder import Installation
-from data.generate import generate
+from data.generate import campaign_tours, generate
 from data.own_transcript import ALT_TEXT_SKILL
 from jobs.schema_setup import init_installation
 
@@ -106,16 +106,17 @@ def test_the_generated_alt_text_conversation_gets_no_notes_and_says_that_its_tra
     empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
     generate(empty_db_url, create_tables=init_installation, conversations=20, seed=3, now=NOW)
+    last = str(20 + campaign_tours(20))  # after the SEO campaign's tours
 
-    as_json = run_cli("notes", "20", "--db", empty_db_url, "--json")
-    as_text = run_cli("notes", "20", "--db", empty_db_url)
-    record = json.loads(run_cli("record", "20", "--db", empty_db_url, "--json").stdout)
+    as_json = run_cli("notes", last, "--db", empty_db_url, "--json")
+    as_text = run_cli("notes", last, "--db", empty_db_url)
+    record = json.loads(run_cli("record", last, "--db", empty_db_url, "--json").stdout)
 
     assert as_json.exit_code == 0, as_json.output
     printed = json.loads(as_json.stdout)
     reason = OWN_TRANSCRIPT_REASON.format(skill=ALT_TEXT_SKILL)
     assert (printed["notes"], printed["no_notes_reason"]) == ([], reason)
-    assert as_text.stdout.splitlines()[0] == f"conversation 20: no notes. {reason}"
+    assert as_text.stdout.splitlines()[0] == f"conversation {last}: no notes. {reason}"
     assert [w["record"] for entry in record["stored"] for w in entry["writes"]] != []
 
 
