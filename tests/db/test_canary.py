@@ -18,6 +18,7 @@ from data.generate import campaign_tours, generate
 from data.scenarios import CANARY_CONFIGURATION, SEO_CONFIGURATION, SEO_SKILL
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.schema_setup import init_installation
+from tests.webhook_receiver import receiver
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 BETWEEN = ("--between", f"configuration:{SEO_CONFIGURATION}", f"configuration:{CANARY_CONFIGURATION}")
@@ -25,8 +26,20 @@ MARKS = ("1 h", "1 d", "2 d", "3 d", "5 d", "7 d")
 
 
 @pytest.fixture
-def demo(empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]) -> Iterator[dict[str, Any]]:
-    """The demo installation built for NOW, derived and measured: its manifest."""
+def posted() -> list[Any]:
+    """The alerts the demo's measurement posted to its webhook."""
+    return []
+
+
+@pytest.fixture
+def demo(
+    empty_db_url: str,
+    tmp_path: Path,
+    run_cli: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+    posted: list[Any],
+) -> Iterator[dict[str, Any]]:
+    """The demo installation built for NOW, derived and measured with a webhook listening: its manifest."""
     manifest = tmp_path / "demo.manifest.json"
     generate(
         empty_db_url,
@@ -38,12 +51,15 @@ def demo(empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]) -> I
     )
     now = NOW.isoformat()
     assert run_cli("derive-outcomes", "--db", empty_db_url, "--now", now).exit_code == 0
-    assert run_cli("measure-rates", "--db", empty_db_url, "--now", now).exit_code == 0
+    with receiver(200) as endpoint:
+        monkeypatch.setenv("RUNRECORD_ALERT_WEBHOOK", endpoint.url)
+        assert run_cli("measure-rates", "--db", empty_db_url, "--now", now).exit_code == 0
+    posted.extend(endpoint.bodies)
     yield json.loads(manifest.read_text(encoding="utf-8"))
 
 
 def test_on_the_demo_the_canary_is_edited_significantly_more_earlier_and_its_promotion_is_an_alert(
-    demo: dict[str, Any], empty_db_url: str, run_cli: Callable[..., Result]
+    demo: dict[str, Any], empty_db_url: str, run_cli: Callable[..., Result], posted: list[Any]
 ) -> None:
     now = NOW.isoformat()
 
@@ -86,6 +102,10 @@ def test_on_the_demo_the_canary_is_edited_significantly_more_earlier_and_its_pro
         assert alert["difference"]["direction"] == "rise" and alert["difference"]["p_value"] < 0.0001
         assert alert["after"]["from"] == canary["promoted"]
         assert alert["before"]["from"] == (promoted - timedelta(weeks=4)).isoformat()
+    # The webhook received each new alert, the promotion's among them.
+    delivered = {(body["metric"], body["kind"], body["at"], body["group"]) for body in posted}
+    assert {("edited_rate", "trend", canary["promoted"], group) for group in promotion} <= delivered
+    assert len(posted) == len(json.loads(alerts.stdout))
 
     assert survived.exit_code == 0, survived.output
     lines = survived.output.splitlines()
