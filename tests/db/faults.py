@@ -322,3 +322,38 @@ def _main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An installation, its job's command line (`command`), and the rows an uninterrupted run stored."""
+
+    engine: Engine
+    pristine: Pristine
+    expected: Stored
+    arguments: Sequence[str]
+    job: str
+    output: Sequence[str]
+
+
+def killed_and_rerun(attempt: Attempt, moments_s: Sequence[float], seed: int) -> tuple[list[Kill], list[str]]:
+    """Kill the job at each moment, run it again to the end, and say each way its rows differ from the
+    uninterrupted run's: the kills and the differences, each naming the seed and the moment."""
+    kills: list[Kill] = []
+    failures: list[str] = []
+    uninterrupted = ", ".join(f"{name} {attempt.expected.count(name)}" for name in attempt.output)
+    for number, moment in enumerate(moments_s, start=1):
+        restore(attempt.engine, attempt.pristine)
+        kill = kill_at(attempt.arguments, attempt.engine, attempt.job, moment)
+        left = stored(attempt.engine, attempt.output, attempt.pristine)
+        finished = run(attempt.arguments)
+        assert finished.returncode == 0, finished.stderr
+        differences = stored(attempt.engine, attempt.output, attempt.pristine).differences(attempt.expected)
+        kills.append(kill)
+        what = (
+            f"kill {number} (seed {seed}, {moment:.3f} s after the job was seen running; stored when killed: "
+            + ", ".join(f"{name} {left.count(name)}" for name in attempt.output)
+            + f" of {uninterrupted}; the process {'running' if kill.while_running else 'already ended'})"
+        )
+        failures += [f"{what}: {line}" for line in differences]
+    return kills, failures

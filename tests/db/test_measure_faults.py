@@ -70,22 +70,11 @@ def test_the_uninterrupted_run_stores_facts_rates_and_marks(case: Case) -> None:
 def test_a_measurement_killed_at_any_moment_leaves_rows_identical_to_an_uninterrupted_run_none_twice(
     case: Case,
 ) -> None:
-    rng = random.Random(f"{SEED}:{case.dialect}")
-    kills, failures = [], []
+    command = faults.command(*_arguments(case.engine))
+    attempt = faults.Attempt(case.engine, case.pristine, case.expected, command, JOB, OUTPUT)
+    moments = faults.moments(random.Random(f"{SEED}:{case.dialect}"), case.seconds, KILLS)
 
-    for number, moment in enumerate(faults.moments(rng, case.seconds, KILLS), start=1):
-        faults.restore(case.engine, case.pristine)
-        kill = faults.kill_at(faults.command(*_arguments(case.engine)), case.engine, JOB, moment)
-        left = faults.stored(case.engine, OUTPUT, case.pristine)
-        differences = _rerun(case).differences(case.expected)
-        kills.append(kill)
-        what = (
-            f"kill {number} (seed {SEED}, {moment:.3f} s after the job was seen running, of "
-            f"{case.seconds:.3f} s uninterrupted; stored when killed: "
-            + ", ".join(f"{name} {left.count(name)}" for name in OUTPUT)
-            + f"; the process {'running' if kill.while_running else 'already ended'})"
-        )
-        failures += [f"{what}: {line}" for line in differences]
+    kills, failures = faults.killed_and_rerun(attempt, moments, SEED)
 
     assert failures == []
     assert any(kill.while_running for kill in kills), f"no kill found the job running: {kills}"
