@@ -348,6 +348,28 @@ observed = Table(
     Column("correlation_id", String(36), primary_key=True),
 )
 
+# The survival of AI text counted as the writes are derived (core.survival_report's rule; adapters.survival):
+# per configuration and distinct time, the writes a human changed then and all the writes ending then; per
+# configuration, the runs of its curve, the writes left out and the longest window. Counts only, never a
+# time per write.
+survival_tally = Table(
+    "tx_runrecord_survival_tally",
+    ours,
+    Column("configuration_identifier", String(150), primary_key=True),
+    Column("t", Integer, primary_key=True, autoincrement=False),
+    _int("events"),
+    _int("writes"),
+)
+survival_group = Table(
+    "tx_runrecord_survival_group",
+    ours,
+    Column("configuration_identifier", String(150), primary_key=True),
+    _int("runs"),
+    _int("unknown"),
+    _int("undated"),
+    _int("window_s"),
+)
+
 # How far a table of the installation has been read into one of ours: the highest uid read.
 scan_mark = Table(
     "tx_runrecord_scan_mark",

@@ -60,7 +60,7 @@ from sqlalchemy import table as table_clause
 from sqlalchemy.dialects import mysql
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from adapters import decision, schema
+from adapters import decision, schema, survival
 from adapters import write_targets as targets
 from adapters.dialect import aggregate, bulk, plans
 from adapters.dialect import json as sqljson
@@ -683,6 +683,16 @@ def _save(connection: Connection, settings: BatchSettings, result: BatchResult) 
     result.runs_mine = len(mine)
     _analyze(connection, batch_mine)
     _save_writes(connection, settings)
+    m = batch_mine
+    survival.add_counts(
+        connection,
+        f.join(m, m.c.run_uid == f.c.run_uid).join(r, r.c.run_uid == f.c.run_uid),
+        configuration=r.c.configuration_identifier,
+        run_uid=f.c.run_uid,
+        outcome=f.c.outcome,
+        first_change_after_s=f.c.first_change_after_s,
+        window_s=settings.window_s,
+    )
     result.mirrored = _mirror(connection, settings)
     derivable = select(r.c.run_uid).where(r.c.derivable == 1)
     targets.forget_pending(connection, derivable)

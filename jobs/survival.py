@@ -20,7 +20,7 @@ from jobs.between import unknown_configuration
 def survival_of(engine: Engine, groups: Sequence[Group] = (ALL_RUNS,), *, window_s: int) -> SurvivalReport:
     """The curves of the groups (all runs or configurations); the log-rank test for two of them."""
     with reported(engine, "reading the write outcomes"), engine.connect() as connection:
-        if survival.derived_writes(connection) == 0:
+        if not survival.has_derived_writes(connection):
             raise RunrecordError("no derived write outcomes yet: run `runrecord derive-outcomes` first")
         known = survival.configurations(connection)
         for group in groups:

@@ -13,9 +13,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Select, Table, bindparam, insert, text, true
+from sqlalchemy import Connection, Select, Table, bindparam, case, func, insert, text, true
+from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.dialects import postgresql as pg
-from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.dml import Insert
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
@@ -40,6 +40,37 @@ def insert_or_ignore_select(dialect: str, table: Table, columns: Sequence[str], 
     if dialect == SQLITE:
         query = query.where(true())
     return insert_or_ignore(dialect, table).from_select(list(columns), query)
+
+
+def upsert_adding(
+    dialect: str,
+    table: Table,
+    keys: Sequence[str],
+    query: Select[Any],
+    *,
+    added: Sequence[str],
+    highest: Sequence[str] = (),
+) -> Insert:
+    """`INSERT … SELECT` (columns: keys, added, highest) that, for a row whose key `keys` is taken, adds the
+    `added` columns to the stored ones and keeps the larger of the `highest` ones: counts kept up to date by
+    many transactions without reading them first. The query must give each key once."""
+    columns = [*keys, *added, *highest]
+    if dialect in (SQLITE, POSTGRESQL):
+        statement = (sqlite.insert if dialect == SQLITE else pg.insert)(table).from_select(
+            columns, query.where(true()) if dialect == SQLITE else query
+        )
+        new = statement.excluded
+        values: dict[str, Any] = {name: table.c[name] + new[name] for name in added}
+        larger = {name: case((new[name] > table.c[name], new[name]), else_=table.c[name]) for name in highest}
+        values |= larger
+        return statement.on_conflict_do_update(index_elements=list(keys), set_=values)
+    if is_mariadb(dialect):
+        statement = mysql.insert(table).from_select(columns, query)
+        new = statement.inserted
+        values = {name: table.c[name] + new[name] for name in added}
+        values |= {name: func.greatest(table.c[name], new[name]) for name in highest}
+        return statement.on_duplicate_key_update(values)
+    raise NotImplementedError(f"no upsert for the {dialect} dialect")
 
 
 def insert_many(connection: Connection, statement: Insert, rows: list[dict[str, Any]]) -> None:

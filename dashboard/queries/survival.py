@@ -40,7 +40,7 @@ def curves(
         return None
     groups = [Group(GroupKind.CONFIGURATION, name) for name in configurations] or [ALL_RUNS]
     with reported(engine, "reading the write outcomes"), engine.connect() as connection:
-        if survival.derived_writes(connection) == 0:
+        if not survival.has_derived_writes(connection):
             return None
         counted = [survival.group_tallies(connection, group, window_s=window_s) for group in groups]
     return survival_report(counted, window_s=window_s)

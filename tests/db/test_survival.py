@@ -6,12 +6,15 @@ import json
 from collections.abc import Callable
 
 import pytest
+from alembic import command
 from click.testing import Result
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, select
 
-from adapters import survival
+from adapters import schema, survival
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.survival import Tally
+from jobs.derive import derive_outcomes
+from jobs.schema_setup import alembic_config
 from tests.db.configurations import (
     CANARY,
     CANARY_EDIT_AFTER_S,
@@ -210,3 +213,41 @@ def test_without_derived_outcomes_survival_says_to_run_derive_outcomes(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
     assert_one_error_line(run_cli("survival", "--db", installation_url), "runrecord derive-outcomes")
+
+
+def _kept(engine: Engine) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    t, g = schema.survival_tally.c, schema.survival_group.c
+    with engine.connect() as connection:
+        tallies = [
+            tuple(row)
+            for row in connection.execute(
+                select(t.configuration_identifier, t.t, t.events, t.writes).order_by(
+                    t.configuration_identifier, t.t
+                )
+            )
+        ]
+        groups = [
+            tuple(row)
+            for row in connection.execute(
+                select(g.configuration_identifier, g.runs, g.unknown, g.undated, g.window_s).order_by(
+                    g.configuration_identifier
+                )
+            )
+        ]
+    return tallies, groups
+
+
+def test_the_counts_kept_batch_by_batch_equal_a_count_of_the_stored_outcomes_as_migration_0010_makes_it(
+    installation_engine: Engine,
+) -> None:
+    plant_two_configurations(installation_engine)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW, batch_size=7)
+    kept = _kept(installation_engine)
+
+    # Migration 0010 counts the outcomes derived before it from the stored rows, in one statement.
+    with installation_engine.begin() as connection:
+        command.downgrade(alembic_config(connection), "0009")
+        command.upgrade(alembic_config(connection), "head")
+
+    assert kept[0] and kept[1]
+    assert _kept(installation_engine) == kept
