@@ -1,5 +1,5 @@
-"""sys_history and the written records as the derivation reads them (003_…): their history rows, the AI
-write times of each record, the oldest retained row, whether a record is still there, the table catalog.
+"""sys_history and the written records as the Run page and the reference read them (003_…): their history
+rows, the oldest retained row, whether a record is still there, the table catalog.
 
 Plans that do not depend on statistics (installations rarely run ANALYZE): the history query selects by
 (tablename, recuid) only — no ORDER BY tstamp and no condition on tstamp, which would tempt SQLite into the
@@ -24,7 +24,6 @@ from sqlalchemy.exc import SAWarning
 from sqlalchemy.sql.expression import ColumnClause
 
 from adapters import schema
-from adapters.derivation import write_target
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from core.outcomes import Action, HistoryRow, Presence
@@ -92,30 +91,6 @@ def history_rows(
     fields_of = sqljson.fields_of
     for uid, tstamp, actiontype, tablename, recuid, fields in sqljson.cast_first(connection, read):
         found[(tablename, recuid)].append(HistoryRow(uid, tstamp, actiontype, fields_of(fields)))
-    return found
-
-
-def ai_write_times_query(dialect: str, records: Mapping[str, Collection[int]]) -> Select[Any]:
-    """When any run (due or not, of any batch) wrote each of the records (DESIGN.md rule 4), from the job's
-    write targets (adapters.derivation.create_write_targets)."""
-    w = write_target
-
-    def lookup(match: plans.RecordMatch) -> Select[Any]:
-        return select(w.c.tablename, w.c.recuid, w.c.written_at).where(match(w.c.tablename, w.c.recuid))
-
-    return plans.for_records(dialect, records, lookup, "ai_writes")
-
-
-def ai_write_times(
-    connection: Connection, records: Mapping[str, Collection[int]]
-) -> dict[RecordKey, list[int]]:
-    """The times of every AI write to each of the records, by record."""
-    if not any(records.values()):
-        return {}
-    found: dict[RecordKey, list[int]] = defaultdict(list)
-    query = ai_write_times_query(connection.dialect.name, records)
-    for tablename, recuid, written_at in connection.execute(query).all():
-        found[(tablename, recuid)].append(written_at)
     return found
 
 

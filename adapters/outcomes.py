@@ -10,16 +10,13 @@ database whose tables predate the column has none; both read as not recorded.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, String, inspect, select
+from sqlalchemy import ColumnElement, Connection, inspect, select
 
 from adapters import schema
-from adapters.derivation import DueRun, TargetRow
-from adapters.dialect import bulk, plans
-from core.outcomes import RULE_VERSION, CallOutcome, UnknownReason, WriteOutcome
 
 run_outcome = schema.run_outcome
 write_outcome = schema.write_outcome
@@ -102,7 +99,7 @@ def decided_by_of(stored: object) -> tuple[int, ...] | None:
         return None
     if not isinstance(value, list) or not all(_is_uid(uid) for uid in value):
         return None
-    return tuple(value)
+    return tuple(sorted(value))
 
 
 def _is_uid(value: object) -> bool:
@@ -120,7 +117,7 @@ def _decided_by_column(connection: Connection) -> ColumnElement[Any] | None:
 
 # --- what derive-outcomes writes ---------------------------------------------------------------------------
 
-# The column orders of the rows derive-outcomes writes (the benchmark writes the same rows alone).
+# The column orders of the rows derive-outcomes writes (adapters.write_facts; the benchmark writes them too).
 RUN_COLUMNS = (
     "run_uid",
     "correlation_id",
@@ -147,100 +144,9 @@ WRITE_COLUMNS = (
     "derived_at",
     DECIDED_BY,
 )
-CALL_COLUMNS = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
-
-_OBSERVED = tuple(outcome.value for outcome in CallOutcome)
-
-
-def run_row(run: DueRun, outcome: CallOutcome, writes: int, *, window_s: int, now: int) -> tuple[Any, ...]:
-    """A tx_runrecord_run_outcome row, in RUN_COLUMNS order."""
-    return (
-        run.run_uid,
-        run.uuid,
-        outcome.value,
-        writes,
-        run.configuration_identifier,
-        window_s,
-        RULE_VERSION,
-        now,
-        run.last_write_at,
-    )
-
-
-def write_row(run: DueRun, write: TargetRow, outcome: WriteOutcome, now: int) -> tuple[Any, ...]:
-    """A tx_runrecord_write_outcome row, in WRITE_COLUMNS order."""
-    readable = write.readable and outcome.reason is not UnknownReason.UNREADABLE_TARGET
-    return (
-        run.run_uid,
-        run.uuid,
-        write.event_uid,
-        write.tablename if readable else "",
-        write.recuid if readable else 0,
-        write.written_at,
-        outcome.outcome.value,
-        outcome.reason.value if outcome.reason is not None else "",
-        outcome.edit_scope.value if outcome.edit_scope is not None else "",
-        outcome.first_change_after_s,
-        outcome.rule_version,
-        now,
-        decided_by_text(outcome.decided_by),
-    )
 
 
 def decided_by_text(uids: Iterable[int]) -> str:
-    """The decided_by column of a write: its sys_history uids as a sorted JSON array, "[101, 107]"."""
-    return json.dumps(sorted(uids))
-
-
-def insert_run_outcomes(connection: Connection, rows: Sequence[Sequence[Any]]) -> frozenset[int]:
-    """Insert-or-ignore the run rows (RUN_COLUMNS) in one statement; the run uids really inserted.
-
-    Their unique key decides which of two concurrent transactions derives each run."""
-    inserted = bulk.insert_rows(
-        connection, run_outcome, RUN_COLUMNS, rows, or_ignore=True, returning="run_uid"
-    )
-    return frozenset(inserted)
-
-
-def insert_write_outcomes(connection: Connection, rows: Sequence[Sequence[Any]]) -> None:
-    """Insert-or-ignore the write rows (WRITE_COLUMNS)."""
-    bulk.insert_rows(connection, write_outcome, WRITE_COLUMNS, rows, or_ignore=True)
-
-
-def mirror_observed(connection: Connection, runs: Iterable[tuple[str | None, CallOutcome]], now: int) -> int:
-    """The observed rows of tx_nrllm_call_outcome for runs (uuid, outcome) this transaction derived; how many
-    were written.
-
-    One row per correlation id and source (DOMAIN.md): a run whose uuid already has an observed row — from
-    nr-llm's own deriver — is left as it is, never rewritten; explicit ratings are never read or touched.
-    The table has no unique key upstream, so the uuids are looked up first.
-    """
-    wanted = list(runs)
-    taken = observed_correlation_ids(connection, {uuid for uuid, _ in wanted if uuid})
-    rows = []
-    for uuid, outcome in wanted:
-        if uuid is None or uuid in taken:
-            continue
-        taken.add(uuid)
-        rows.append((0, uuid, outcome.value, now, now))
-    bulk.insert_rows(connection, schema.call_outcome, CALL_COLUMNS, rows)
-    return len(rows)
-
-
-def observed_correlation_ids(connection: Connection, correlation_ids: Collection[str]) -> set[str]:
-    """The correlation ids that already have an observed row in tx_nrllm_call_outcome (from any deriver)."""
-    if not correlation_ids:
-        return set()
-    return set(connection.execute(observed_query(connection.dialect.name, correlation_ids)).scalars())
-
-
-def observed_query(dialect: str, correlation_ids: Collection[str]) -> Select[Any]:
-    """The correlation ids of those given that have an observed row, through the correlation_id index."""
-    outcome = schema.call_outcome
-
-    def lookup(match: plans.Match) -> Select[Any]:
-        return select(outcome.c.correlation_id).where(
-            match(outcome.c.correlation_id), outcome.c.outcome.in_(_OBSERVED)
-        )
-
-    return plans.for_values(dialect, String(), correlation_ids, lookup, "observed")
+    """The decided_by column of a write: its distinct sys_history uids as a sorted JSON array, "[101,107]"
+    (as adapters.dialect.aggregate.uid_array writes it in SQL)."""
+    return json.dumps(sorted(set(uids)), separators=(",", ":"))

@@ -216,7 +216,6 @@ call_outcome = Table(
     _str("outcome", 24),
     _int("crdate"),
     _int("tstamp"),
-    Index("correlation", "correlation_id"),
 )
 
 # --- upstream: the AI chat (nr-mcp-agent) -----------------------------------------------------------------
@@ -313,6 +312,48 @@ run_outcome = Table(
     _int("derived_at"),
     _int("last_write_at"),  # the run's last tool_write: its window decided when the run was derived
     UniqueConstraint("run_uid", name="tx_runrecord_run_outcome_run"),
+)
+
+# The target of every tool_write event (DESIGN.md rule 6), read from its payload in SQL once and kept, so
+# that a night reads only the events added since (adapters.write_targets). tablename/recuid are NULL when
+# the payload names no target; the name is checked against DOMAIN.md's form and the database's own tables
+# when it is used.
+write_target = Table(
+    "tx_runrecord_write_target",
+    ours,
+    Column("event_uid", Integer, primary_key=True, autoincrement=False),
+    _int("run_uid"),
+    _int("written_at"),
+    Column("tablename", String(MAX_TABLE_NAME), nullable=True),
+    Column("recuid", Integer, nullable=True),
+    Index("tx_runrecord_write_target_run", "run_uid", "written_at"),
+    Index("tx_runrecord_write_target_record", "tablename", "recuid", "written_at"),
+)
+
+# The runs with write targets and no outcome yet, with their last write (DESIGN.md rule 1): what a night
+# looks at, instead of every run with writes. A row goes once the run is derived.
+pending_run = Table(
+    "tx_runrecord_pending_run",
+    ours,
+    Column("run_uid", Integer, primary_key=True, autoincrement=False),
+    _int("last_write_at"),
+    _int("writes"),
+)
+
+# The correlation ids that have an observed row in tx_nrllm_call_outcome (from any deriver), kept from that
+# table's rows above the last uid read (tx_runrecord_scan_mark): upstream has no index on correlation_id.
+observed = Table(
+    "tx_runrecord_observed",
+    ours,
+    Column("correlation_id", String(36), primary_key=True),
+)
+
+# How far a table of the installation has been read into one of ours: the highest uid read.
+scan_mark = Table(
+    "tx_runrecord_scan_mark",
+    ours,
+    Column("name", String(64), primary_key=True),
+    Column("last_uid", BigInteger, nullable=False, server_default="0"),
 )
 
 rate = Table(

@@ -105,7 +105,6 @@ class Write:
     table: str
     uid: int
     written_at: int
-    fields: frozenset[str] | None = None  # the card's fields when known; W's own history row's keys win
 
 
 @dataclass(frozen=True)
@@ -160,6 +159,113 @@ def unreadable_target(event_uid: int) -> WriteOutcome:
     return _unknown(event_uid, UnknownReason.UNREADABLE_TARGET)
 
 
+@dataclass(frozen=True)
+class WriteFacts:
+    """What the decision tables ask of one write W, reduced from its record's history rows.
+
+    The SQL path (adapters.write_facts) aggregates the same facts per write in the database; `decide` and the
+    compiled CASE expressions read them through the same tables (WRITE_DECISION, EDIT_SCOPE_DECISION)."""
+
+    target_readable: bool  # the payload names a table that holds records, and a uid (rule 6)
+    gone: bool  # the record's row is missing, deleted=1, or its table is gone (rule 2)
+    deleted_in_window: bool  # some delete row of the record with t < tstamp <= t + window
+    deleted_after_window: bool  # some delete row stamped after the window
+    evidence: bool  # a retained row with tstamp <= t + SAME_SAVE_S (rule 3)
+    history_reaches_back: bool  # the oldest row left in sys_history is at or before t
+    human_actions: frozenset[Action]  # the actions of the human rows of the window (rule 4)
+    changed_unreadable: bool = False  # a human modify row whose keys cannot be read (rule 7)
+    changed: frozenset[str] = frozenset()  # the human modify rows' keys, bookkeeping fields left out
+    written: frozenset[str] | None = None  # W's own row's keys; None when W has no readable own row
+
+
+class WriteTest(StrEnum):
+    """A question WRITE_DECISION asks of a write's facts."""
+
+    TARGET_UNREADABLE = "target_unreadable"
+    RECORD_GONE = "record_gone"  # gone, unless sys_history shows the delete only after the window
+    HISTORY_TRIMMED = "history_trimmed"  # no evidence, and history does not reach back to t
+    NO_EVIDENCE = "no_evidence"
+    HUMAN_DELETE = "human_delete"
+    HUMAN_MODIFY = "human_modify"
+    OTHERWISE = "otherwise"
+
+
+class ScopeTest(StrEnum):
+    """A question EDIT_SCOPE_DECISION asks of an EDITED write's facts."""
+
+    CHANGED_UNREADABLE = "changed_unreadable"
+    ONLY_RELEASE_CHANGED = "only_release_changed"
+    WRITTEN_UNKNOWN = "written_unknown"
+    SAME_FIELD_CHANGED = "same_field_changed"
+    OTHERWISE = "otherwise"
+
+
+# The human action each window test asks about (003_…, "The classification"; WINDOW_CLASSIFICATION's order).
+WINDOW_TESTS: dict[Action, WriteTest] = {
+    Action.DELETE: WriteTest.HUMAN_DELETE,
+    Action.MODIFY: WriteTest.HUMAN_MODIFY,
+}
+
+# DESIGN.md rules 2, 3, 6 and 4, in the order they decide: the first test that holds gives the outcome (and,
+# for UNKNOWN, the reason). The window's part follows WINDOW_CLASSIFICATION.
+WRITE_DECISION: tuple[tuple[WriteTest, CallOutcome, UnknownReason | None], ...] = (
+    (WriteTest.TARGET_UNREADABLE, CallOutcome.UNKNOWN, UnknownReason.UNREADABLE_TARGET),
+    (WriteTest.RECORD_GONE, CallOutcome.DISCARDED, None),
+    (WriteTest.HISTORY_TRIMMED, CallOutcome.UNKNOWN, UnknownReason.HISTORY_TRIMMED),
+    (WriteTest.NO_EVIDENCE, CallOutcome.UNKNOWN, UnknownReason.NO_HISTORY_ROW),
+    *((WINDOW_TESTS[action], outcome, None) for action, outcome in WINDOW_CLASSIFICATION),
+    (WriteTest.OTHERWISE, CallOutcome.ACCEPTED_UNCHANGED, None),
+)
+
+# DESIGN.md rule 7, in the order it decides.
+EDIT_SCOPE_DECISION: tuple[tuple[ScopeTest, EditScope], ...] = (
+    (ScopeTest.CHANGED_UNREADABLE, EditScope.FIELDS_UNKNOWN),
+    (ScopeTest.ONLY_RELEASE_CHANGED, EditScope.RELEASED_ONLY),
+    (ScopeTest.WRITTEN_UNKNOWN, EditScope.FIELDS_UNKNOWN),
+    (ScopeTest.SAME_FIELD_CHANGED, EditScope.SAME_FIELDS),
+    (ScopeTest.OTHERWISE, EditScope.OTHER_FIELDS),
+)
+
+
+def write_test_holds(test: WriteTest, facts: WriteFacts) -> bool:
+    """Whether a WRITE_DECISION test holds for the facts (the SQL path compiles the same tests)."""
+    if test is WriteTest.TARGET_UNREADABLE:
+        return not facts.target_readable
+    if test is WriteTest.RECORD_GONE:
+        return facts.gone and (facts.deleted_in_window or not facts.deleted_after_window)
+    if test is WriteTest.HISTORY_TRIMMED:
+        return not facts.evidence and not facts.history_reaches_back
+    if test is WriteTest.NO_EVIDENCE:
+        return not facts.evidence
+    if test is WriteTest.HUMAN_DELETE:
+        return Action.DELETE in facts.human_actions
+    if test is WriteTest.HUMAN_MODIFY:
+        return Action.MODIFY in facts.human_actions
+    return True
+
+
+def scope_test_holds(test: ScopeTest, facts: WriteFacts) -> bool:
+    """Whether an EDIT_SCOPE_DECISION test holds for the facts."""
+    if test is ScopeTest.CHANGED_UNREADABLE:
+        return facts.changed_unreadable
+    if test is ScopeTest.ONLY_RELEASE_CHANGED:
+        return facts.changed == {RELEASE_FIELD}
+    if test is ScopeTest.WRITTEN_UNKNOWN:
+        return facts.written is None
+    if test is ScopeTest.SAME_FIELD_CHANGED:
+        return facts.written is not None and bool((facts.changed - {RELEASE_FIELD}) & facts.written)
+    return True
+
+
+def decide(facts: WriteFacts) -> tuple[CallOutcome, UnknownReason | None, EditScope | None]:
+    """The outcome, reason and edit scope the decision tables give for the facts."""
+    outcome, reason = next((o, r) for test, o, r in WRITE_DECISION if write_test_holds(test, facts))
+    scope = None
+    if outcome is CallOutcome.EDITED:
+        scope = next(s for test, s in EDIT_SCOPE_DECISION if scope_test_holds(test, facts))
+    return outcome, reason, scope
+
+
 def classify_write(
     write: Write,
     history: Sequence[HistoryRow],
@@ -174,31 +280,36 @@ def classify_write(
     rows = sorted(history, key=_HISTORY_ORDER)
     evidence = _evidence_row(rows, t)
     human = _human_rows(rows, t, closes, ai_write_times)
-    first_change = human[0].tstamp - t if human else None
-
-    if presence is not Presence.PRESENT and not _deleted_after_the_window(rows, t, closes):
+    modifications = tuple(row for row in human if row.action is Action.MODIFY)
+    deletes = [row.tstamp for row in rows if row.action is Action.DELETE]
+    facts = WriteFacts(
+        target_readable=True,
+        gone=presence is not Presence.PRESENT,
+        deleted_in_window=any(t < tstamp <= closes for tstamp in deletes),
+        deleted_after_window=any(tstamp > closes for tstamp in deletes),
+        evidence=evidence is not None,
+        history_reaches_back=oldest_retained_tstamp is not None and oldest_retained_tstamp <= t,
+        human_actions=frozenset(action for row in human if (action := row.action) is not None),
+        changed_unreadable=any(row.fields is None for row in modifications),
+        changed=frozenset().union(*(row.fields or () for row in modifications)) - BOOKKEEPING_FIELDS,
+        written=_written_fields(write, evidence) if evidence is not None else None,
+    )
+    outcome, reason, scope = decide(facts)
+    if outcome is CallOutcome.UNKNOWN:
+        assert reason is not None
+        return _unknown(write.event_uid, reason)
+    if outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts):
         # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
-        deletes = tuple(row for row in rows if row.action is Action.DELETE and t < row.tstamp <= closes)
-        return WriteOutcome(
-            event_uid=write.event_uid,
-            outcome=CallOutcome.DISCARDED,
-            reason=None,
-            edit_scope=None,
-            first_change_after_s=first_change,
-            decided_by=_uids(evidence, deletes),
-        )
-
-    if evidence is None:
-        return _unknown(write.event_uid, _missing_evidence_reason(t, oldest_retained_tstamp))
-
-    outcome, deciding = _classify_window(human)
-    scope = _edit_scope(deciding, _written_fields(write, evidence)) if outcome is CallOutcome.EDITED else None
+        deciding = tuple(row for row in rows if row.action is Action.DELETE and t < row.tstamp <= closes)
+    else:
+        action = next((a for a, o in WINDOW_CLASSIFICATION if o is outcome), None)
+        deciding = tuple(row for row in human if row.action is action) if action is not None else ()
     return WriteOutcome(
         event_uid=write.event_uid,
         outcome=outcome,
         reason=None,
         edit_scope=scope,
-        first_change_after_s=first_change,
+        first_change_after_s=human[0].tstamp - t if human else None,
         decided_by=_uids(evidence, deciding),
     )
 
@@ -252,47 +363,15 @@ def _human_rows(
     return tuple(human)
 
 
-def _deleted_after_the_window(rows: Sequence[HistoryRow], t: int, closes: int) -> bool:
-    # DESIGN.md rule 2: a delete after the window is outside what W is judged on; without this the answer
-    # would depend on the night the job happened to run.
-    deletes = [row.tstamp for row in rows if row.action is Action.DELETE]
-    in_window = any(t < tstamp <= closes for tstamp in deletes)
-    return not in_window and any(tstamp > closes for tstamp in deletes)
-
-
-def _classify_window(human: Sequence[HistoryRow]) -> tuple[CallOutcome, tuple[HistoryRow, ...]]:
-    for action, outcome in WINDOW_CLASSIFICATION:
-        deciding = tuple(row for row in human if row.action is action)
-        if deciding:
-            return outcome, deciding
-    return CallOutcome.ACCEPTED_UNCHANGED, ()
-
-
 def _written_fields(write: Write, evidence: HistoryRow) -> frozenset[str] | None:
-    # DESIGN.md rule 7: the fields W wrote are its own history row's keys, else the card's fields. The
-    # evidence row is W's own only when it lies within the same save of t and records an add or a modify.
+    # DESIGN.md rule 7: the fields W wrote are its own history row's keys; the card's fields are not read.
+    # The evidence row is W's own only when it lies within the same save of t and records an add or a modify.
     own = (
         abs(evidence.tstamp - write.written_at) <= SAME_SAVE_S
         and evidence.action in (Action.ADD, Action.MODIFY)
         and evidence.fields is not None
     )
-    return evidence.fields if own else write.fields
-
-
-def _edit_scope(modifications: Sequence[HistoryRow], written: frozenset[str] | None) -> EditScope:
-    """How the human modifications relate to what W wrote (DESIGN.md rule 7)."""
-    changed: set[str] = set()
-    for row in modifications:
-        if row.fields is None:
-            return EditScope.FIELDS_UNKNOWN
-        changed |= row.fields - BOOKKEEPING_FIELDS
-    if changed == {RELEASE_FIELD}:
-        return EditScope.RELEASED_ONLY
-    if written is None:
-        return EditScope.FIELDS_UNKNOWN
-    if (changed - {RELEASE_FIELD}) & written:
-        return EditScope.SAME_FIELDS
-    return EditScope.OTHER_FIELDS
+    return evidence.fields if own else None
 
 
 def _uids(evidence: HistoryRow | None, deciding: Iterable[HistoryRow]) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -91,6 +92,9 @@ def parse_now(value: str | None) -> datetime:
 @click.version_option(package_name="runrecord")
 def main() -> None:
     """What the AI chat of a TYPO3 backend actually did, and what became of it."""
+    # A failed statement reaches the user as one line (adapters.database.reported); psycopg would also log
+    # its own warning about the lost connection through Python's last-resort handler, a second line.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 @main.command("init-db")
@@ -428,8 +432,6 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
     if not dry_run:  # a dry run lists the schedule and opens no database
         _existing_database(None, None, db_url)
         settings.alert_webhook()  # measure-rates POSTs its alerts there
-    import logging
-
     from adapters.database import describe
     from jobs import scheduler
 

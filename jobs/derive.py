@@ -1,8 +1,10 @@
 """`runrecord derive-outcomes`: the observed outcome of every AI write and run, once its window has closed.
 
-A unit of work per batch of runs: load the batch (adapters.derivation, adapters.history), classify in core
-(core.outcomes: the rules live there, not here), save our rows and the observed row of tx_nrllm_call_outcome
-(adapters.outcomes), commit.
+Set-based, in the database (DESIGN.md, "The data path"): the write targets of the events added since the last
+run are read into our own table (adapters.write_targets), then the due runs are derived a batch at a time,
+each batch one transaction of `INSERT … SELECT` statements (adapters.write_facts) whose rules are compiled
+from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_write stays the reference:
+the Run page explains an outcome with it, and the differential tests hold the two together.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
 
@@ -19,7 +21,7 @@ Final and safe to repeat (003_…, "derived once … and the answer is final"):
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,41 +30,22 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from adapters import derivation as q
 from adapters import history as history_queries
-from adapters import outcomes, settings
+from adapters import settings
+from adapters import write_facts as batch
+from adapters import write_targets as targets
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
-from core.outcomes import (
-    PRECEDENCE,
-    RULE_VERSION,
-    SAME_SAVE_S,
-    CallOutcome,
-    EditScope,
-    HistoryRow,
-    Presence,
-    UnknownReason,
-    Write,
-    WriteOutcome,
-    classify_write,
-    is_due,
-    run_outcome,
-    unreadable_target,
-)
-from core.run_status import is_finished
+from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
 from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
 from jobs.schema_setup import require_head
 
 # Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
-# per write (measured at 191,525 writes: 5,000 a batch takes 8% less CPU and 15-30% less time than 1,000,
-# mostly commits), small enough that a batch's rows (some 15,000 history rows, ~20 MB) stay small and a
-# transaction under a second.
+# per write, small enough that a batch's temporary rows stay small and a transaction short.
 BATCH_SIZE = 5_000
-# A batch's lists of keys are one parameter each on SQLite and PostgreSQL, an expanded IN list on MariaDB
-# (interpolated by PyMySQL, not bound by the server); this bounds their length and a transaction's work.
-MAX_BATCH_SIZE = 5_000
+MAX_BATCH_SIZE = 50_000
 # How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
 ATTEMPTS = 5
 RETRY_PAUSE_S = 0.2
@@ -91,6 +74,7 @@ class Summary:
     batches: int = 0
     seconds: float = 0.0
     stopped: bool = False  # asked to stop (SIGTERM): returned after a batch, the rest is for the next run
+    phases: dict[str, float] = field(default_factory=dict)  # seconds spent in each part of the job
 
     @property
     def runs_derived(self) -> int:
@@ -124,16 +108,8 @@ class Summary:
             "call_outcome": {"mirrored": self.mirrored, "already_observed": self.not_mirrored},
             "batches": self.batches,
             "seconds": round(self.seconds, 3),
+            "phases": {name: round(seconds, 3) for name, seconds in self.phases.items()},
         }
-
-
-@dataclass(frozen=True)
-class _Derived:
-    """One run's outcome and its writes', ready to save."""
-
-    run: q.DueRun
-    outcome: CallOutcome
-    writes: tuple[tuple[q.TargetRow, WriteOutcome], ...]
 
 
 def derive_outcomes(
@@ -154,6 +130,7 @@ def derive_outcomes(
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
+    timer = _Timer(summary.phases)
     require_head(engine, "derive-outcomes")
     # DESIGN.md rule 1 (core.outcomes.is_due): due once the window of the last write has closed.
     cutoff = window_cutoff(now, window_s)
@@ -162,212 +139,105 @@ def derive_outcomes(
         try:
             with connection.begin():
                 sqlsession.begin_job_session(connection)
-                q.create_write_targets(connection)
+                batch.create_batch_tables(connection)
+            timer("setup")
+            with connection.begin():
+                targets.extend_targets(connection)
+                targets.extend_observed(connection)
+            timer("extend")
             with connection.begin():
                 oldest = history_queries.oldest_retained_tstamp(connection)
-                counts = q.pending(connection, cutoff=cutoff)
+                counts = targets.pending(connection, cutoff=cutoff)
                 catalog = history_queries.TableCatalog(connection)
+            timer("pending")
             summary.runs_due = counts.due
             summary.runs_inside_window = counts.inside_window
             summary.runs_unfinished = counts.unfinished
             if progress is not None:
                 progress(0, counts.due)
+            plan = batch.BatchSettings(now, window_s, cutoff, oldest, batch_size)
             after = 0
             done = 0
             while True:
-                page = _run_batch(connection, summary, after, cutoff, batch_size, oldest, catalog)
-                if not page:
+                result = _run_batch(connection, plan, catalog, after, timer)
+                if result.last_run_uid is None:
                     break
-                summary.batches += 1
-                after = page[-1].run_uid
-                done += len(page)
+                _count(summary, result)
+                after = result.last_run_uid
+                done += result.runs_in_page
                 if progress is not None:
                     progress(min(done, counts.due), counts.due)
                 if stop is not None and stop():
                     summary.stopped = True
                     break
+            with connection.begin():
+                # The observed rows this run wrote itself are read now, so that the next night reads
+                # only what was added after it (adapters.write_targets.extend_observed).
+                targets.extend_observed(connection)
+            timer("observed")
         finally:
             _drop_quietly(connection)
     summary.seconds = time.perf_counter() - started
     return summary
 
 
+class _Timer:
+    """Adds the time since it was last called to a phase's total."""
+
+    def __init__(self, phases: dict[str, float]) -> None:
+        self._phases = phases
+        self._last = time.perf_counter()
+
+    def __call__(self, phase: str) -> None:
+        now = time.perf_counter()
+        self._phases[phase] = self._phases.get(phase, 0.0) + now - self._last
+        self._last = now
+
+
 def _run_batch(
     connection: Connection,
-    summary: Summary,
-    after: int,
-    cutoff: int,
-    batch_size: int,
-    oldest: int | None,
+    plan: batch.BatchSettings,
     catalog: history_queries.TableCatalog,
-) -> list[q.DueRun]:
+    after: int,
+    timer: _Timer,
+) -> batch.BatchResult:
     """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
             with connection.begin():
-                page = q.due_runs(connection, after=after, cutoff=cutoff, limit=batch_size)
-                derived = _derive(connection, page, summary, oldest, catalog)
-                saved = _save(connection, derived, summary.now, summary.window_s)
+                result = batch.derive_batch(connection, plan, catalog, after, timer)
+            timer("commit")
         except DBAPIError as error:
             if attempt == ATTEMPTS or not sqlsession.is_retryable(error):
                 raise
             time.sleep(RETRY_PAUSE_S * attempt)
             continue
-        _count(summary, page, derived, saved)
-        return page
+        return result
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _derive(
-    connection: Connection,
-    page: list[q.DueRun],
-    summary: Summary,
-    oldest: int | None,
-    catalog: history_queries.TableCatalog,
-) -> list[_Derived]:
-    window_s = summary.window_s
-    runs = [
-        run
-        for run in page
-        if run.uuid and is_finished(run.status) and is_due(run.last_write_at, summary.now, window_s)
-    ]
-    return _classify(_load(connection, runs, catalog, window_s), oldest, window_s)
-
-
-@dataclass(frozen=True)
-class _Inputs:
-    """A batch's due runs with everything core needs to classify their writes."""
-
-    runs: list[q.DueRun]
-    writes: dict[int, list[q.TargetRow]]  # by run uid, in event order
-    history: dict[history_queries.RecordKey, list[HistoryRow]]
-    ai_times: dict[history_queries.RecordKey, list[int]]
-    presence: dict[history_queries.RecordKey, Presence]
-    no_records: frozenset[str]  # tables without a uid column: they hold no records a target could name
-
-
-def _load(
-    connection: Connection, runs: list[q.DueRun], catalog: history_queries.TableCatalog, window_s: int
-) -> _Inputs:
-    writes = q.batch_writes(connection, [run.run_uid for run in runs])
-    records: dict[str, set[int]] = defaultdict(set)
-    by_run: dict[int, list[q.TargetRow]] = defaultdict(list)
-    for write in writes:
-        by_run[write.run_uid].append(write)
-        if write.readable:
-            assert write.tablename is not None and write.recuid is not None
-            records[write.tablename].add(write.recuid)
-    if writes:
-        keys_from = min(write.written_at for write in writes) - SAME_SAVE_S
-        keys_to = max(write.written_at for write in writes) + window_s
-    else:
-        keys_from = keys_to = 0
-    return _Inputs(
-        runs=runs,
-        writes=by_run,
-        history=history_queries.history_rows(connection, records, keys_from=keys_from, keys_to=keys_to),
-        ai_times=history_queries.ai_write_times(connection, records),
-        presence=_presence(connection, records, catalog),
-        no_records=frozenset(name for name in records if not _holds_records(catalog, name)),
-    )
-
-
-def _classify(inputs: _Inputs, oldest: int | None, window_s: int) -> list[_Derived]:
-    history, ai_times, presence = inputs.history, inputs.ai_times, inputs.presence
-    no_records = inputs.no_records
-
-    def classify(write: q.TargetRow) -> WriteOutcome:
-        if not write.readable or write.tablename in no_records:
-            return unreadable_target(write.event_uid)
-        assert write.tablename is not None and write.recuid is not None
-        key = (write.tablename, write.recuid)
-        return classify_write(
-            # The card's fields are not loaded: the write's own history row names what it wrote (rule 7).
-            Write(write.event_uid, write.tablename, write.recuid, write.written_at),
-            history.get(key, ()),
-            ai_times.get(key, ()),
-            presence[key],
-            oldest,
-            window_s,
-        )
-
-    derived = []
-    for run in inputs.runs:
-        outcomes = tuple((write, classify(write)) for write in inputs.writes.get(run.run_uid, ()))
-        if outcomes:
-            derived.append(_Derived(run, run_outcome(o.outcome for _, o in outcomes), outcomes))
-    return derived
-
-
-def _holds_records(catalog: history_queries.TableCatalog, name: str) -> bool:
-    table = catalog.get(name)
-    return table is None or table.has_uid
-
-
-def _presence(
-    connection: Connection, records: dict[str, set[int]], catalog: history_queries.TableCatalog
-) -> dict[history_queries.RecordKey, Presence]:
-    found: dict[history_queries.RecordKey, Presence] = {}
-    for name, uids in records.items():
-        table = catalog.get(name)
-        if table is None:
-            # DESIGN.md rule 2: a well-formed table name this database does not have: the record is gone.
-            found.update({(name, uid): Presence.TABLE_MISSING for uid in uids})
-        else:
-            present = history_queries.presence(connection, table, uids)
-            found.update({(name, uid): state for uid, state in present.items()})
-    return found
-
-
-@dataclass(frozen=True)
-class _Saved:
-    inserted: frozenset[int]  # run uids whose rows this transaction wrote
-    mirrored: int
-    not_mirrored: int
-
-
-def _save(connection: Connection, derived: list[_Derived], now: int, window_s: int) -> _Saved:
-    if not derived:
-        return _Saved(frozenset(), 0, 0)
-    run_rows = [
-        outcomes.run_row(item.run, item.outcome, len(item.writes), window_s=window_s, now=now)
-        for item in derived
-    ]
-    # The run rows first, in one statement: their unique key decides which transaction derives each run.
-    inserted = outcomes.insert_run_outcomes(connection, run_rows)
-    mine = [item for item in derived if item.run.run_uid in inserted]
-    write_rows = [
-        outcomes.write_row(item.run, write, outcome, now) for item in mine for write, outcome in item.writes
-    ]
-    outcomes.insert_write_outcomes(connection, write_rows)
-    mirrored = outcomes.mirror_observed(connection, [(item.run.uuid, item.outcome) for item in mine], now)
-    return _Saved(inserted, mirrored, len(mine) - mirrored)
-
-
-def _count(summary: Summary, page: list[q.DueRun], derived: list[_Derived], saved: _Saved) -> None:
-    summary.runs_without_uuid += sum(1 for run in page if not run.uuid)
-    summary.mirrored += saved.mirrored
-    summary.not_mirrored += saved.not_mirrored
-    for item in derived:
-        if item.run.run_uid not in saved.inserted:
-            summary.runs_derived_elsewhere += 1
-            continue
-        summary.runs_by_outcome[item.outcome.value] += 1
-        for _, outcome in item.writes:
-            summary.writes_by_outcome[outcome.outcome.value] += 1
-            if outcome.reason is not None:
-                summary.unknown_by_reason[outcome.reason.value] += 1
-            if outcome.edit_scope is not None:
-                summary.edit_scope[outcome.edit_scope.value] += 1
+def _count(summary: Summary, result: batch.BatchResult) -> None:
+    summary.batches += 1
+    summary.runs_without_uuid += result.runs_without_uuid
+    summary.runs_derived_elsewhere += result.runs_derivable - result.runs_mine
+    summary.mirrored += result.mirrored
+    summary.not_mirrored += result.runs_mine - result.mirrored
+    summary.runs_by_outcome.update(result.runs_by_outcome or {})
+    for (outcome, reason, scope), writes in (result.writes or {}).items():
+        summary.writes_by_outcome[outcome] += writes
+        if reason:
+            summary.unknown_by_reason[reason] += writes
+        if scope:
+            summary.edit_scope[scope] += writes
 
 
 def _drop_quietly(connection: Connection) -> None:
     try:
         with connection.begin():
-            q.drop_write_targets(connection)
+            batch.drop_batch_tables(connection)
             sqlsession.end_job_session(connection)
     except DBAPIError:
-        # The connection itself failed: its session, and the temporary table with it, is gone anyway.
+        # The connection itself failed: its session, and the temporary tables with it, is gone anyway.
         connection.invalidate()
 
 

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, insert, text
+from sqlalchemy import Connection, Select, Table, bindparam, insert, text, true
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.dml import Insert
@@ -30,6 +30,16 @@ def insert_or_ignore(dialect: str, table: Table) -> Insert:
     if is_mariadb(dialect):
         return insert(table).prefix_with("IGNORE")
     raise NotImplementedError(f"no insert-or-ignore for the {dialect} dialect")
+
+
+def insert_or_ignore_select(dialect: str, table: Table, columns: Sequence[str], query: Select[Any]) -> Insert:
+    """`INSERT … SELECT` that skips a row whose unique key is taken (insert_or_ignore).
+
+    SQLite reads `ON CONFLICT` right after a join as the join's ON: its documented way out is a WHERE clause
+    on the SELECT, so one that is always true is added there."""
+    if dialect == SQLITE:
+        query = query.where(true())
+    return insert_or_ignore(dialect, table).from_select(list(columns), query)
 
 
 def insert_many(connection: Connection, statement: Insert, rows: list[dict[str, Any]]) -> None:

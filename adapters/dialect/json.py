@@ -13,7 +13,20 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Integer, Text, case, cast, func, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    Integer,
+    Table,
+    Text,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+    true,
+)
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.exc import DBAPIError
 
@@ -211,3 +224,33 @@ def cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
 
 
 # A \u0000 or a surrogate escape that is an escape (after an even run of backslashes): PostgreSQL's json
+
+
+def needs_ordinals(dialect: str) -> bool:
+    """Whether `array_elements` joins a table of ordinals (0, 1, …) to unnest an array: MariaDB, whose
+    JSON_TABLE SQLAlchemy cannot state. The table must reach the longest array's length."""
+    return is_mariadb(dialect)
+
+
+def array_elements(
+    dialect: str, source: FromClause, array: ColumnElement[Any], ordinals: Table | None
+) -> tuple[FromClause, ColumnElement[Any]]:
+    """`source` joined to the strings of the JSON array text `array` (one row each), and that string.
+
+    SQLite `json_each`, PostgreSQL `json_array_elements_text`, MariaDB the ordinals table (`needs_ordinals`)
+    with `JSON_EXTRACT(array, '$[n]')` (its column `n`). `array` is a text this module produced (record_keys),
+    so valid JSON.
+    """
+    if dialect == SQLITE:
+        each = func.json_each(array).table_valued("value", joins_implicitly=True).alias("element")
+        return source.join(each, true()), each.c.value
+    if dialect == POSTGRESQL:
+        texts = func.json_array_elements_text(cast(array, pg.JSON))
+        each = texts.table_valued("value", joins_implicitly=True).alias("element")
+        return source.join(each, true()), each.c.value
+    if is_mariadb(dialect):
+        assert ordinals is not None, "MariaDB unnests through a table of ordinals"
+        n = ordinals.c.n
+        joined = source.join(ordinals, n < func.json_length(array))
+        return joined, func.json_unquote(func.json_extract(array, func.concat("$[", n, "]")))
+    raise NotImplementedError(f"no JSON arrays for the {dialect} dialect")

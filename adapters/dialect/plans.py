@@ -188,6 +188,39 @@ def for_records(
     return lookup(per_table)
 
 
+def by_index(dialect: str, query: Select[Any], table: FromClause, index: str) -> Select[Any]:
+    """Read `table` through `index` in the query on MariaDB (FORCE INDEX), whatever its statistics say.
+
+    Right after a bulk load InnoDB may still count a table as nearly empty, and then reads sys_history whole
+    for each record of a batch: 11 s instead of 20 ms for 2,000 records (measured). The index name is ours
+    or the installation's documented one, never a payload's."""
+    if not is_mariadb(dialect):
+        return query
+    hint = f"FORCE INDEX ({index})"
+    return query.with_hint(table, hint, dialect_name="mysql").with_hint(table, hint, dialect_name="mariadb")
+
+
+def in_order(dialect: str, query: Select[Any]) -> Select[Any]:
+    """Join the query's tables in the order its FROM names them (MariaDB's STRAIGHT_JOIN): a batch table
+    first, the installation's table looked up by index for each of its rows, whatever the statistics say."""
+    return query.prefix_with("STRAIGHT_JOIN") if is_mariadb(dialect) else query
+
+
+def inner_probe(
+    dialect: str,
+    left: FromClause,
+    right: FromClause,
+    on: ColumnElement[bool],
+    columns: Sequence[ColumnElement[Any]],
+    name: str,
+) -> tuple[Join, FromClause]:
+    """`left JOIN right ON on`, and what the right side's `columns` are read from (see outer_probe)."""
+    if dialect == POSTGRESQL:
+        found = select(*columns).where(on).offset(0).lateral(name)
+        return left.join(found, true()), found
+    return left.join(right, on), right
+
+
 def outer_probe(
     dialect: str,
     left: FromClause,

@@ -36,7 +36,9 @@ def job_session(dialect: str) -> tuple[list[str], list[str]]:
     The undoing statements run when the job ends, since a pooled connection outlives it.
     """
     if dialect == POSTGRESQL:
-        return ["SET jit = off"], ["RESET jit"]
+        # A batch's sorts and hashes (its history rows, the window functions) spill to disk in the default
+        # 4 MB; this session's budget only, never the server's.
+        return ["SET jit = off", "SET work_mem = '64MB'"], ["RESET jit", "RESET work_mem"]
     return [], []
 
 
@@ -79,9 +81,16 @@ def analyze_statements(dialect: str, table: Table) -> list[str]:
     """Statements that give the planner statistics of a temporary table this job just filled.
 
     PostgreSQL's autovacuum never analyzes a temporary table, and without statistics the planner guesses its
-    size; InnoDB (MariaDB) keeps its own statistics, and SQLite's planner needs none for an equality lookup.
+    size. SQLite guesses every table without statistics to be equally large, and may then read sys_history
+    whole to join a batch of a few thousand records: with the batch table's statistics (kept in the temporary
+    schema, never in the installation's file) it reads the batch and looks the history up. InnoDB (MariaDB)
+    keeps its own statistics; its join order is fixed where it matters (adapters.dialect.plans.in_order).
     """
-    return [f"ANALYZE {table.name}"] if dialect == POSTGRESQL else []
+    if dialect == POSTGRESQL:
+        return [f"ANALYZE {table.name}"]
+    if dialect == SQLITE:
+        return [f"ANALYZE temp.{table.name}"]
+    return []
 
 
 def drop_temporary_table(dialect: str, table: Table) -> str:

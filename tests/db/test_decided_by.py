@@ -3,7 +3,6 @@ a JSON array in tx_runrecord_write_outcome.decided_by; NULL for a write derived 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,6 +12,7 @@ from sqlalchemy import Engine, column, insert, select, table
 from adapters import history as history_queries
 from adapters import schema
 from adapters.database import make_engine
+from adapters.outcomes import decided_by_text
 from core.outcomes import Write, classify_write
 from core.time import DAY_S
 from data.builder import Installation, Record
@@ -115,7 +115,7 @@ def test_an_edited_write_is_decided_by_its_own_row_and_the_human_edits_sorted(
     derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
 
     own = own_row(installation_engine, written)
-    assert stored_decided_by(installation_engine, written) == json.dumps(sorted([own, first, later]))
+    assert stored_decided_by(installation_engine, written) == decided_by_text([own, first, later])
 
 
 def test_a_discarded_write_is_decided_by_its_own_row_and_the_delete(installation_engine: Engine) -> None:
@@ -127,7 +127,7 @@ def test_a_discarded_write_is_decided_by_its_own_row_and_the_delete(installation
     derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
 
     own = own_row(installation_engine, written)
-    assert stored_decided_by(installation_engine, written) == json.dumps(sorted([own, deleted]))
+    assert stored_decided_by(installation_engine, written) == decided_by_text([own, deleted])
 
 
 def test_an_unknown_write_is_decided_by_no_row(installation_engine: Engine) -> None:
@@ -158,7 +158,7 @@ def test_the_stored_uids_are_core_decided_by_for_every_write(installation_engine
     derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
 
     for written in writes:
-        assert stored_decided_by(installation_engine, written) == json.dumps(
+        assert stored_decided_by(installation_engine, written) == decided_by_text(
             core_decided_by(installation_engine, written)
         ), written
 

@@ -18,10 +18,10 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine, delete, event, func, inspect, select
 
-from adapters import derivation as q
 from adapters import history as history_queries
-from adapters import schema
+from adapters import schema, write_targets
 from adapters.database import RunrecordError, make_engine
+from adapters.dialect import bulk
 from adapters.dialect.json import fields_of
 from core.outcomes import RULE_VERSION, Action
 from core.time import DAY_S
@@ -788,13 +788,15 @@ def test_an_already_answered_run_is_excluded_by_the_query(installation_engine: E
     derive(installation_engine, now=T + WINDOW, batch_size=2)  # only the old runs are due then
 
     with installation_engine.begin() as connection:
-        q.create_write_targets(connection)
-        first_page = q.due_runs(connection, after=0, cutoff=NOW - WINDOW, limit=2)
-        q.drop_write_targets(connection)
+        # Pending rows the answered runs left behind (as a concurrent job can): the page must skip them.
+        old_rows = [(run.uid, T, 1) for run in old]
+        bulk.insert_rows(connection, schema.pending_run, ("run_uid", "last_write_at", "writes"), old_rows)
+        query = write_targets.due_page_query(connection.dialect.name, after=0, cutoff=NOW - WINDOW, limit=2)
+        first_page = connection.execute(query).all()
     summary = derive(installation_engine, batch_size=2)
 
     # A full page of answered runs (the four old ones) comes first by uid: the query must skip it.
-    assert [run.run_uid for run in first_page] == [run.uid for run in new[:2]]
+    assert [row.run_uid for row in first_page] == [run.uid for run in new[:2]]
     assert summary.runs_derived == 3
     assert all(run_outcome_of(installation_engine, run) == "accepted_unchanged" for run in old + new)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, select
 
-from adapters import derivation as q
 from adapters import schema
 from adapters.dialect import bulk, plans
 from core.time import DAY_S
@@ -123,13 +122,16 @@ def test_the_job_puts_its_session_settings_back(installation_engine: Engine, dia
         pytest.skip("only PostgreSQL's session is set for the job (jit)")
     with installation_engine.connect() as connection:
         before = connection.exec_driver_sql("SHOW jit").scalar()
+        memory_before = connection.exec_driver_sql("SHOW work_mem").scalar()
 
     derive_outcomes(installation_engine, now=1_790_000_000, window_s=7 * DAY_S)
 
     with installation_engine.connect() as connection:  # the pool hands the job's connection out again
         after = connection.exec_driver_sql("SHOW jit").scalar()
         temporary = connection.exec_driver_sql(
-            "SELECT count(*) FROM pg_tables WHERE tablename = %s", (q.write_target.name,)
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE %s", ("tx_runrecord_batch_%",)
         ).scalar()
+        work_mem = connection.exec_driver_sql("SHOW work_mem").scalar()
     assert after == before
     assert temporary == 0
+    assert work_mem == memory_before

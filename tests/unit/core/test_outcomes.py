@@ -47,14 +47,8 @@ NOT_MODIFICATIONS = (Action.ADD, Action.MOVE, Action.UNDELETE, Action.STAGE, Act
 # --- builders -----------------------------------------------------------------------------------------------
 
 
-def a_write(fields: Sequence[str] | None = None, at: int = T) -> Write:
-    return Write(
-        event_uid=501,
-        table="tt_content",
-        uid=42,
-        written_at=at,
-        fields=None if fields is None else frozenset(fields),
-    )
+def a_write(at: int = T) -> Write:
+    return Write(event_uid=501, table="tt_content", uid=42, written_at=at)
 
 
 def a_row(
@@ -388,7 +382,7 @@ def test_a_hide_and_a_later_unhide_are_released_only():
 def test_released_only_needs_no_knowledge_of_the_written_fields():
     rows = (a_row(9, T - DAY, Action.MOVE, None), a_row(2, T + DAY, fields=("hidden",)))
 
-    result = classify(*rows, write=a_write(fields=None))
+    result = classify(*rows, write=a_write())
 
     assert result.edit_scope is EditScope.RELEASED_ONLY
 
@@ -457,33 +451,33 @@ def test_an_unreadable_human_modify_row_makes_the_scope_fields_unknown():
 def test_without_the_written_fields_the_scope_is_fields_unknown():
     rows = (a_row(9, T - DAY, Action.ADD, ("bodytext",)), a_row(2, T + DAY, fields=("bodytext",)))
 
-    result = classify(*rows, write=a_write(fields=None))
+    result = classify(*rows, write=a_write())
 
     assert result.edit_scope is EditScope.FIELDS_UNKNOWN
 
 
-def test_an_own_row_whose_keys_could_not_be_read_falls_back_to_the_cards_fields():
+def test_an_own_row_whose_keys_could_not_be_read_makes_the_scope_fields_unknown():
     rows = (own_row(None), a_row(2, T + DAY, fields=("header",)))
 
-    result = classify(*rows, write=a_write(fields=("header",)))
+    result = classify(*rows)
 
-    assert result.edit_scope is EditScope.SAME_FIELDS
+    assert result.edit_scope is EditScope.FIELDS_UNKNOWN
 
 
-def test_the_fields_w_wrote_come_from_its_own_history_row_before_the_cards():
+def test_the_fields_w_wrote_come_from_its_own_history_row():
     rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("header",)))
 
-    result = classify(*rows, write=a_write(fields=("header", "bodytext")))
+    result = classify(*rows)
 
     assert result.edit_scope is EditScope.OTHER_FIELDS
 
 
-def test_the_cards_fields_are_used_when_the_evidence_is_not_ws_own_row():
+def test_when_the_evidence_is_not_ws_own_row_the_scope_is_fields_unknown():
     rows = (a_row(9, T - DAY, Action.MODIFY, ("bodytext",)), a_row(2, T + DAY, fields=("header",)))
 
-    result = classify(*rows, write=a_write(fields=("header",)))
+    result = classify(*rows)
 
-    assert result.edit_scope is EditScope.SAME_FIELDS
+    assert result.edit_scope is EditScope.FIELDS_UNKNOWN
 
 
 def test_the_scope_ignores_non_modifications_in_the_window():

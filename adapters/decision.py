@@ -1,0 +1,115 @@
+"""core.outcomes' decision tables compiled into SQL CASE expressions (DESIGN.md, "The data path").
+
+WRITE_DECISION, EDIT_SCOPE_DECISION and PRECEDENCE are read here, row by row, in their order; each test is
+stated once over the columns of a write's facts (`FactColumns`, aggregated by adapters.write_facts). A table
+changed in core changes this SQL with it; core.outcomes.decide reads the same tables in Python, and the
+differential tests hold the two together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, case, false, func, literal, or_, true
+
+from core.outcomes import (
+    EDIT_SCOPE_DECISION,
+    PRECEDENCE,
+    WRITE_DECISION,
+    CallOutcome,
+    Presence,
+    ScopeTest,
+    WriteTest,
+)
+
+
+@dataclass(frozen=True)
+class FactColumns:
+    """The SQL columns of one write's facts (core.outcomes.WriteFacts), as counts where Python has sets."""
+
+    target_unreadable: ColumnElement[bool]
+    presence: ColumnElement[Any]  # core.outcomes.Presence value
+    deletes_in_window: ColumnElement[Any]
+    deletes_after_window: ColumnElement[Any]
+    evidence_uid: ColumnElement[Any]  # NULL without evidence
+    history_reaches_back: ColumnElement[bool]
+    human_deletes: ColumnElement[Any]
+    human_modifies: ColumnElement[Any]
+    unreadable_modifies: ColumnElement[Any]
+    written_fields: ColumnElement[Any]  # W's own row's keys (text), NULL when it has none readable
+    changed: ColumnElement[Any]  # distinct changed fields, bookkeeping left out
+    release_changed: ColumnElement[Any]  # of those, RELEASE_FIELD (0 or 1)
+    same_changed: ColumnElement[Any]  # of those other than RELEASE_FIELD, the ones W wrote
+
+
+def _count(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    return func.coalesce(column, 0)
+
+
+def write_test(test: WriteTest, facts: FactColumns) -> ColumnElement[bool]:
+    """core.outcomes.write_test_holds, in SQL."""
+    if test is WriteTest.TARGET_UNREADABLE:
+        return facts.target_unreadable
+    if test is WriteTest.RECORD_GONE:
+        gone = func.coalesce(facts.presence, Presence.PRESENT.value) != Presence.PRESENT.value
+        return and_(gone, or_(_count(facts.deletes_in_window) > 0, _count(facts.deletes_after_window) == 0))
+    if test is WriteTest.HISTORY_TRIMMED:
+        return and_(facts.evidence_uid.is_(None), ~facts.history_reaches_back)
+    if test is WriteTest.NO_EVIDENCE:
+        return facts.evidence_uid.is_(None)
+    if test is WriteTest.HUMAN_DELETE:
+        return _count(facts.human_deletes) > 0
+    if test is WriteTest.HUMAN_MODIFY:
+        return _count(facts.human_modifies) > 0
+    return true()
+
+
+def scope_test(test: ScopeTest, facts: FactColumns) -> ColumnElement[bool]:
+    """core.outcomes.scope_test_holds, in SQL."""
+    if test is ScopeTest.CHANGED_UNREADABLE:
+        return _count(facts.unreadable_modifies) > 0
+    if test is ScopeTest.ONLY_RELEASE_CHANGED:
+        return and_(_count(facts.changed) == 1, _count(facts.release_changed) == 1)
+    if test is ScopeTest.WRITTEN_UNKNOWN:
+        return facts.written_fields.is_(None)
+    if test is ScopeTest.SAME_FIELD_CHANGED:
+        return and_(facts.written_fields.is_not(None), _count(facts.same_changed) > 0)
+    return true()
+
+
+def outcome(facts: FactColumns) -> ColumnElement[Any]:
+    """The write's outcome: the first WRITE_DECISION row whose test holds."""
+    return case(*[(write_test(test, facts), literal(o.value)) for test, o, _ in WRITE_DECISION])
+
+
+def reason(facts: FactColumns) -> ColumnElement[Any]:
+    """The reason of an UNKNOWN write, '' for every other."""
+    return case(*[(write_test(test, facts), literal(r.value if r else "")) for test, _, r in WRITE_DECISION])
+
+
+def deciding_test(facts: FactColumns) -> ColumnElement[Any]:
+    """Which WRITE_DECISION test decided the write (its name): what adapters.write_facts reads the
+    deciding history rows by."""
+    return case(*[(write_test(test, facts), literal(test.value)) for test, _, _ in WRITE_DECISION])
+
+
+def edit_scope(outcome_value: ColumnElement[Any], facts: FactColumns) -> ColumnElement[Any]:
+    """The scope of an EDITED write (the first EDIT_SCOPE_DECISION row whose test holds), '' otherwise."""
+    scope = case(*[(scope_test(test, facts), literal(s.value)) for test, s in EDIT_SCOPE_DECISION])
+    return case((outcome_value == CallOutcome.EDITED.value, scope), else_=literal(""))
+
+
+def rank(outcome_value: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The outcome's place in PRECEDENCE (0 best): a run's outcome is its writes' highest."""
+    return case(*[(outcome_value == o.value, i) for i, o in enumerate(PRECEDENCE)], else_=0)
+
+
+def ranked(highest: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The outcome at a PRECEDENCE place."""
+    return case(*[(highest == i, literal(o.value)) for i, o in enumerate(PRECEDENCE)])
+
+
+def reaches_back(written_at: ColumnElement[int], oldest: int | None) -> ColumnElement[bool]:
+    """Whether the oldest row left in sys_history is at or before the write (history_reaches_back)."""
+    return false() if oldest is None else written_at >= oldest

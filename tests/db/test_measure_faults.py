@@ -1,0 +1,113 @@
+"""measure-rates after a crash: killed with SIGKILL at any moment, or its database connection ended in the
+middle of a unit of work, the next run completes, and the facts, rates, marks and alerts are those of an
+uninterrupted run, none twice.
+
+The installation is the demo generator's, its outcomes derived first; before every attempt it is put back
+as it was then (tests/db/faults.py), measure-rates' own bookkeeping included.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from adapters import schema
+from core.time import DAY_S
+from jobs.derive import derive_outcomes
+from tests.db import faults
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+JOB = "measure-rates"
+CONVERSATIONS = 400
+KILLS = 3
+SEED = 1186  # the kill moments: the same seed kills at the same moments of the job
+OUTPUT = (schema.measure_fact.name, schema.rate.name, schema.measure_mark.name, schema.alert.name)
+
+
+@dataclass(frozen=True)
+class Case:
+    engine: Engine
+    dialect: str
+    pristine: faults.Pristine
+    expected: faults.Stored  # the uninterrupted run's rows
+    seconds: float  # how long the uninterrupted run's job took, as a command
+
+
+def _arguments(engine: Engine) -> list[str]:
+    url = engine.url.render_as_string(hide_password=False)
+    return ["measure-rates", "--db", url, "--now", NOW.isoformat(), "--json"]
+
+
+@pytest.fixture(scope="module")
+def case(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Case]:
+    directory = tmp_path_factory.mktemp(f"measure-faults-{dialect}")
+    with faults.generated(dialect, directory, CONVERSATIONS, seed=5, now=NOW) as engine:
+        derive_outcomes(engine, now=int(NOW.timestamp()), window_s=7 * DAY_S)
+        pristine = faults.capture(engine)
+        seconds = faults.timed(faults.command(*_arguments(engine)), engine, JOB)
+        expected = faults.stored(engine, OUTPUT, pristine)
+        yield Case(engine, dialect, pristine, expected, seconds)
+
+
+def _rerun(case: Case) -> faults.Stored:
+    finished = faults.run(faults.command(*_arguments(case.engine)))
+    assert finished.returncode == 0, finished.stderr
+    return faults.stored(case.engine, OUTPUT, case.pristine)
+
+
+def test_the_uninterrupted_run_stores_facts_rates_and_marks(case: Case) -> None:
+    counts = {name: case.expected.count(name) for name in OUTPUT[:3]}
+
+    assert all(counts.values()), counts
+
+
+def test_a_measurement_killed_at_any_moment_leaves_rows_identical_to_an_uninterrupted_run_none_twice(
+    case: Case,
+) -> None:
+    rng = random.Random(f"{SEED}:{case.dialect}")
+    kills, failures = [], []
+
+    for number, moment in enumerate(faults.moments(rng, case.seconds, KILLS), start=1):
+        faults.restore(case.engine, case.pristine)
+        kill = faults.kill_at(faults.command(*_arguments(case.engine)), case.engine, JOB, moment)
+        left = faults.stored(case.engine, OUTPUT, case.pristine)
+        differences = _rerun(case).differences(case.expected)
+        kills.append(kill)
+        what = (
+            f"kill {number} (seed {SEED}, {moment:.3f} s after the job was seen running, of "
+            f"{case.seconds:.3f} s uninterrupted; stored when killed: "
+            + ", ".join(f"{name} {left.count(name)}" for name in OUTPUT)
+            + f"; the process {'running' if kill.while_running else 'already ended'})"
+        )
+        failures += [f"{what}: {line}" for line in differences]
+
+    assert failures == []
+    assert any(kill.while_running for kill in kills), f"no kill found the job running: {kills}"
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mariadb"], indirect=True)
+@pytest.mark.parametrize("table", [schema.measure_fact.name, schema.rate.name])
+def test_a_connection_ended_mid_transaction_fails_the_command_with_one_line_and_the_next_run_completes(
+    case: Case, table: str, tmp_path: Path
+) -> None:
+    faults.restore(case.engine, case.pristine)
+    marker = tmp_path / "ended"
+
+    # Just before the first facts, or the first rates, are written: inside that unit of work.
+    failed = faults.run(faults.terminating(table, 1, marker, *_arguments(case.engine)))
+    left = faults.stored(case.engine, OUTPUT, case.pristine)
+    differences = _rerun(case).differences(case.expected)
+
+    assert marker.is_file(), f"the connection was never ended: {failed.stderr}"
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr.startswith(f"runrecord: error: {JOB} on ") and failed.stderr.count("\n") == 1, (
+        failed.stderr
+    )
+    assert left.count(schema.rate.name) == 0
+    assert differences == []
