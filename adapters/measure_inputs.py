@@ -341,7 +341,9 @@ def fill_runs(connection: Connection) -> None:
             func.min(case((is_write, ev.sequence))),
             func.max(case((is_opener, ev.sequence))),
         )
-        .select_from(event.join(scratch.run, scratch.run.c.uid == ev.run))
+        # The runs' uids as a list the engine sorts once: their events are then read in the index's order
+        # (a join read them in the order of the run table's uuid index, each run's events elsewhere).
+        .where(ev.run.in_(select(scratch.run.c.uid)))
         .group_by(ev.run)
     )
     columns = [
@@ -369,30 +371,51 @@ def fill_runs(connection: Connection) -> None:
 # --- 5. the approval waits -----------------------------------------------------------------------------
 
 
+def _earlier(probe: Any, ev: Any) -> ColumnElement[bool]:
+    """The probed event comes before `ev` in its run's order (core.waits: by sequence, then uid)."""
+    return and_(
+        probe.run == ev.run,
+        or_(probe.sequence < ev.sequence, and_(probe.sequence == ev.sequence, probe.uid < ev.uid)),
+    )
+
+
 def fill_waits(connection: Connection) -> None:
     """core.waits.approval_waits of the runs that waited: from the event before each approval event up to
-    it, and from the last event on while the status is waiting_for_approval."""
+    it, and from the last event on while the status is waiting_for_approval.
+
+    Each bound is one probe of the (run, sequence) index per approval event or per waiting run, in the
+    index's own order (the uid breaks ties, as it does in core.waits): no window over the runs' events,
+    which would sort every event of every run that waited, twice."""
     ev, run = event.c, scratch.run.c
-    order = (func.coalesce(ev.sequence, -1), ev.uid)
-    ordered = (
-        select(
-            ev.run,
-            ev.kind,
-            ev.crdate,
-            func.lag(ev.crdate).over(partition_by=ev.run, order_by=order).label("previous"),
-            func.lead(ev.uid).over(partition_by=ev.run, order_by=order).label("following"),
-        )
-        .where(ev.run.in_(select(run.uid).where(run.waited == 1)))
-        .subquery("ordered")
+    before = event.alias("before_approval").c
+    previous = (
+        select(before.crdate)
+        .where(_earlier(before, ev))
+        .order_by(before.sequence.desc(), before.uid.desc())
+        .limit(1)
+        .scalar_subquery()
     )
-    o = ordered.c
+    any_before = event.alias("any_before").c
     columns = ["run_uid", "started", "ended"]
-    approvals = select(o.run, o.previous, o.crdate).where(
-        o.kind == EventKind.APPROVAL.value, o.previous.is_not(None)
+    approvals = select(ev.run, previous, ev.crdate).where(
+        ev.run.in_(select(run.uid).where(run.waited == 1)),
+        ev.kind == EventKind.APPROVAL.value,
+        exists(select(literal(1)).where(_earlier(any_before, ev))),
     )
     connection.execute(insert(scratch.wait).from_select(columns, approvals))
-    waiting_now = select(run.uid).where(run.status == RunStatus.WAITING_FOR_APPROVAL.value)
-    still = select(o.run, o.crdate, null()).where(o.following.is_(None), o.run.in_(waiting_now))
+    last = event.alias("last_event").c
+    final = (
+        select(last.crdate)
+        .where(last.run == run.uid)
+        .order_by(last.sequence.desc(), last.uid.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    still = select(run.uid, final, null()).where(
+        run.waited == 1,
+        run.status == RunStatus.WAITING_FOR_APPROVAL.value,
+        exists(select(literal(1)).where(last.run == run.uid)),
+    )
     connection.execute(insert(scratch.wait).from_select(columns, still))
     scratch.analyze(connection, scratch.wait)
 
@@ -542,8 +565,11 @@ def fill_verdicts(connection: Connection) -> None:
     """core.answers.verdict_from_counts for the runs whose answer claims a change, where the counts settle
     it: no events, a tool_write, or no approval — each only when every event is one core reads."""
     d = connection.dialect.name
-    a, j, k = scratch.answer.c, scratch.judged.c, scratch.count.c
+    a, j, k, t = scratch.answer.c, scratch.judged.c, scratch.count.c, scratch.doubt.c
     ev = event.c
+    claiming = select(a.run_uid).select_from(
+        scratch.answer.join(scratch.judged, and_(j.message_uid == a.message_uid, j.claims == 1))
+    )
 
     def run(guarded: bool) -> None:
         doubtful = or_(
@@ -552,29 +578,33 @@ def fill_verdicts(connection: Connection) -> None:
             ev.duration_ms.is_(None),
             sqljson.is_json_object(d, ev.payload, guarded=guarded) == 0,
         )
-        problems = select(func.sum(_flag(doubtful))).where(ev.run == a.run_uid).scalar_subquery()
-        verdict = case(
-            (func.coalesce(k.events, 0) == 0, Verdict.CANNOT_TELL.value),
-            (func.coalesce(problems, 0) > 0, null()),
-            (k.tool_writes > 0, Verdict.WROTE.value),
-            (k.approvals == 0, Verdict.NOTHING_SAVED.value),
+        # One pass over the claiming runs' events, in the index's order, each payload checked once.
+        counted = (
+            select(ev.run, func.sum(_flag(doubtful)))
+            .where(ev.run.in_(claiming.where(a.run_uid.is_not(None))))
+            .group_by(ev.run)
         )
-        claiming = (
-            select(a.run_uid.label("run_uid"), verdict.label("verdict"))
-            .select_from(
-                scratch.answer.join(
-                    scratch.judged, and_(j.message_uid == a.message_uid, j.claims == 1)
-                ).outerjoin(scratch.count, k.run == a.run_uid)
-            )
-            .where(a.run_uid.is_not(None))
-            .subquery("claiming")
-        )
-        query = (
-            select(claiming.c.run_uid, claiming.c.verdict).where(claiming.c.verdict.is_not(None)).distinct()
-        )
-        connection.execute(insert(scratch.verdict).from_select(["run_uid", "verdict"], query))
+        connection.execute(insert(scratch.doubt).from_select(["run", "doubtful"], counted))
 
     sqljson.cast_first(connection, run)
+    scratch.analyze(connection, scratch.doubt)
+    verdict = case(
+        (func.coalesce(k.events, 0) == 0, Verdict.CANNOT_TELL.value),
+        (func.coalesce(t.doubtful, 0) > 0, null()),
+        (k.tool_writes > 0, Verdict.WROTE.value),
+        (k.approvals == 0, Verdict.NOTHING_SAVED.value),
+    )
+    query = (
+        select(a.run_uid, verdict)
+        .select_from(
+            scratch.answer.join(scratch.judged, and_(j.message_uid == a.message_uid, j.claims == 1))
+            .outerjoin(scratch.count, k.run == a.run_uid)
+            .outerjoin(scratch.doubt, t.run == a.run_uid)
+        )
+        .where(a.run_uid.is_not(None), verdict.is_not(None))
+        .distinct()
+    )
+    connection.execute(insert(scratch.verdict).from_select(["run_uid", "verdict"], query))
 
 
 def claiming_runs(connection: Connection) -> list[int]:

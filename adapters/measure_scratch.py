@@ -107,6 +107,8 @@ answer = _table(
 )
 # What the text rules said of an answer's content (core.claims), where they said yes.
 judged = _table("judged", _int("message_uid", primary_key=True), _flag("claims"), _flag("denies"))
+# Per claiming run with events: how many of its events core cannot read (core.answers.verdict_from_counts).
+doubt = _table("doubt", _int("run", primary_key=True), _int("doubtful"))
 # core.saved's verdict on the runs whose answer claims a change.
 verdict = _table("verdict", _int("run_uid", primary_key=True), Column("verdict", String(16), nullable=False))
 # The user messages that may be a "go on" while an approval waited (core.waits, core.go_on): inside_run: the

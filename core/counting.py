@@ -204,9 +204,11 @@ class RateCounts:
         reason: Exclusion | None = None,
     ) -> None:
         """Add a count to every group of a period; an exclusion is noted under its reason once."""
+        counts = self.counts
         for group in groups:
             key = (metric, period, group)
-            self.counts[key] = self.counts.get(key, Count()) + count
+            found = counts.get(key)
+            counts[key] = count if found is None else found + count
         if count.excluded and reason is not None:
             self.exclusions[(metric, reason)] += count.excluded
 
