@@ -815,9 +815,19 @@ def _counted_at(conversation_uid: ColumnElement[Any]) -> ColumnElement[Any]:
 FACT_COLUMNS = [column.name for column in scratch.fact.c]
 
 
+def _fill_counted(connection: Connection) -> None:
+    """Once per conversation, not once per run it names: the run its "go on" is counted at and its state."""
+    s = scratch.conversation.c
+    at = _counted_at(s.uid)
+    query = select(s.uid, at, _go_on_state(s.uid)).where(at.is_not(None))
+    connection.execute(insert(scratch.counted).from_select(["conversation", "run_uid", "go_on"], query))
+    scratch.analyze(connection, scratch.counted)
+
+
 def fill_facts(connection: Connection) -> None:
     """core.facts.conversation_facts for the batch: one per run named (the conversation with the highest
     uid that names it), one per answer whose run is gone, one per unreadable assistant message."""
+    _fill_counted(connection)
     n, run, s = scratch.named.c, scratch.run.c, scratch.conversation.c
     a, j, v, k = scratch.answer.c, scratch.judged.c, scratch.verdict.c, scratch.count.c
     later = scratch.named.alias("later")
@@ -831,8 +841,8 @@ def fill_facts(connection: Connection) -> None:
         else_=ClaimState.CANNOT_TELL.value,
     )
     denial = _denial(has_answer, a.earlier, j.denies)
-    counted_here = run.uid == _counted_at(n.conversation)
-    go_on = case((counted_here, _go_on_state(n.conversation)), else_=GoOnState.NONE.value)
+    g = scratch.counted.c
+    go_on = case((run.uid == g.run_uid, g.go_on), else_=GoOnState.NONE.value)
     cannot_tell = claim == ClaimState.CANNOT_TELL.value
     events = func.coalesce(k.events, 0)
     problems = _problems(
@@ -870,6 +880,7 @@ def fill_facts(connection: Connection) -> None:
             .outerjoin(scratch.judged, j.message_uid == a.message_uid)
             .outerjoin(scratch.verdict, v.run_uid == run.uid)
             .outerjoin(paths, and_(p.conversation == n.conversation, p.run_uid == run.uid))
+            .outerjoin(scratch.counted, g.conversation == n.conversation)
         )
         .where(
             ~exists(

@@ -128,6 +128,13 @@ user = _table(
 )
 # The user messages whose whole text is a "go on" phrase (core.claims.is_go_on).
 go_on = _table("go_on", _int("message_uid", primary_key=True))
+# Per conversation with a run that waited: the run its "go on" is counted at and the conversation's state.
+counted = _table(
+    "counted",
+    _int("conversation", primary_key=True),
+    _int("run_uid"),
+    Column("go_on", String(16), nullable=False),
+)
 # The facts of the batch, as tx_runrecord_measure_fact holds them (without uid and measured_at).
 fact = _table(
     "fact",
