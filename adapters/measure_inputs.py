@@ -32,6 +32,7 @@ from sqlalchemy import (
     Select,
     and_,
     case,
+    delete,
     exists,
     func,
     insert,
@@ -172,24 +173,23 @@ def _record_document(dialect: str, *, guarded: bool) -> Select[Any]:
 def fill_conversations(
     connection: Connection, *, after: int | None = None, upto: int | None = None, uids: Collection[int] = ()
 ) -> int:
-    """The batch: the conversations with uid in (after, upto], or the listed ones; returns how many."""
+    """The batch: the conversations with uid in (after, upto], or the listed ones; returns how many. A stored
+    record that is no list is a problem already; one whose entries `fill_entries` cannot all read becomes
+    one there."""
     d = connection.dialect.name
     c = conversation.c
     chosen = plans.in_values(d, c.uid, uids) if uids else and_(c.uid > after, c.uid <= upto)
 
     def run(guarded: bool) -> None:
         source = _record_document(d, guarded=guarded).where(chosen).subquery("source")
-        record = source.c.record
         blank = doc.blank(d, source.c.run_record)
-        whole = doc.is_kind(d, record, (), "array") & doc.every_item(
-            d, record, (), lambda item: readable_entry(d, item)
-        )
+        listed = doc.is_kind(d, source.c.record, (), "array")
         query = select(
             source.c.uid,
             func.coalesce(source.c.skill_identifier, ""),
             func.coalesce(source.c.approval_run_uuid, ""),
             _flag(~blank),
-            case((blank, 0), (func.coalesce(whole, False), 0), else_=1),
+            case((blank, 0), (listed, 0), else_=1),
         )
         columns = ["uid", "skill", "approval_run_uuid", "record_stored", "record_problem"]
         connection.execute(insert(scratch.conversation).from_select(columns, query))
@@ -200,36 +200,36 @@ def fill_conversations(
 
 
 def fill_entries(connection: Connection) -> None:
-    """The readable entries of the batch's stored run records."""
+    """The readable entries of the batch's stored run records (core.run_record_json.from_json), each entry
+    read once: its columns and whether every key it has is well-formed; a record with an entry that is not
+    is a problem (core.run_record_json reads it, but not whole), and only its readable entries are kept."""
     d = connection.dialect.name
-    s = scratch.conversation.c
+    s, e = scratch.conversation.c, scratch.entry.c
 
     def run(guarded: bool) -> None:
+        lists = select(s.uid).where(s.record_stored == 1, s.record_problem == 0)
         source = (
             _record_document(d, guarded=guarded)
-            .where(conversation.c.uid.in_(select(s.uid).where(s.record_stored == 1)))
+            .where(conversation.c.uid.in_(lists))
             .subquery("source")
         )
-        record = source.c.record
-        items, _, item = doc.array_items(d, record)
-        query = (
-            select(
-                source.c.uid,
-                doc.string(d, item, ("runUuid",), scratch.NAME_LENGTH),
-                func.coalesce(doc.integer(d, item, ("position",)), 0),
-                doc.integer(d, item, ("segment",)),
-                _flag(func.coalesce(doc.array_length(d, item, ("writes",)) > 0, False)),
-            )
-            .select_from(source.join(items, literal(True)))
-            .where(doc.is_kind(d, record, (), "array"))
-        )
-        columns = ["conversation", "run_uuid", "position", "segment", "writes"]
-        # A record read whole needs no entry checked again.
-        for whole, check in ((1, literal(True)), (0, readable_entry(d, item))):
-            chosen = query.where(source.c.uid.in_(select(s.uid).where(s.record_problem == 1 - whole)), check)
-            connection.execute(insert(scratch.entry).from_select(columns, chosen))
+        items, _, item = doc.array_items(d, source.c.record)
+        query = select(
+            source.c.uid,
+            doc.string(d, item, ("runUuid",), scratch.NAME_LENGTH),
+            func.coalesce(doc.integer(d, item, ("position",)), 0),
+            doc.integer(d, item, ("segment",)),
+            _flag(func.coalesce(doc.array_length(d, item, ("writes",)) > 0, False)),
+            _flag(readable_entry(d, item)),
+        ).select_from(source.join(items, literal(True)))
+        columns = ["conversation", "run_uuid", "position", "segment", "writes", "readable"]
+        connection.execute(insert(scratch.entry).from_select(columns, query))
 
     sqljson.cast_first(connection, run)
+    unreadable = select(e.conversation).where(e.readable == 0)
+    connection.execute(update(scratch.conversation).where(s.uid.in_(unreadable)).values(record_problem=1))
+    connection.execute(delete(scratch.entry).where(e.readable == 0))
+    scratch.analyze(connection, scratch.entry)
 
 
 # --- 2. the messages ------------------------------------------------------------------------------------

@@ -53,14 +53,16 @@ message = _table(
     Column("run_uuid", String(NAME_LENGTH), nullable=False),
     _int("segment", nullable=True),
 )
-# The run record's readable entries (core.run_record_json), with what earlier_write reads of them.
+# The run record's entries (core.run_record_json), with what earlier_write reads of them; those not readable
+# (readable 0, their segment then perhaps NULL) only until their record is marked as a problem.
 entry = _table(
     "entry",
     _int("conversation"),
     Column("run_uuid", String(NAME_LENGTH), nullable=True),
     _int("position"),
-    _int("segment"),
+    _int("segment", nullable=True),
     _flag("writes"),
+    _flag("readable"),
 )
 # The runs each conversation names (core.answers.named_runs), by uuid.
 name = _table("name", _int("conversation"), Column("uuid", String(NAME_LENGTH), nullable=False))
