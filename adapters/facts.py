@@ -71,9 +71,14 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
         .join(agentrun, r.uid == f.run_uid)
         .where(f.message_uid == 0, f.conversation_uid > 0, r.tstamp >= marks.run_tstamp - margin_s)
         .distinct(),
+        # Driven from the new events (a range of their primary key), each run's fact found by its key: a
+        # join would read every fact and probe its run's events.
         select(f.conversation_uid)
-        .join(event, e.run == f.run_uid)
-        .where(f.message_uid == 0, f.conversation_uid > 0, e.uid > marks.event_uid)
+        .where(
+            f.run_uid.in_(select(e.run).where(e.uid > marks.event_uid)),
+            f.message_uid == 0,
+            f.conversation_uid > 0,
+        )
         .distinct(),
     ]
     found: set[int] = set()

@@ -208,11 +208,7 @@ def fill_entries(connection: Connection) -> None:
 
     def run(guarded: bool) -> None:
         lists = select(s.uid).where(s.record_stored == 1, s.record_problem == 0)
-        source = (
-            _record_document(d, guarded=guarded)
-            .where(conversation.c.uid.in_(lists))
-            .subquery("source")
-        )
+        source = _record_document(d, guarded=guarded).where(conversation.c.uid.in_(lists)).subquery("source")
         items, _, item = doc.array_items(d, source.c.record)
         query = select(
             source.c.uid,
