@@ -250,7 +250,10 @@ def fill_messages(connection: Connection) -> None:
         ).subquery("parsed")
         payload = parsed.c.document
         readable = doc.is_kind(d, payload, (), "object") & doc.string_in(d, payload, ("role",), _ROLES)
+        # Each member read once, whatever `readable` says (a condition on it in every column would ask the
+        # engine for it again there); an unreadable message's members are cleared below.
         notice = doc.string_in(d, payload, ("notice",), _NOTICES)
+        role = doc.raw_text(d, payload, ("role",))
         query = select(
             parsed.c.uid,
             parsed.c.conversation,
@@ -258,13 +261,10 @@ def fill_messages(connection: Connection) -> None:
             parsed.c.role,
             parsed.c.crdate,
             _flag(readable),
-            case((readable, doc.raw_text(d, payload, ("role",)))),
-            case((readable & notice, doc.raw_text(d, payload, ("notice",)))),
-            case(
-                (readable, func.coalesce(doc.string(d, payload, ("runUuid",), scratch.NAME_LENGTH), "")),
-                else_="",
-            ),
-            case((readable, doc.integer(d, payload, ("segment",)))),
+            case((doc.exact(d, role).in_(_ROLES), role)),
+            case((notice, doc.raw_text(d, payload, ("notice",)))),
+            func.coalesce(doc.string(d, payload, ("runUuid",), scratch.NAME_LENGTH), ""),
+            doc.integer(d, payload, ("segment",)),
         )
         columns = [
             "uid",
@@ -281,6 +281,8 @@ def fill_messages(connection: Connection) -> None:
         connection.execute(insert(scratch.message).from_select(columns, query))
 
     sqljson.cast_first(connection, run)
+    unread = {"role": None, "notice": None, "run_uuid": "", "segment": None}
+    connection.execute(update(scratch.message).where(scratch.message.c.readable == 0).values(**unread))
     scratch.analyze(connection, scratch.message)
 
 
