@@ -46,9 +46,9 @@ from sqlalchemy import (
 
 from adapters import measure_scratch as scratch
 from adapters import schema
+from adapters.dialect import bulk, plans
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
-from adapters.dialect import plans
 from core.answers import CLAIM_BY_VERDICT, AnswerState, ClaimState, DenialState
 from core.error_codes import Notice
 from core.events import EventKind
@@ -546,13 +546,8 @@ def answer_texts(connection: Connection) -> list[tuple[int, int | None, str]]:
 
 def save_judged(connection: Connection, rows: Sequence[tuple[int, bool, bool]]) -> None:
     """The answers the text rules said yes to: (message uid, claims a change, denies a change)."""
-    values = [
-        {"message_uid": uid, "claims": int(claims), "denies": int(denies)}
-        for uid, claims, denies in rows
-        if claims or denies
-    ]
-    if values:
-        connection.execute(insert(scratch.judged), values)
+    values = [(uid, int(claims), int(denies)) for uid, claims, denies in rows if claims or denies]
+    bulk.insert_rows(connection, scratch.judged, ["message_uid", "claims", "denies"], values)
     scratch.analyze(connection, scratch.judged)
 
 
@@ -618,9 +613,8 @@ def claiming_runs(connection: Connection) -> list[int]:
 
 def save_verdicts(connection: Connection, verdicts: dict[int, Verdict]) -> None:
     """The verdicts core.saved read from the events."""
-    if verdicts:
-        rows = [{"run_uid": uid, "verdict": verdict.value} for uid, verdict in verdicts.items()]
-        connection.execute(insert(scratch.verdict), rows)
+    rows = [(uid, verdict.value) for uid, verdict in verdicts.items()]
+    bulk.insert_rows(connection, scratch.verdict, ["run_uid", "verdict"], rows)
     scratch.analyze(connection, scratch.verdict)
 
 
@@ -715,8 +709,7 @@ def go_on_texts(connection: Connection) -> list[tuple[int, str]]:
 
 def save_go_on(connection: Connection, uids: Sequence[int]) -> None:
     """The user messages whose whole text is a "go on" phrase."""
-    if uids:
-        connection.execute(insert(scratch.go_on), [{"message_uid": uid} for uid in uids])
+    bulk.insert_rows(connection, scratch.go_on, ["message_uid"], [(uid,) for uid in uids])
     scratch.analyze(connection, scratch.go_on)
 
 
