@@ -28,7 +28,7 @@ from sqlalchemy import (
 
 from adapters import measure_scratch as scratch
 from adapters import schema
-from adapters.dialect import bulk, days
+from adapters.dialect import bulk, days, plans
 from adapters.measure_marks import Marks
 from adapters.runs import run_columns
 from core.facts import Fact
@@ -247,7 +247,7 @@ def write_changed(connection: Connection, now: int) -> set[tuple[Grain, date]]:
         for week_value, day_value in connection.execute(query):
             periods.add((Grain.WEEK, day_of(week_value)))
             periods.add((Grain.DAY, day_of(day_value)))
-    connection.execute(delete(fact).where(f.uid.in_(select(c.stored_uid).where(c.stored_uid.is_not(None)))))
+    connection.execute(plans.delete_matching(dialect, fact, f.uid, c.stored_uid))
     names = [column.name for column in scratch.fact.c]
     rows = select(*sf, week, day, literal(now)).select_from(new_rows)
     connection.execute(insert(fact).from_select([*names, "week_start", "day_start", "measured_at"], rows))
