@@ -19,12 +19,16 @@ from sqlalchemy import (
     Row,
     and_,
     delete,
+    exists,
+    insert,
+    literal,
     or_,
     select,
 )
 
+from adapters import measure_scratch as scratch
 from adapters import schema
-from adapters.dialect import bulk
+from adapters.dialect import bulk, days, plans
 from adapters.measure_marks import Marks
 from adapters.runs import run_columns
 from core.facts import Fact
@@ -67,9 +71,14 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
         .join(agentrun, r.uid == f.run_uid)
         .where(f.message_uid == 0, f.conversation_uid > 0, r.tstamp >= marks.run_tstamp - margin_s)
         .distinct(),
+        # Driven from the new events (a range of their primary key), each run's fact found by its key: a
+        # join would read every fact and probe its run's events.
         select(f.conversation_uid)
-        .join(event, e.run == f.run_uid)
-        .where(f.message_uid == 0, f.conversation_uid > 0, e.uid > marks.event_uid)
+        .where(
+            f.run_uid.in_(select(e.run).where(e.uid > marks.event_uid)),
+            f.message_uid == 0,
+            f.conversation_uid > 0,
+        )
         .distinct(),
     ]
     found: set[int] = set()
@@ -192,3 +201,54 @@ def _same(stored: Row[Any], row: dict[str, Any]) -> bool:
         if held != value:
             return False
     return True
+
+
+# --- the facts a batch counted in the database (adapters.measure_inputs) ----------------------------------
+
+
+def _compared() -> tuple[str, ...]:
+    return tuple(column.name for column in scratch.fact.c if column.name not in FACT_KEY)
+
+
+def mark_changed(connection: Connection) -> None:
+    """Note the batch's facts that differ from the stored ones, and the stored facts of the batch's
+    conversations that the batch no longer gives (adapters.measure_scratch.changed)."""
+    f, sf, s = fact.c, scratch.fact.c, scratch.conversation.c
+    key = and_(f.run_uid == sf.run_uid, f.message_uid == sf.message_uid)
+    same = and_(key, *(f[name].is_not_distinct_from(sf[name]) for name in _compared()))
+    stored = select(f.uid).where(key).scalar_subquery()
+    fresh = select(sf.run_uid, sf.message_uid, stored, literal(1)).where(
+        ~exists(select(literal(1)).where(same))
+    )
+    columns = ["run_uid", "message_uid", "stored_uid", "fresh"]
+    connection.execute(insert(scratch.changed).from_select(columns, fresh))
+    given = exists(select(literal(1)).where(key))
+    gone = select(f.run_uid, f.message_uid, f.uid, literal(0)).where(
+        f.conversation_uid.in_(select(s.uid)), ~given
+    )
+    connection.execute(insert(scratch.changed).from_select(columns, gone))
+    scratch.analyze(connection, scratch.changed)
+
+
+def write_changed(connection: Connection, now: int) -> set[tuple[Grain, date]]:
+    """Replace the changed facts (mark_changed) with the batch's; returns the periods of both grains that
+    a changed fact left or entered."""
+    dialect = connection.dialect.name
+    f, sf, c = fact.c, scratch.fact.c, scratch.changed.c
+    periods: set[tuple[Grain, date]] = set()
+    old = select(f.week_start, f.day_start).where(f.uid.in_(select(c.stored_uid))).distinct()
+    week = days.date_of(dialect, sf.ended_at, week=True)
+    day = days.date_of(dialect, sf.ended_at, week=False)
+    new_rows = scratch.fact.join(
+        scratch.changed, and_(c.run_uid == sf.run_uid, c.message_uid == sf.message_uid, c.fresh == 1)
+    )
+    new = select(week, day).select_from(new_rows).distinct()
+    for query in (old, new):
+        for week_value, day_value in connection.execute(query):
+            periods.add((Grain.WEEK, day_of(week_value)))
+            periods.add((Grain.DAY, day_of(day_value)))
+    connection.execute(plans.delete_matching(dialect, fact, f.uid, c.stored_uid))
+    names = [column.name for column in scratch.fact.c]
+    rows = select(*sf, week, day, literal(now)).select_from(new_rows)
+    connection.execute(insert(fact).from_select([*names, "week_start", "day_start", "measured_at"], rows))
+    return periods

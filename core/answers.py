@@ -158,15 +158,21 @@ def verdict_from_counts(counts: EventCounts, problems: int) -> Verdict | None:
     return None
 
 
+# A claiming answer's state by its run's verdict (core.saved); without a verdict: cannot tell.
+CLAIM_BY_VERDICT: Mapping[Verdict, ClaimState] = {
+    Verdict.WROTE: ClaimState.WROTE,
+    Verdict.NOTHING_SAVED: ClaimState.NOTHING_SAVED,
+    Verdict.CANNOT_TELL: ClaimState.CANNOT_TELL,
+}
+
+
 def claim_state(answer: Answer, verdict: Verdict | None) -> ClaimState:
     """No claim, whatever the run did; a claim is written, unwritten, or cannot tell (also: no verdict)."""
     if not answer.claims:
         return ClaimState.NO_CLAIM
-    if verdict is Verdict.WROTE:
-        return ClaimState.WROTE
-    if verdict is Verdict.NOTHING_SAVED:
-        return ClaimState.NOTHING_SAVED
-    return ClaimState.CANNOT_TELL
+    if verdict is None:
+        return ClaimState.CANNOT_TELL
+    return CLAIM_BY_VERDICT[verdict]
 
 
 def earlier_write(conversation: ConversationInput, answer: Answer, runs: Sequence[RunRow]) -> bool | None:

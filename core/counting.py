@@ -188,27 +188,45 @@ ANSWER_METRICS = (Metric.NOTHING_SAVED_RATE, Metric.CLAIMED_UNWRITTEN_RATE, Metr
 Key = tuple[Metric, date, Group]
 
 
+# Where a count comes from: the run's configuration and the conversation's skill (core.groups.groups_of).
+Source = tuple[str | None, str | None]
+
+
 @dataclass
 class RateCounts:
-    """Counts per metric, period and group; exclusions by reason per metric (group all)."""
+    """Counts per metric, period and group; exclusions by reason per metric (group all).
 
-    counts: dict[Key, Count] = field(default_factory=dict)
+    Summed per metric, period and source (configuration and skill) first and spread over the groups of each
+    source only when read: a tally adds to one key instead of to all its groups."""
+
     exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
+    sums: dict[tuple[Metric, date, str | None, str | None], Count] = field(default_factory=dict)
 
     def add(
         self,
         metric: Metric,
         period: date,
-        groups: Iterable[Group],
+        source: Source,
         count: Count,
         reason: Exclusion | None = None,
     ) -> None:
         """Add a count to every group of a period; an exclusion is noted under its reason once."""
-        for group in groups:
-            key = (metric, period, group)
-            self.counts[key] = self.counts.get(key, Count()) + count
+        key = (metric, period, *source)
+        found = self.sums.get(key)
+        self.sums[key] = count if found is None else found + count
         if count.excluded and reason is not None:
             self.exclusions[(metric, reason)] += count.excluded
+
+    @property
+    def counts(self) -> dict[Key, Count]:
+        """The counts per metric, period and group."""
+        counts: dict[Key, Count] = {}
+        for (metric, period, configuration, skill), count in self.sums.items():
+            for group in groups_of(configuration, skill):
+                key = (metric, period, group)
+                found = counts.get(key)
+                counts[key] = count if found is None else found + count
+        return counts
 
     def rows(self) -> list[tuple[Key, Count]]:
         """Every metric, period and group with data; one without data is absent, never a zero."""
@@ -258,61 +276,61 @@ def rate_counts(
     for tally in facts:
         _add_facts(result, tally)
     for outcome_tally in outcomes:
-        groups = groups_of(outcome_tally.configuration, outcome_tally.skill)
+        source = (outcome_tally.configuration, outcome_tally.skill)
         outcome = _known(CallOutcome, outcome_tally.outcome)
         for metric, counts in OUTCOME_METRICS.items():
             counted = EXCLUDED if outcome is None else counts[outcome]
             reason = Exclusion.OUTCOME_UNREADABLE if outcome is None else None
-            result.add(metric, outcome_tally.period, groups, _count(counted, outcome_tally.runs), reason)
+            result.add(metric, outcome_tally.period, source, _count(counted, outcome_tally.runs), reason)
     for period, configuration, skill, scope in _edited_runs(edited):
-        groups = groups_of(configuration, skill)
+        source = (configuration, skill)
         for run_scope, metric in SCOPE_METRICS.items():
             if scope is None:
-                result.add(metric, period, groups, Count(0, 0, 1), Exclusion.EDIT_SCOPE_MISSING)
+                result.add(metric, period, source, Count(0, 0, 1), Exclusion.EDIT_SCOPE_MISSING)
             else:
-                result.add(metric, period, groups, Count(int(scope is run_scope), 1, 0))
+                result.add(metric, period, source, Count(int(scope is run_scope), 1, 0))
     for open_tally in window_open:
-        groups = groups_of(open_tally.configuration, open_tally.skill)
+        source = (open_tally.configuration, open_tally.skill)
         runs = open_tally.runs
-        result.add(Metric.WINDOW_OPEN, open_tally.period, groups, Count(runs, runs, 0))
+        result.add(Metric.WINDOW_OPEN, open_tally.period, source, Count(runs, runs, 0))
     return result
 
 
 def _add_facts(result: RateCounts, tally: FactTally) -> None:
     period, units = tally.period, tally.facts
-    groups = groups_of(tally.configuration, tally.skill)
+    source: Source = (tally.configuration, tally.skill)
     if tally.runs:
-        result.add(Metric.RUNS, period, groups, Count(tally.runs, tally.runs, 0))
+        result.add(Metric.RUNS, period, source, Count(tally.runs, tally.runs, 0))
     answer = _state(AnswerState, tally.answer, AnswerState.UNREADABLE)
     if answer is AnswerState.UNREADABLE:
         metrics = ANSWER_METRICS + ((Metric.NOTICE_AGREEMENT,) if tally.since_first_notice else ())
         for metric in metrics:
-            result.add(metric, period, groups, Count(0, 0, units), Exclusion.MESSAGE_UNREADABLE)
+            result.add(metric, period, source, Count(0, 0, units), Exclusion.MESSAGE_UNREADABLE)
     elif answer is AnswerState.READ:
         notice = Count(units if tally.notice else 0, units, 0)
-        result.add(Metric.NOTHING_SAVED_RATE, period, groups, notice)
+        result.add(Metric.NOTHING_SAVED_RATE, period, source, notice)
         claim = _state(ClaimState, tally.claim, ClaimState.CANNOT_TELL)
         reason = _reason(
             tally.problems, Exclusion.RUN_MISSING, Exclusion.NO_EVENTS, Exclusion.EVENTS_UNREADABLE
         )
         claim_count = _count(CLAIM_COUNTS.get(claim, EXCLUDED), units)
-        result.add(Metric.CLAIMED_UNWRITTEN_RATE, period, groups, claim_count, reason)
+        result.add(Metric.CLAIMED_UNWRITTEN_RATE, period, source, claim_count, reason)
         if tally.since_first_notice:
             agreement = _count(AGREEMENT_COUNTS.get((claim, tally.notice), EXCLUDED), units)
-            result.add(Metric.NOTICE_AGREEMENT, period, groups, agreement, reason)
+            result.add(Metric.NOTICE_AGREEMENT, period, source, agreement, reason)
         denial = _state(DenialState, tally.denial, DenialState.CANNOT_TELL)
         denial_count = _count(DENIAL_COUNTS.get(denial, EXCLUDED), units)
         reason = _reason(tally.problems, Exclusion.RUN_RECORD_UNREADABLE)
-        result.add(Metric.DENIAL_RATE, period, groups, denial_count, reason)
+        result.add(Metric.DENIAL_RATE, period, source, denial_count, reason)
     go_on = _state(GoOnState, tally.go_on, GoOnState.CANNOT_TELL)
     if go_on is not GoOnState.NONE:
         reason = _reason(tally.problems, Exclusion.USER_MESSAGE_UNREADABLE)
-        result.add(Metric.GO_ON_WHILE_WAITING, period, groups, _count(GO_ON_COUNTS[go_on], units), reason)
+        result.add(Metric.GO_ON_WHILE_WAITING, period, source, _count(GO_ON_COUNTS[go_on], units), reason)
     paths = tally.go_on_paths
     if not paths.empty:
         for path, metric in GO_ON_PATH_METRICS.items():
             count = Count(paths.of(path), paths.messages, paths.unreadable)
-            result.add(metric, period, groups, count, Exclusion.USER_MESSAGE_UNREADABLE)
+            result.add(metric, period, source, count, Exclusion.USER_MESSAGE_UNREADABLE)
 
 
 def _edited_runs(

@@ -36,9 +36,16 @@ class RunRow:
         return self.counts.approvals > 0 or self.status == RunStatus.WAITING_FOR_APPROVAL
 
 
+# When a run ended: the first of these tx_nrllm_agentrun columns that holds a time (above 0).
+RUN_END_COLUMNS = ("finished_at", "tstamp", "started_at", "crdate")
+# When a run started: started_at, else (0) its crdate.
+RUN_START_COLUMNS = ("started_at", "crdate")
+
+
 def run_end(finished_at: int, tstamp: int, started_at: int, crdate: int) -> int:
     """When a run ended: finished_at; for a run not finished (waiting, cancelled), its last update."""
-    for value in (finished_at, tstamp, started_at, crdate):
+    values = {"finished_at": finished_at, "tstamp": tstamp, "started_at": started_at, "crdate": crdate}
+    for value in (values[name] for name in RUN_END_COLUMNS):
         if value > 0:
             return value
     return 0

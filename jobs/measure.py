@@ -25,39 +25,30 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row
+from sqlalchemy import Connection, Engine
 
-from adapters import facts, rates, settings, tallies
-from adapters.conversations import conversation_page, conversations_by_uid, count_conversations, messages_of
+from adapters import facts, measure_inputs, rates, settings, tallies
+from adapters import measure_scratch as scratch
+from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
-from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
+from adapters.dialect import session as sqlsession
+from adapters.events import event_of, events_of
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
-from adapters.runs import runs_by_uid, runs_by_uuid
-from core.answers import (
-    Answer,
-    ConversationInput,
-    completed_answers,
-    conversation_input,
-    named_runs,
-    stored_message,
-    verdict_from_counts,
-)
+from core.claims import claims_change, denies_change, is_go_on
 from core.counting import GO_ON_PATH_METRICS, Count, rate_counts
-from core.facts import MEASURE_VERSION, Exclusion, Fact, conversation_facts, orphan_fact
+from core.facts import MEASURE_VERSION, Exclusion
 from core.go_on import GoOnPath
 from core.groups import ALL_RUNS
-from core.measured_runs import EventCounts, RunRow, run_end
 from core.metrics import RATES_VERSION, Metric
-from core.periods import Grain, period_start
+from core.periods import Grain
 from core.saved import Verdict, nothing_saved
 from core.time import DAY_S
-from core.waits import Wait, approval_waits, needs_waits
 from core.window import check_window, window_cutoff
 from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
@@ -65,10 +56,11 @@ from jobs.schema_setup import require_head
 
 JOB = "measure-rates"
 
-# Conversations per transaction: their messages (a few per conversation), the runs they name and those runs'
-# event counts stay a few megabytes, and each IN list stays far below every driver's parameter limit.
-BATCH_SIZE = 2_000
-MAX_BATCH_SIZE = 5_000
+# Conversations per transaction: counted in the database's scratch tables, of which only the completed
+# answers' texts come into Python (a few megabytes); a list of changed conversations is bound per batch, far
+# below every driver's parameter limit.
+BATCH_SIZE = 20_000
+MAX_BATCH_SIZE = 50_000
 # A row stamped this long before a mark is read again: a transaction that committed after the last
 # measurement read the tables can carry a tstamp older than the newest one it saw.
 RESCAN_MARGIN_S = 300
@@ -166,84 +158,108 @@ def measure_rates(
     summary = Summary(now=now, window_s=window_s)
     with reported(engine, "measuring rates"), engine.connect() as connection:
         with connection.begin():
+            # PostgreSQL without JIT: a statement of correlated probes looks costly to its planner, and was
+            # compiled for over a second before it ran in 0.2 s (the facts, scale 0.02, measured).
+            sqlsession.begin_job_session(connection)
             current = source_marks(connection)
             since = _since(stored_marks(connection))
-        summary.rebuilt = since is None
-        changed: set[tuple[Grain, date]] = set()
-        if since is None:
-            with connection.begin():
-                facts.delete_every_fact(connection)
-            touched = None
-        else:
-            with connection.begin():
-                touched = facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
-        summary.all_conversations = touched is None
-        total = _total(connection, touched)
-        listed = None if touched is None else sorted(touched)
-        after = 0
-        while True:
-            with connection.begin():
-                rows = _page(connection, listed, after, batch_size)
-                if rows is None:
-                    break
-                ends = _conversation_batch(connection, rows, now, summary, keyset=listed is None)
-                changed |= _periods(ends)
-            after = int(rows[-1].uid) if listed is None else after + batch_size
-            summary.batches += 1
-            if progress is not None:
-                progress(summary.conversations, total)
-            if stop_requested():
-                summary.stopped = True
-                summary.seconds = time.perf_counter() - started
-                return summary
-        unnamed_since = None if touched is None else since
-        after = 0
-        while True:
-            with connection.begin():
-                runs = facts.unnamed_runs(
-                    connection, after=after, limit=batch_size, since=unnamed_since, margin_s=RESCAN_MARGIN_S
-                )
-                if not runs:
-                    break
-                orphans = [orphan_fact(_run_row(row, EventCounts())) for row in runs]
-                stored = facts.facts_of_runs(connection, [orphan.run_uid for orphan in orphans])
-                changed |= _periods(facts.save_facts(connection, orphans, now, stored))
-            summary.unnamed_runs += len(orphans)
-            summary.runs += len(orphans)
-            after = int(runs[-1].uid)
-        with connection.begin():
-            # A measurement by an older runrecord stored no row of a metric added since, in closed periods
-            # too: every period is written once more (the facts stay as they are).
-            summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
-            first_notice = tallies.first_notice_at(connection)
-            for grain in grains:
-                report, exclusions = _write_rates(
-                    connection,
-                    grain,
-                    now=now,
-                    window_s=window_s,
-                    rewrite_all=summary.rates_rewritten,
-                    changed=changed,
-                    first_notice=first_notice,
-                )
-                summary.periods.append(report)
-                if grain is grains[0]:
-                    summary.exclusions = exclusions
-            summary.first_notice = first_notice
-            # As stored, every period summed: what the Rates page shows too.
-            summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
-            for metric in GO_ON_PATH_METRICS.values():
-                summary.go_on_paths[metric], _ = rates.stored_total(connection, grains[0], metric)
-            save_marks(
-                connection,
-                current,
-                measure_version=MEASURE_VERSION,
-                rates_version=RATES_VERSION,
-                first_open={report.grain: report.first_open for report in summary.periods},
-                now=now,
-            )
+            scratch.create(connection)
+        try:
+            _measure(connection, summary, since, current, grains, batch_size, progress)
+        finally:
+            if not connection.invalidated:
+                with connection.begin():
+                    scratch.drop(connection)
+                    sqlsession.end_job_session(connection)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _measure(
+    connection: Connection,
+    summary: Summary,
+    since: Marks | None,
+    current: Marks,
+    grains: Sequence[Grain],
+    batch_size: int,
+    progress: Progress | None,
+) -> None:
+    now = summary.now
+    summary.rebuilt = since is None
+    changed: set[tuple[Grain, date]] = set()
+    if since is None:
+        with connection.begin():
+            facts.delete_every_fact(connection)
+        touched = None
+    else:
+        with connection.begin():
+            touched = facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+    summary.all_conversations = touched is None
+    total = _total(connection, touched)
+    listed = None if touched is None else sorted(touched)
+    after = 0
+    while True:
+        with connection.begin():
+            if listed is None:
+                upto = measure_inputs.batch_end(connection, after=after, size=batch_size)
+                if upto is None:
+                    break
+                scope: dict[str, Any] = {"after": after, "upto": upto}
+            else:
+                chosen = listed[after : after + batch_size]
+                if not chosen:
+                    break
+                scope = {"uids": chosen}
+            changed |= _conversation_batch(connection, scope, now, summary)
+        after = upto if listed is None else after + batch_size
+        summary.batches += 1
+        if progress is not None:
+            progress(summary.conversations, total)
+        if stop_requested():
+            summary.stopped = True
+            return
+    with connection.begin():
+        scratch.clear(connection)
+        unnamed = measure_inputs.fill_unnamed_runs(
+            connection,
+            run_uid=None if touched is None or since is None else since.run_uid,
+            run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
+        )
+        facts.mark_changed(connection)
+        changed |= facts.write_changed(connection, now)
+    summary.unnamed_runs += unnamed
+    summary.runs += unnamed
+    with connection.begin():
+        # A measurement by an older runrecord stored no row of a metric added since, in closed periods
+        # too: every period is written once more (the facts stay as they are).
+        summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
+        first_notice = tallies.first_notice_at(connection)
+        for grain in grains:
+            report, exclusions = _write_rates(
+                connection,
+                grain,
+                now=now,
+                window_s=summary.window_s,
+                rewrite_all=summary.rates_rewritten,
+                changed=changed,
+                first_notice=first_notice,
+            )
+            summary.periods.append(report)
+            if grain is grains[0]:
+                summary.exclusions = exclusions
+        summary.first_notice = first_notice
+        # As stored, every period summed: what the Rates page shows too.
+        summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
+        for metric in GO_ON_PATH_METRICS.values():
+            summary.go_on_paths[metric], _ = rates.stored_total(connection, grains[0], metric)
+        save_marks(
+            connection,
+            current,
+            measure_version=MEASURE_VERSION,
+            rates_version=RATES_VERSION,
+            first_open={report.grain: report.first_open for report in summary.periods},
+            now=now,
+        )
 
 
 def _since(stored: dict[str, int]) -> Marks | None:
@@ -263,163 +279,51 @@ def _total(connection: Connection, touched: set[int] | None) -> int:
         return count_conversations(connection)
 
 
-def _page(
-    connection: Connection, listed: list[int] | None, after: int, batch_size: int
-) -> Sequence[Any] | None:
-    """The next batch of conversations: by uid after `after`, or the next slice of the listed uids (`after`
-    is then the slice's start); None when there is none left."""
-    if listed is None:
-        rows = conversation_page(connection, after=after, limit=batch_size)
-        return rows or None
-    chosen = listed[after : after + batch_size]
-    if not chosen:
-        return None
-    return conversations_by_uid(connection, chosen)
-
-
-def _periods(ends: Iterable[int]) -> set[tuple[Grain, date]]:
-    return {(grain, period_start(end, grain)) for end in set(ends) for grain in Grain}
-
-
-def _run_row(row: Row[Any], counts: EventCounts) -> RunRow:
-    return RunRow(
-        uid=int(row.uid),
-        uuid=str(row.uuid),
-        status=str(row.status),
-        configuration=str(row.configuration_identifier or ""),
-        ended_at=run_end(int(row.finished_at), int(row.tstamp), int(row.started_at), int(row.crdate)),
-        counts=counts,
-        started_at=int(row.started_at) or int(row.crdate),
-    )
-
-
 # --- facts -----------------------------------------------------------------------------------------------
 
 
 def _conversation_batch(
-    connection: Connection, rows: Sequence[Row[Any]], now: int, summary: Summary, *, keyset: bool
-) -> list[int]:
-    """Read a batch of conversations, count them in core, save their facts; returns the ends (old and new)
-    of the facts that changed. `keyset`: the batch is every conversation of its uid range."""
-    uids = [int(row.uid) for row in rows]
-    conversations = _conversations(connection, rows, uids, keyset=keyset)
-    names = {conversation.uid: named_runs(conversation) for conversation in conversations}
-    runs = _runs(connection, {name for found in names.values() for name in found})
-    answers = {conversation.uid: completed_answers(conversation, runs) for conversation in conversations}
-    verdicts = _verdicts(connection, [a for found in answers.values() for a in found])
-    runs_of = {c.uid: [runs[name] for name in names[c.uid] if name in runs] for c in conversations}
-    waits = _waits(connection, conversations, runs_of)
-    counted: dict[tuple[int, int], Fact] = {}
-    for conversation in conversations:
-        found = conversation_facts(
-            conversation,
-            runs_of[conversation.uid],
-            answers[conversation.uid],
-            verdicts,
-            waits.get(conversation.uid),
-        )
-        for fact in found:
-            counted[(fact.run_uid, fact.message_uid)] = fact  # a run two conversations name: the later one
-    # Counting afresh, the table holds no fact of these conversations yet.
-    old = [] if summary.rebuilt else facts.facts_of_conversations(connection, uids)
-    changed = _retire(connection, old, counted, now)
-    changed += facts.save_facts(connection, list(counted.values()), now, old)
-    summary.conversations += len(rows)
-    summary.runs += sum(fact.runs for fact in counted.values())
-    summary.answers += sum(len(found) for found in answers.values())
-    summary.answers_without_run += sum(1 for found in answers.values() for a in found if a.run is None)
-    summary.unreadable_messages += sum(
-        1 for fact in counted.values() if Exclusion.MESSAGE_UNREADABLE in fact.problems
+    connection: Connection, scope: dict[str, Any], now: int, summary: Summary
+) -> set[tuple[Grain, date]]:
+    """Count a batch of conversations in the database (adapters.measure_inputs), the text rules of core.claims
+    on the texts it hands over, and save the facts that changed; returns the periods those left or entered."""
+    scratch.clear(connection)
+    summary.conversations += measure_inputs.fill_conversations(connection, **scope)
+    measure_inputs.fill_entries(connection)
+    measure_inputs.fill_messages(connection)
+    measure_inputs.fill_runs(connection)
+    measure_inputs.fill_waits(connection)
+    measure_inputs.fill_answers(connection)
+    judged = [
+        (uid, claims_change(text), earlier == 1 and denies_change(text))
+        for uid, earlier, text in measure_inputs.answer_texts(connection)
+    ]
+    measure_inputs.save_judged(connection, judged)
+    measure_inputs.fill_verdicts(connection)
+    measure_inputs.save_verdicts(
+        connection, _stream_verdicts(connection, measure_inputs.claiming_runs(connection))
     )
-    return changed
+    measure_inputs.fill_user_messages(connection)
+    said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
+    measure_inputs.save_go_on(connection, said)
+    measure_inputs.fill_facts(connection)
+    counted = measure_inputs.batch_counts(connection)
+    measure_inputs.fill_retired_runs(connection)
+    facts.mark_changed(connection)
+    periods = facts.write_changed(connection, now)
+    summary.runs += counted["runs"]
+    summary.answers += counted["answers"]
+    summary.answers_without_run += counted["answers_without_run"]
+    summary.unreadable_messages += counted["unreadable_messages"]
+    return periods
 
 
-def _conversations(
-    connection: Connection, rows: Sequence[Row[Any]], uids: list[int], *, keyset: bool
-) -> list[ConversationInput]:
-    messages: dict[int, list[Any]] = defaultdict(list)
-    for m in messages_of(connection, uids, whole_range=keyset):
-        messages[int(m.conversation)].append(
-            stored_message(int(m.uid), int(m.sorting), str(m.role), int(m.crdate), m.payload)
-        )
-    return [
-        conversation_input(
-            int(row.uid),
-            str(row.skill_identifier or ""),
-            str(row.approval_run_uuid or ""),
-            row.run_record,
-            messages.get(int(row.uid), []),
-        )
-        for row in rows
-    ]
-
-
-def _runs(connection: Connection, names: set[str]) -> dict[str, RunRow]:
-    by_uuid: dict[str, Row[Any]] = {}
-    for row in runs_by_uuid(connection, names):
-        by_uuid.setdefault(str(row.uuid), row)  # a uuid held twice: the first run with it
-    counts = event_counts(connection, [int(row.uid) for row in by_uuid.values()])
-    return {uuid: _run_row(row, counts.get(int(row.uid), EventCounts())) for uuid, row in by_uuid.items()}
-
-
-def _verdicts(connection: Connection, answers: Sequence[Answer]) -> dict[int, Verdict]:
-    """core.saved's verdict for every run whose completed answer claims a change (only those need one)."""
-    claiming = {a.run.uid: a.run for a in answers if a.claims and a.run is not None}
-    problems = event_problems(connection, list(claiming))
-    verdicts: dict[int, Verdict] = {}
-    to_read: list[int] = []
-    for uid, run in claiming.items():
-        verdict = verdict_from_counts(run.counts, problems.get(uid, 0))
-        if verdict is None:
-            to_read.append(uid)
-        else:
-            verdicts[uid] = verdict
+def _stream_verdicts(connection: Connection, run_uids: Sequence[int]) -> dict[int, Verdict]:
+    """core.saved's verdict of runs whose counts do not settle it, from their events' kept keys."""
     streams: dict[int, list[Any]] = defaultdict(list)
-    for e in events_of(connection, to_read):
+    for e in events_of(connection, run_uids):
         streams[int(e.run)].append(event_of(e))
-    for uid in to_read:
-        verdicts[uid] = nothing_saved(streams.get(uid))
-    return verdicts
-
-
-def _waits(
-    connection: Connection, conversations: Sequence[ConversationInput], runs_of: dict[int, list[RunRow]]
-) -> dict[int, dict[int, tuple[Wait, ...]]]:
-    """The approval waits of the conversations where a "go on" (or an unreadable message) could count."""
-    chosen = [c for c in conversations if needs_waits(c)]
-    waiting = {run.uid: run for c in chosen for run in runs_of[c.uid] if run.waited_for_approval}
-    steps = steps_of(connection, list(waiting))
-    return {
-        c.uid: {
-            run.uid: approval_waits(steps.get(run.uid, []), run.status)
-            for run in runs_of[c.uid]
-            if run.waited_for_approval
-        }
-        for c in chosen
-    }
-
-
-def _retire(
-    connection: Connection, old: Sequence[Row[Any]], counted: dict[tuple[int, int], Fact], now: int
-) -> list[int]:
-    """Facts of these conversations they no longer give: a run becomes unnamed, an answer's row goes.
-    Returns the ends of the facts that changed."""
-    runs = [
-        int(row.run_uid) for row in old if int(row.message_uid) == 0 and (int(row.run_uid), 0) not in counted
-    ]
-    gone = [
-        int(row.uid) for row in old if int(row.message_uid) != 0 and (0, int(row.message_uid)) not in counted
-    ]
-    found = {int(row.uid): row for row in runs_by_uid(connection, runs)}
-    gone += [
-        int(row.uid)
-        for row in old
-        if int(row.message_uid) == 0 and int(row.run_uid) in set(runs) - set(found)
-    ]
-    facts.delete_facts(connection, gone)
-    ends = [int(row.ended_at) for row in old if int(row.uid) in set(gone)]
-    orphans = [orphan_fact(_run_row(row, EventCounts())) for row in found.values()]
-    return ends + facts.save_facts(connection, orphans, now, old)
+    return {uid: nothing_saved(streams.get(uid)) for uid in run_uids}
 
 
 # --- rates -----------------------------------------------------------------------------------------------

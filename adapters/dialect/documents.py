@@ -1,0 +1,372 @@
+"""A JSON document's members read in SQL, one reading for the three dialects: kinds, texts, integers, lists.
+
+The chat's own columns (a message payload, the run record) are read where they are stored, so that only the
+texts a text rule judges leave the database (DESIGN.md, "The data path"). A member is named by its path of
+keys; `kind` gives the same names on every dialect, as Python's json would type the value:
+
+* "object", "array", "string", "integer" (a number without fraction or exponent), "number" (any other),
+  "boolean", "null" (the JSON null), and SQL NULL where the document holds no such member.
+
+Exponents are read as the database reads them (SQLite keeps `1e2` a real; MariaDB and PostgreSQL's jsonb
+rewrite it as 100): no writer of these columns writes one. A text is compared byte for byte (MariaDB's
+default collations would match "Completed" and "completed " with "completed").
+
+PostgreSQL reads jsonb: `document(guarded=False)` casts directly the texts that look like a JSON object (`{`
+… `}` within white space) and raises on such a text that is not JSON after all; `sqljson.cast_first` then
+asks again guarded. Any other text is no object, and a payload or record entry that is no object is
+unreadable anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    String,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    literal_column,
+    select,
+)
+from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
+
+from adapters.dialect.json import PG_JSONB_FUNCTION
+from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
+
+Path = Sequence[str]
+
+# The integer range the scratch tables hold: a larger count (position, segment) is read as the bound, which
+# compares as Python compares the number itself with the counts and sortings a database holds.
+INT_MIN = -2_147_483_648
+INT_MAX = 2_147_483_647
+_INT_DIGITS = 9  # a text of at most this many digits fits an int column
+
+_JSON_WHITE_SPACE = " \t\n\r"
+
+KINDS = ("object", "array", "string", "integer", "number", "boolean", "null")
+
+
+def document(
+    dialect: str, text: ColumnElement[Any], *, guarded: bool = True, of: str = "object"
+) -> ColumnElement[Any]:
+    """The text as the document the other functions read; NULL when it is not JSON (PostgreSQL: not of the
+    kind `of`, "object" or "array", either, which every caller treats as unreadable)."""
+    if dialect == POSTGRESQL:
+        shape = "{%}" if of == "object" else "[%]"
+        looks_like_object = func.btrim(text, _JSON_WHITE_SPACE).like(shape)
+        if guarded:
+            parsed: ColumnElement[Any] = getattr(func, PG_JSONB_FUNCTION)(text, type_=pg.JSONB)
+            return case((looks_like_object, parsed))
+        return case((looks_like_object, text.cast(pg.JSONB)))
+    if dialect == SQLITE or is_mariadb(dialect):
+        return case((func.json_valid(text) == 1, text))
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def _mysql_path(path: Path) -> str:
+    return "$" + "".join(f".{key}" for key in path)
+
+
+def _pg_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+    member = doc
+    for key in path:
+        member = member.op("->", return_type=pg.JSONB)(literal(key, String))
+    return member
+
+
+def kind(dialect: str, doc: ColumnElement[Any], path: Path = ()) -> ColumnElement[Any]:
+    """The member's kind (KINDS), NULL when the document holds no such member (or is NULL)."""
+    if dialect == POSTGRESQL:
+        member = _pg_member(doc, path)
+        typed = func.jsonb_typeof(member)
+        integer = cast(member, String).regexp_match("^-?[0-9]+$")
+        return case(
+            (typed == "number", case((integer, "integer"), else_="number")),
+            else_=typed,
+        )
+    if dialect == SQLITE:
+        typed = func.json_type(doc, _mysql_path(path))
+        names = {"text": "string", "real": "number", "true": "boolean", "false": "boolean"}
+        return case(*((typed == raw, name) for raw, name in names.items()), else_=typed)
+    if is_mariadb(dialect):
+        typed = func.json_type(func.json_extract(doc, _mysql_path(path)))
+        names = {
+            "OBJECT": "object",
+            "ARRAY": "array",
+            "STRING": "string",
+            "INTEGER": "integer",
+            "DOUBLE": "number",
+            "DECIMAL": "number",
+            "BOOLEAN": "boolean",
+            "NULL": "null",
+        }
+        return case(*((typed == raw, name) for raw, name in names.items()))
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+# The dialect's own names of each kind: `is_kind` asks the database once, without `kind`'s mapping (SQLite
+# and MariaDB parse the text again for every function call).
+_SQLITE_KINDS = {"string": ("text",), "number": ("real",), "boolean": ("true", "false")}
+_MARIADB_KINDS = {"number": ("DOUBLE", "DECIMAL")}
+
+
+def is_kind(dialect: str, doc: ColumnElement[Any], path: Path, *kinds: str) -> ColumnElement[bool]:
+    """The member is of one of `kinds`; false (never NULL) when it is missing."""
+    if dialect == SQLITE:
+        names = [raw for wanted in kinds for raw in _SQLITE_KINDS.get(wanted, (wanted,))]
+        return func.coalesce(func.json_type(doc, _mysql_path(path)).in_(names), False)
+    if is_mariadb(dialect):
+        names = [raw for wanted in kinds for raw in _MARIADB_KINDS.get(wanted, (wanted.upper(),))]
+        typed = func.json_type(func.json_extract(doc, _mysql_path(path)))
+        return func.coalesce(typed.in_(names), False)
+    if dialect == POSTGRESQL and "integer" not in kinds and "number" not in kinds:
+        return func.coalesce(func.jsonb_typeof(_pg_member(doc, path)).in_(kinds), False)
+    return func.coalesce(kind(dialect, doc, path).in_(kinds), False)
+
+
+def absent_or_null(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[bool]:
+    """The member is missing or the JSON null (Python's `dict.get` gives None for both)."""
+    if dialect == SQLITE:
+        return func.coalesce(func.json_type(doc, _mysql_path(path)) == "null", True)
+    if is_mariadb(dialect):
+        return func.coalesce(func.json_type(func.json_extract(doc, _mysql_path(path))) == "NULL", True)
+    return func.coalesce(func.jsonb_typeof(_pg_member(doc, path)) == "null", True)
+
+
+def raw_text(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+    """The member's value as text where it is a string (of another kind: something else; ask `kind`)."""
+    if dialect == POSTGRESQL:
+        if not path:
+            return doc.op("#>>", return_type=String)(literal_column("'{}'"))
+        member = _pg_member(doc, path[:-1])
+        return member.op("->>", return_type=String)(literal(path[-1], String))
+    if dialect == SQLITE:
+        return func.json_extract(doc, _mysql_path(path), type_=String)
+    if is_mariadb(dialect):
+        return func.json_unquote(func.json_extract(doc, _mysql_path(path)), type_=String)
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def exact(dialect: str, text: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The text compared byte for byte (MariaDB's default collations ignore case and trailing spaces)."""
+    if is_mariadb(dialect):
+        return text.collate("utf8mb4_bin")
+    return text
+
+
+def string(dialect: str, doc: ColumnElement[Any], path: Path, max_length: int) -> ColumnElement[Any]:
+    """The member when it is a string of at most max_length characters, else NULL."""
+    value = raw_text(dialect, doc, path)
+    length = func.length(value) if dialect == SQLITE else func.char_length(value)
+    return case((is_kind(dialect, doc, path, "string"), case((length <= max_length, value))))
+
+
+def nonempty(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[bool]:
+    """The member, a string, holds at least one character."""
+    value = raw_text(dialect, doc, path)
+    length = func.length(value) if dialect == SQLITE else func.char_length(value)
+    return func.coalesce(length > 0, False)
+
+
+def string_in(
+    dialect: str, doc: ColumnElement[Any], path: Path, values: Collection[str]
+) -> ColumnElement[bool]:
+    """The member is a string and one of `values`, exactly."""
+    value = exact(dialect, raw_text(dialect, doc, path))
+    return func.coalesce(case((is_kind(dialect, doc, path, "string"), value.in_(sorted(values)))), False)
+
+
+def integer(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+    """The member when it is an integer (INT_MIN and INT_MAX for one beyond them), else NULL."""
+    text = cast(_pg_member(doc, path), String) if dialect == POSTGRESQL else raw_text(dialect, doc, path)
+    if dialect == SQLITE:
+        number: ColumnElement[Any] = func.json_extract(doc, _mysql_path(path), type_=Integer)
+        small = number.between(INT_MIN, INT_MAX)
+    else:
+        digits = func.char_length(func.replace(text, "-", ""))
+        small = digits <= _INT_DIGITS
+        number = cast(text, pg.INTEGER) if dialect == POSTGRESQL else cast(text, Integer)
+    negative = text.like("-%")
+    bounded = case((small, number), (negative, INT_MIN), else_=INT_MAX)
+    return case((is_kind(dialect, doc, path, "integer"), bounded))
+
+
+def array_length(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+    """The number of items of the member when it is a list, else NULL."""
+    if dialect == POSTGRESQL:
+        length = func.jsonb_array_length(_pg_member(doc, path))
+    elif dialect == SQLITE:
+        length = func.json_array_length(doc, _mysql_path(path))
+    elif is_mariadb(dialect):
+        length = func.json_length(func.json_extract(doc, _mysql_path(path)))
+    else:
+        raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+    return case((is_kind(dialect, doc, path, "array"), length))
+
+
+Item = Callable[[ColumnElement[Any]], ColumnElement[bool]]
+
+# MariaDB: each item of a list with its position and as the JSON text of its own (as JSON_EXTRACT of `$[n]`
+# gives it), so that a check reads the item, not the whole document again for every key it asks about.
+_MARIADB_ITEMS = "'$[*]' COLUMNS (ord FOR ORDINALITY, item JSON PATH '$')"
+
+
+def _pg_list(member: ColumnElement[Any]) -> ColumnElement[Any]:
+    # jsonb_array_elements raises on anything but a list, and only CASE promises the order of evaluation.
+    return case((func.jsonb_typeof(member) == "array", member), else_=literal_column("'[]'::jsonb"))
+
+
+def every_item(dialect: str, doc: ColumnElement[Any], path: Path, check: Item) -> ColumnElement[bool]:
+    """Every item of the member passes `check`, which reads the item as a document of its own; true for a
+    member that is no list (ask `kind` too)."""
+    alias = "item_" + ("_".join(path) or "top")
+    if dialect == POSTGRESQL:
+        items = (
+            func.jsonb_array_elements(_pg_list(_pg_member(doc, path)))
+            .table_valued("value")
+            .render_derived(alias)
+        )
+        failing = select(literal(1)).select_from(items).where(~check(items.c.value)).correlate_except(items)
+        return ~exists(failing)
+    if dialect == SQLITE:
+        items = func.json_each(doc, _mysql_path(path)).table_valued("value", "type").alias(alias)
+        # json_each hands over an object or a list as its JSON text and any other value as the SQL value.
+        value = case((items.c.type.in_(("object", "array")), items.c.value))
+        failing = select(literal(1)).select_from(items).where(~check(value)).correlate_except(items)
+        return ~exists(failing)
+    if is_mariadb(dialect):
+        member = func.json_extract(doc, _mysql_path(path))
+        items = (
+            func.json_table(member, literal_column(_MARIADB_ITEMS)).table_valued("ord", "item").alias(alias)
+        )
+        failing = select(literal(1)).select_from(items).where(~check(items.c.item)).correlate_except(items)
+        return ~exists(failing)
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def array_items(dialect: str, doc: ColumnElement[Any]) -> tuple[Any, ColumnElement[Any], ColumnElement[Any]]:
+    """The items of a document that is a list, as a table to join: (the table, its position from 0, the item
+    as a document of its own, NULL for an item that is no object or list)."""
+    if dialect == POSTGRESQL:
+        items = (
+            func.jsonb_array_elements(_pg_list(doc))
+            .table_valued("value", with_ordinality="ordinality")
+            .render_derived("entry")
+        )
+        return items, items.c.ordinality - 1, items.c.value
+    if dialect == SQLITE:
+        items = func.json_each(doc).table_valued("value", "type", "key").alias("entry")
+        return items, items.c.key, case((items.c.type.in_(("object", "array")), items.c.value))
+    if is_mariadb(dialect):
+        items = (
+            func.json_table(doc, literal_column(_MARIADB_ITEMS)).table_valued("ord", "item").alias("entry")
+        )
+        return items, items.c.ord - 1, items.c.item
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def text_parts(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+    """The `text` strings of the member's items that are objects, joined by line breaks in list order (a
+    multimodal content's text: core.transcript); '' when none."""
+    if dialect == POSTGRESQL:
+        items = (
+            func.jsonb_array_elements(_pg_list(_pg_member(doc, path)))
+            .table_valued("value", with_ordinality="ordinality")
+            .render_derived("part")
+        )
+        text = items.c.value.op("->>", return_type=String)(literal("text", String))
+        joined = (
+            select(func.string_agg(text, pg.aggregate_order_by(literal("\n"), items.c.ordinality)))
+            .select_from(items)
+            .where(
+                func.jsonb_typeof(items.c.value.op("->", return_type=pg.JSONB)(literal("text"))) == "string"
+            )
+            .correlate_except(items)
+            .scalar_subquery()
+        )
+    elif dialect == SQLITE:
+        items = func.json_each(doc, _mysql_path(path)).table_valued("value", "type", "key").alias("part")
+        joined = (
+            select(func.group_concat(func.json_extract(items.c.value, "$.text"), "\n"))
+            .select_from(items)
+            .where(items.c.type == "object", func.json_type(items.c.value, "$.text") == "text")
+            .correlate_except(items)
+            .scalar_subquery()
+        )
+    elif is_mariadb(dialect):
+        member = func.json_extract(doc, _mysql_path(path))
+        items = (
+            func.json_table(member, literal_column("'$[*]' COLUMNS (ord FOR ORDINALITY)"))
+            .table_valued("ord")
+            .alias("part")
+        )
+        part_text = func.json_extract(member, func.concat("$[", items.c.ord - 1, "].text"))
+        joined = (
+            select(_LinesInOrder(func.json_unquote(part_text), items.c.ord))
+            .select_from(items)
+            .where(func.json_type(part_text) == "STRING")
+            .correlate_except(items)
+            .scalar_subquery()
+        )
+    else:
+        raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+    return func.coalesce(joined, "")
+
+
+class _LinesInOrder(FunctionElement[str]):
+    """MariaDB: GROUP_CONCAT(text ORDER BY position SEPARATOR line break)."""
+
+    name = "lines_in_order"
+    type = String()
+    inherit_cache = True
+
+
+@compiles(_LinesInOrder)
+def _compile_lines(element: _LinesInOrder, compiler: Any, **kw: Any) -> str:
+    text, position = (compiler.process(clause, **kw) for clause in element.clauses)
+    return f"GROUP_CONCAT({text} ORDER BY {position} SEPARATOR '\\n')"
+
+
+def matches_record(dialect: str, text: ColumnElement[Any], table_max: int) -> ColumnElement[bool]:
+    """The text is "table:uid" as the run record names a record: [A-Za-z0-9_]{1,table_max}:[1-9][0-9]*."""
+    if dialect == POSTGRESQL:
+        return text.regexp_match(f"^[A-Za-z0-9_]{{1,{table_max}}}:[1-9][0-9]*$")
+    if is_mariadb(dialect):
+        # (?-i): MariaDB matches case-insensitively under a case-insensitive collation; \z: PCRE's $ would
+        # let a final line break pass.
+        return text.op("REGEXP")(literal(f"(?-i)^[A-Za-z0-9_]{{1,{table_max}}}:[1-9][0-9]*\\z"))
+    if dialect == SQLITE:
+        # No REGEXP without an extension: the parts around the first colon, each checked by GLOB.
+        colon = func.instr(text, ":")
+        table = func.substr(text, 1, colon - 1)
+        uid = func.substr(text, colon + 1)
+        return func.coalesce(
+            (colon > 1)
+            & (colon - 1 <= table_max)
+            & table.op("NOT GLOB")(literal("*[^A-Za-z0-9_]*"))
+            & uid.op("GLOB")(literal("[1-9]*"))
+            & uid.op("NOT GLOB")(literal("*[^0-9]*")),
+            False,
+        )
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def blank(dialect: str, text: ColumnElement[Any]) -> ColumnElement[bool]:
+    """The text is NULL or only JSON white space."""
+    if dialect == POSTGRESQL:
+        trimmed = func.btrim(text, _JSON_WHITE_SPACE)
+    elif dialect == SQLITE:
+        trimmed = func.trim(text, _JSON_WHITE_SPACE)
+    elif is_mariadb(dialect):
+        trimmed = func.trim(func.replace(func.replace(func.replace(text, "\t", " "), "\n", " "), "\r", " "))
+    else:
+        raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+    return func.coalesce(trimmed == "", True)

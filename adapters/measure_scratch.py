@@ -1,0 +1,210 @@
+"""The temporary tables measure-rates counts a batch of conversations in (adapters.measure_inputs).
+
+Each job run creates its own on its connection, so that two processes never share one and the installation's
+schema is left as it is; every column is typed (a table made by CREATE TABLE … AS from expressions has none,
+and SQLite would then use none of its indexes). A batch empties them and fills them again.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Connection, Index, Integer, MetaData, SmallInteger, String, Table, delete
+from sqlalchemy.schema import CreateIndex, CreateTable
+
+from adapters.dialect import session as sqlsession
+
+_scratch = MetaData()
+
+NAME_LENGTH = 255  # the longest run uuid a message or record entry may name and still be matched
+
+
+def _table(name: str, *columns: Column[object]) -> Table:
+    return Table(f"tx_runrecord_m_{name}", _scratch, *columns, prefixes=["TEMPORARY"])
+
+
+def _int(name: str, *, nullable: bool = False, primary_key: bool = False) -> Column[object]:
+    return Column(name, Integer, nullable=nullable, primary_key=primary_key, autoincrement=False)
+
+
+def _flag(name: str) -> Column[object]:
+    return Column(name, SmallInteger, nullable=False)
+
+
+# The batch's conversations; record_stored: the run_record column holds something; record_problem: it holds
+# something core.run_record_json cannot read whole (not JSON, no list, an entry it cannot read).
+conversation = _table(
+    "conversation",
+    _int("uid", primary_key=True),
+    Column("skill", String(100), nullable=False),
+    Column("approval_run_uuid", String(NAME_LENGTH), nullable=False),
+    _flag("record_stored"),
+    _flag("record_problem"),
+)
+# Their messages, read in SQL (core.transcript): readable, the payload's role, notice, runUuid and segment.
+message = _table(
+    "message",
+    _int("uid", primary_key=True),
+    _int("conversation"),
+    _int("sorting"),
+    Column("role_column", String(20), nullable=False),
+    _int("crdate"),
+    _flag("readable"),
+    Column("role", String(16), nullable=True),
+    Column("notice", String(32), nullable=True),
+    Column("run_uuid", String(NAME_LENGTH), nullable=False),
+    _int("segment", nullable=True),
+)
+# The run record's entries (core.run_record_json), with what earlier_write reads of them; those not readable
+# (readable 0, their segment then perhaps NULL) only until their record is marked as a problem.
+entry = _table(
+    "entry",
+    _int("conversation"),
+    Column("run_uuid", String(NAME_LENGTH), nullable=True),
+    _int("position"),
+    _int("segment", nullable=True),
+    _flag("writes"),
+    _flag("readable"),
+)
+# The runs each conversation names (core.answers.named_runs), by uuid.
+name = _table("name", _int("conversation"), Column("uuid", String(NAME_LENGTH), nullable=False))
+# The runs named, the first uid of each uuid, with their end and start (core.measured_runs).
+run = _table(
+    "run",
+    _int("uid", primary_key=True),
+    Column("uuid", String(NAME_LENGTH), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("configuration", String(150), nullable=False),
+    _int("ended_at"),
+    _int("started_at"),
+    _flag("finished"),
+    _flag("waited"),
+)
+# What the database counted of their events (core.measured_runs.EventCounts); no row: no events.
+count = _table(
+    "count",
+    _int("run", primary_key=True),
+    _int("events"),
+    _int("tool_writes"),
+    _int("approvals"),
+    _int("openers"),
+    _int("first_write_at", nullable=True),
+    _int("first_write_sequence", nullable=True),
+    _int("last_opener_sequence", nullable=True),
+)
+# Which conversation names which run.
+named = _table("named", _int("conversation"), _int("run_uid"))
+# The approval waits of the runs that waited (core.waits.approval_waits); ended NULL: still waiting.
+wait = _table("wait", _int("run_uid"), _int("started"), _int("ended", nullable=True))
+# The completed answers (core.answers.completed_answers); earlier NULL: cannot tell (denial).
+answer = _table(
+    "answer",
+    _int("message_uid", primary_key=True),
+    _int("conversation"),
+    Column("run_uuid", String(NAME_LENGTH), nullable=False),
+    _int("run_uid", nullable=True),
+    _int("position"),
+    _int("crdate"),
+    _int("segment", nullable=True),
+    _flag("notice"),
+    Column("earlier", SmallInteger, nullable=True),
+)
+# What the text rules said of an answer's content (core.claims), where they said yes.
+judged = _table("judged", _int("message_uid", primary_key=True), _flag("claims"), _flag("denies"))
+# Per claiming run with events: how many of its events core cannot read (core.answers.verdict_from_counts).
+doubt = _table("doubt", _int("run", primary_key=True), _int("doubtful"))
+# core.saved's verdict on the runs whose answer claims a change.
+verdict = _table("verdict", _int("run_uid", primary_key=True), Column("verdict", String(16), nullable=False))
+# The user messages that may be a "go on" while an approval waited (core.waits, core.go_on): inside_run: the
+# first run (by start) whose wait holds it; line: it or the next message carries runFinishedOutside;
+# run_before: the last run that waited and started at or before it; next_user_at: the next user message's
+# crdate.
+user = _table(
+    "user",
+    _int("message_uid", primary_key=True),
+    _int("conversation"),
+    _int("crdate"),
+    _flag("unreadable"),
+    _flag("line"),
+    _int("inside_run", nullable=True),
+    _int("run_before", nullable=True),
+    _int("next_user_at", nullable=True),
+)
+# The user messages whose whole text is a "go on" phrase (core.claims.is_go_on).
+go_on = _table("go_on", _int("message_uid", primary_key=True))
+# Per conversation with a run that waited: the run its "go on" is counted at and the conversation's state.
+counted = _table(
+    "counted",
+    _int("conversation", primary_key=True),
+    _int("run_uid"),
+    Column("go_on", String(16), nullable=False),
+)
+# The facts of the batch, as tx_runrecord_measure_fact holds them (without uid and measured_at).
+fact = _table(
+    "fact",
+    _int("run_uid"),
+    _int("message_uid"),
+    _int("conversation_uid"),
+    Column("configuration_identifier", String(150), nullable=True),
+    Column("skill_identifier", String(100), nullable=True),
+    _int("ended_at"),
+    _int("runs"),
+    Column("answer", String(16), nullable=False),
+    _flag("notice"),
+    Column("claim", String(16), nullable=False),
+    Column("denial", String(16), nullable=False),
+    Column("go_on", String(16), nullable=False),
+    Column("problems", String(255), nullable=False),
+    _int("go_on_finished_outside"),
+    _int("go_on_second_run"),
+    _int("go_on_unknown"),
+    _int("go_on_unreadable"),
+)
+# The facts that differ from the stored ones (fresh: the batch gives a new row), or are stored and no longer
+# given (fresh 0), by key, with the stored row's uid.
+changed = _table(
+    "changed", _int("run_uid"), _int("message_uid"), _int("stored_uid", nullable=True), _flag("fresh")
+)
+
+_INDEXES = (
+    Index("tx_runrecord_m_message_order", message.c.conversation, message.c.sorting),
+    Index("tx_runrecord_m_entry_conversation", entry.c.conversation),
+    Index("tx_runrecord_m_name_uuid", name.c.uuid),
+    Index("tx_runrecord_m_run_uuid", run.c.uuid),
+    Index("tx_runrecord_m_named_conversation", named.c.conversation, named.c.run_uid),
+    Index("tx_runrecord_m_named_run", named.c.run_uid, named.c.conversation),
+    Index("tx_runrecord_m_wait_run", wait.c.run_uid),
+    Index("tx_runrecord_m_answer_run", answer.c.conversation, answer.c.run_uid),
+    Index("tx_runrecord_m_user_conversation", user.c.conversation),
+    Index("tx_runrecord_m_fact_key", fact.c.run_uid, fact.c.message_uid),
+    Index("tx_runrecord_m_changed_key", changed.c.run_uid, changed.c.message_uid),
+)
+
+TABLES = tuple(_scratch.sorted_tables)
+
+
+def create(connection: Connection) -> None:
+    """Create this connection's scratch tables afresh, with their indexes."""
+    dialect = connection.dialect.name
+    for table in TABLES:
+        connection.exec_driver_sql(sqlsession.drop_temporary_table(dialect, table))
+        connection.execute(CreateTable(table))
+    for index in _INDEXES:
+        connection.execute(CreateIndex(index))
+
+
+def clear(connection: Connection) -> None:
+    """Empty every scratch table for the next batch."""
+    for table in TABLES:
+        connection.execute(delete(table))
+
+
+def analyze(connection: Connection, *tables: Table) -> None:
+    """Give the planner the statistics of tables just filled (PostgreSQL; the others need none)."""
+    for table in tables:
+        for statement in sqlsession.analyze_statements(connection.dialect.name, table):
+            connection.exec_driver_sql(statement)
+
+
+def drop(connection: Connection) -> None:
+    """Drop this connection's scratch tables (a pooled connection outlives the job)."""
+    for table in TABLES:
+        connection.exec_driver_sql(sqlsession.drop_temporary_table(connection.dialect.name, table))
