@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
@@ -49,6 +49,8 @@ MAX_BATCH_SIZE = 50_000
 # How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
 ATTEMPTS = 5
 RETRY_PAUSE_S = 0.2
+
+_T = TypeVar("_T")
 
 Progress = Callable[[int, int], None]  # (runs done, runs due): after the count and after every batch
 
@@ -141,9 +143,7 @@ def derive_outcomes(
                 sqlsession.begin_job_session(connection)
                 batch.create_batch_tables(connection)
             timer("setup")
-            with connection.begin():
-                targets.extend_targets(connection)
-                targets.extend_observed(connection)
+            _retried(connection, lambda: _extend(connection))
             timer("extend")
             with connection.begin():
                 oldest = history_queries.oldest_retained_tstamp(connection)
@@ -170,10 +170,9 @@ def derive_outcomes(
                 if stop is not None and stop():
                     summary.stopped = True
                     break
-            with connection.begin():
-                # The observed rows this run wrote itself are read now, so that the next night reads
-                # only what was added after it (adapters.write_targets.extend_observed).
-                targets.extend_observed(connection)
+            # The observed rows this run wrote itself are read now, so that the next night reads only what
+            # was added after it (adapters.write_targets.extend_observed).
+            _retried(connection, lambda: targets.extend_observed(connection))
             timer("observed")
         finally:
             _drop_quietly(connection)
@@ -202,18 +201,29 @@ def _run_batch(
     timer: _Timer,
 ) -> batch.BatchResult:
     """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
+    result = _retried(connection, lambda: batch.derive_batch(connection, plan, catalog, after, timer))
+    timer("commit")
+    return result
+
+
+def _retried(connection: Connection, work: Callable[[], _T]) -> _T:
+    """`work` in one transaction, tried again from the start when only a concurrent transaction was in the
+    way (a deadlock, a lock timeout, a busy SQLite file): everything it writes is insert-or-ignore or
+    recomputed, so a second attempt gives the same rows."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
             with connection.begin():
-                result = batch.derive_batch(connection, plan, catalog, after, timer)
-            timer("commit")
+                return work()
         except DBAPIError as error:
             if attempt == ATTEMPTS or not sqlsession.is_retryable(error):
                 raise
             time.sleep(RETRY_PAUSE_S * attempt)
-            continue
-        return result
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _extend(connection: Connection) -> None:
+    targets.extend_targets(connection)
+    targets.extend_observed(connection)
 
 
 def _count(summary: Summary, result: batch.BatchResult) -> None:
