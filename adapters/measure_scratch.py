@@ -7,8 +7,7 @@ and SQLite would then use none of its indexes). A batch empties them and fills t
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Connection, Index, Integer, MetaData, SmallInteger, String, Table, delete
-from sqlalchemy.schema import CreateIndex, CreateTable
+from sqlalchemy import Column, Connection, Index, Integer, MetaData, SmallInteger, String, Table
 
 from adapters.dialect import session as sqlsession
 
@@ -164,6 +163,7 @@ changed = _table(
     "changed", _int("run_uid"), _int("message_uid"), _int("stored_uid", nullable=True), _flag("fresh")
 )
 
+# Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_m_message_order", message.c.conversation, message.c.sorting),
     Index("tx_runrecord_m_entry_conversation", entry.c.conversation),
@@ -183,28 +183,19 @@ TABLES = tuple(_scratch.sorted_tables)
 
 def create(connection: Connection) -> None:
     """Create this connection's scratch tables afresh, with their indexes."""
-    dialect = connection.dialect.name
-    for table in TABLES:
-        connection.exec_driver_sql(sqlsession.drop_temporary_table(dialect, table))
-        connection.execute(CreateTable(table))
-    for index in _INDEXES:
-        connection.execute(CreateIndex(index))
+    sqlsession.create_temporary_tables(connection, TABLES)
 
 
 def clear(connection: Connection) -> None:
     """Empty every scratch table for the next batch."""
-    for table in TABLES:
-        connection.execute(delete(table))
+    sqlsession.empty_temporary_tables(connection, TABLES)
 
 
 def analyze(connection: Connection, *tables: Table) -> None:
-    """Give the planner the statistics of tables just filled (PostgreSQL; the others need none)."""
-    for table in tables:
-        for statement in sqlsession.analyze_statements(connection.dialect.name, table):
-            connection.exec_driver_sql(statement)
+    """Give the planner the statistics of tables just filled."""
+    sqlsession.analyze(connection, *tables)
 
 
 def drop(connection: Connection) -> None:
     """Drop this connection's scratch tables (a pooled connection outlives the job)."""
-    for table in TABLES:
-        connection.exec_driver_sql(sqlsession.drop_temporary_table(connection.dialect.name, table))
+    sqlsession.drop_temporary_tables(connection, TABLES)

@@ -58,7 +58,6 @@ from sqlalchemy import (
 )
 from sqlalchemy import table as table_clause
 from sqlalchemy.dialects import mysql
-from sqlalchemy.schema import CreateIndex, CreateTable
 
 from adapters import decision, schema, survival
 from adapters import write_targets as targets
@@ -204,6 +203,7 @@ batch_mirror = _temporary(
 )
 batch_ordinal = _temporary("tx_runrecord_batch_ordinal", _int("n", key=True))
 
+# Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
     Index("tx_runrecord_batch_history_record", batch_history.c.tablename, batch_history.c.recuid),
@@ -213,22 +213,6 @@ _INDEXES = (
     Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
 )
 BATCH_TABLES = tuple(_scratch.tables.values())
-
-
-def create_batch_tables(connection: Connection) -> None:
-    """Create this connection's temporary batch tables (dropped first, a pooled connection outlives a job)."""
-    dialect = connection.dialect.name
-    for table in BATCH_TABLES:
-        connection.exec_driver_sql(sqlsession.drop_temporary_table(dialect, table))
-        connection.execute(CreateTable(table))
-        for index in table.indexes:
-            connection.execute(CreateIndex(index))
-
-
-def drop_batch_tables(connection: Connection) -> None:
-    """Drop this connection's temporary batch tables."""
-    for table in BATCH_TABLES:
-        connection.exec_driver_sql(sqlsession.drop_temporary_table(connection.dialect.name, table))
 
 
 # --- one batch ---------------------------------------------------------------------------------------------
@@ -282,7 +266,7 @@ def derive_batch(
     timer("page")
     if head[0] is None or not result.runs_derivable:
         return result
-    _analyze(connection, batch_run)
+    sqlsession.analyze(connection, batch_run)
     _fill_writes(connection, catalog)
     timer("targets")
     _fill_records(connection, catalog)
@@ -299,12 +283,6 @@ def derive_batch(
     _save(connection, settings, result)
     timer("write")
     return result
-
-
-def _analyze(connection: Connection, *tables: Table) -> None:
-    for table in tables:
-        for statement in sqlsession.analyze_statements(connection.dialect.name, table):
-            connection.exec_driver_sql(statement)
 
 
 def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
@@ -344,7 +322,7 @@ def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
         else_=READABLE,
     )
     connection.execute(update(batch_write).values(target_state=state))
-    _analyze(connection, batch_write)
+    sqlsession.analyze(connection, batch_write)
 
 
 def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str]]:
@@ -379,7 +357,7 @@ def _fill_records(connection: Connection, catalog: TableCatalog) -> None:
         table = catalog.get(name)
         assert table is not None and table.has_uid, "judged by _judge_names"
         connection.execute(_presence_update(table))
-    _analyze(connection, batch_record)
+    sqlsession.analyze(connection, batch_record)
 
 
 def _presence_update(table: RecordTable) -> Any:
@@ -446,7 +424,7 @@ def _fill_history(connection: Connection, settings: BatchSettings) -> None:
         connection.execute(insert(batch_history).from_select([c.name for c in batch_history.c], rows))
 
     sqljson.cast_first(connection, fill)
-    _analyze(connection, batch_history)
+    sqlsession.analyze(connection, batch_history)
 
 
 def _record_match(left: Any, right: Any) -> ColumnElement[bool]:
@@ -496,7 +474,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         .group_by(w.c.event_uid)
     )
     connection.execute(insert(batch_delete).from_select([c.name for c in batch_delete.c], deletes))
-    _analyze(connection, batch_evidence, batch_human, batch_human_agg, batch_delete)
+    sqlsession.analyze(connection, batch_evidence, batch_human, batch_human_agg, batch_delete)
 
 
 def _human_counts() -> Select[Any]:
@@ -539,7 +517,7 @@ def _fill_scope(connection: Connection) -> None:
     source, field = sqljson.array_elements(dialect, e, e.c.own_fields, ordinals)
     written = select(e.c.event_uid, field).select_from(source).where(e.c.own_fields.is_not(None)).distinct()
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
-    _analyze(connection, batch_changed, batch_written)
+    sqlsession.analyze(connection, batch_changed, batch_written)
     c, wr = batch_changed.c, batch_written.c
     counts = (
         select(
@@ -605,7 +583,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         first_change,
     ).select_from(source)
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
-    _analyze(connection, batch_fact)
+    sqlsession.analyze(connection, batch_fact)
 
 
 def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
@@ -681,7 +659,7 @@ def _save(connection: Connection, settings: BatchSettings, result: BatchResult) 
     mine = [tuple(row) for row in connection.execute(inserted)]
     bulk.insert_rows(connection, batch_mine, ("run_uid", "correlation_id", "outcome"), mine)
     result.runs_mine = len(mine)
-    _analyze(connection, batch_mine)
+    sqlsession.analyze(connection, batch_mine)
     _save_writes(connection, settings)
     m = batch_mine
     survival.add_counts(

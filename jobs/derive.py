@@ -141,7 +141,7 @@ def derive_outcomes(
         try:
             with connection.begin():
                 sqlsession.begin_job_session(connection)
-                batch.create_batch_tables(connection)
+                sqlsession.create_temporary_tables(connection, batch.BATCH_TABLES)
             timer("setup")
             _retried(connection, lambda: _extend(connection))
             timer("extend")
@@ -244,7 +244,7 @@ def _count(summary: Summary, result: batch.BatchResult) -> None:
 def _drop_quietly(connection: Connection) -> None:
     try:
         with connection.begin():
-            batch.drop_batch_tables(connection)
+            sqlsession.drop_temporary_tables(connection, batch.BATCH_TABLES)
             sqlsession.end_job_session(connection)
     except DBAPIError:
         # The connection itself failed: its session, and the temporary tables with it, is gone anyway.

@@ -4,10 +4,12 @@ tables, and a transaction that DDL rolls back with (init-db)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Table
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 
@@ -93,7 +95,31 @@ def analyze_statements(dialect: str, table: Table) -> list[str]:
     return []
 
 
-def empty_temporary_tables(connection: Connection, tables: list[Table]) -> None:
+def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
+    """Create a job's temporary tables afresh on its connection, with their indexes (a pooled connection
+    outlives the job, and may still hold an earlier run's)."""
+    dialect = connection.dialect.name
+    for table in tables:
+        connection.exec_driver_sql(drop_temporary_table(dialect, table))
+        connection.execute(CreateTable(table))
+        for index in table.indexes:
+            connection.execute(CreateIndex(index))
+
+
+def drop_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
+    """Drop a job's temporary tables from its connection."""
+    for table in tables:
+        connection.exec_driver_sql(drop_temporary_table(connection.dialect.name, table))
+
+
+def analyze(connection: Connection, *tables: Table) -> None:
+    """Give the planner the statistics of temporary tables just filled (analyze_statements)."""
+    for table in tables:
+        for statement in analyze_statements(connection.dialect.name, table):
+            connection.exec_driver_sql(statement)
+
+
+def empty_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
     """Empty a job's temporary tables for the next batch.
 
     PostgreSQL: TRUNCATE (in the transaction, undone with it). A DELETE leaves the dead rows in the table's
