@@ -51,28 +51,19 @@ CALL_OUTCOME_MARK = "tx_nrllm_call_outcome"
 _OBSERVED = tuple(outcome.value for outcome in CallOutcome)
 
 
-@dataclass(frozen=True)
-class Extended:
-    """What extending the targets read: the events from this uid on, and the targets new among them."""
-
-    from_event_uid: int
-    new_targets: int
-
-
-def extend_targets(connection: Connection) -> Extended:
+def extend_targets(connection: Connection) -> None:
     """Add the targets of the tool_write events not read yet, and recompute the pending rows of their runs."""
     dialect = connection.dialect.name
     highest = connection.execute(select(func.max(target.c.event_uid))).scalar()
     start = max(0, int(highest or 0) - LATE_EVENTS)
     columns = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
 
-    def fill(guarded: bool) -> int:
+    def fill(guarded: bool) -> None:
         query = _targets_query(dialect, start, guarded=guarded)
-        return connection.execute(bulk.insert_or_ignore_select(dialect, target, columns, query)).rowcount
+        connection.execute(bulk.insert_or_ignore_select(dialect, target, columns, query))
 
-    added = sqljson.cast_first(connection, fill)
+    sqljson.cast_first(connection, fill)
     _recompute_pending(connection, start)
-    return Extended(start, max(0, int(added or 0)))
 
 
 def _targets_query(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
@@ -116,7 +107,7 @@ def _recompute_pending(connection: Connection, from_event_uid: int) -> None:
     connection.execute(bulk.insert_or_ignore_select(dialect, pending_run, columns, rows))
 
 
-def extend_observed(connection: Connection) -> int:
+def extend_observed(connection: Connection) -> None:
     """Add the correlation ids of the observed rows of tx_nrllm_call_outcome above the last uid read."""
     dialect = connection.dialect.name
     call = schema.call_outcome
@@ -126,7 +117,7 @@ def extend_observed(connection: Connection) -> int:
     start = max(0, int(mark or 0) - LATE_EVENTS)
     highest = connection.execute(select(func.max(call.c.uid))).scalar()
     if highest is None or int(highest) <= start:
-        return 0
+        return
     ids = (
         select(call.c.correlation_id)
         .where(
@@ -137,11 +128,8 @@ def extend_observed(connection: Connection) -> int:
         )
         .distinct()
     )
-    added = connection.execute(
-        bulk.insert_or_ignore_select(dialect, observed, ["correlation_id"], ids)
-    ).rowcount
+    connection.execute(bulk.insert_or_ignore_select(dialect, observed, ["correlation_id"], ids))
     _set_mark(connection, CALL_OUTCOME_MARK, int(highest))
-    return max(0, int(added or 0))
 
 
 def _set_mark(connection: Connection, name: str, uid: int) -> None:
