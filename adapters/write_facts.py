@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlalchemy import (
     Column,
+    ColumnClause,
     ColumnElement,
     Connection,
     Index,
@@ -53,6 +54,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    or_,
     select,
     update,
 )
@@ -140,8 +142,8 @@ batch_history = _temporary(
 batch_evidence = _temporary(
     "tx_runrecord_batch_evidence",
     _int("event_uid", key=True),
-    _int("uid"),
-    Column("own_fields", Text, nullable=True),
+    _int("uid", nullable=True),
+    _int("written_at"),
 )
 batch_human = _temporary(
     "tx_runrecord_batch_human",
@@ -206,7 +208,13 @@ batch_ordinal = _temporary("tx_runrecord_batch_ordinal", _int("n", key=True))
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
-    Index("tx_runrecord_batch_history_record", batch_history.c.tablename, batch_history.c.recuid),
+    Index(
+        "tx_runrecord_batch_history_record",
+        batch_history.c.tablename,
+        batch_history.c.recuid,
+        batch_history.c.tstamp,
+        batch_history.c.uid,
+    ),
     Index("tx_runrecord_batch_human_event", batch_human.c.event_uid),
     Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
     Index("tx_runrecord_batch_written_event", batch_written.c.event_uid),
@@ -267,9 +275,9 @@ def derive_batch(
     if head[0] is None or not result.runs_derivable:
         return result
     sqlsession.analyze(connection, batch_run)
-    _fill_writes(connection, catalog)
+    tables = _fill_writes(connection, catalog)
     timer("targets")
-    _fill_records(connection, catalog)
+    _fill_records(connection, tables)
     timer("presence")
     _fill_history(connection, settings)
     timer("history")
@@ -285,7 +293,8 @@ def derive_batch(
     return result
 
 
-def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
+def _fill_writes(connection: Connection, catalog: TableCatalog) -> list[RecordTable]:
+    """The batch's writes with their target states; returns the record tables they write to."""
     dialect = connection.dialect.name
     t, r = targets.target, batch_run
     joined, found = plans.inner_probe(
@@ -296,6 +305,7 @@ def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
         (t.c.event_uid, t.c.run_uid, t.c.written_at, t.c.tablename, t.c.recuid),
         "targets",
     )
+    without_target = or_(found.c.tablename.is_(None), found.c.recuid.is_(None))
     rows = (
         select(
             found.c.event_uid,
@@ -303,7 +313,7 @@ def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
             found.c.written_at,
             found.c.tablename,
             found.c.recuid,
-            literal(READABLE),
+            case((without_target, UNREADABLE), else_=READABLE),
         )
         .select_from(joined)
         .where(r.c.derivable == 1)
@@ -313,24 +323,28 @@ def _fill_writes(connection: Connection, catalog: TableCatalog) -> None:
     w = batch_write.c
     name = exact(dialect, w.tablename)
     names = connection.execute(select(name).where(w.tablename.is_not(None)).distinct()).scalars()
-    unreadable, missing = _judge_names(catalog, (read_exact(value) for value in names))
-    state = case(
-        (w.tablename.is_(None), UNREADABLE),
-        (w.recuid.is_(None), UNREADABLE),
-        (name.in_(exact_values(dialect, unreadable)), UNREADABLE),
-        (name.in_(exact_values(dialect, missing)), TABLE_MISSING),
-        else_=READABLE,
-    )
-    connection.execute(update(batch_write).values(target_state=state))
+    unreadable, missing, tables = _judge_names(catalog, (read_exact(value) for value in names))
+    # Only the writes to a name that is no readable table change state: most batches have none.
+    if unreadable or missing:
+        state = case(
+            (name.in_(exact_values(dialect, unreadable)), UNREADABLE),
+            (name.in_(exact_values(dialect, missing)), TABLE_MISSING),
+            else_=w.target_state,
+        )
+        judged = exact_values(dialect, [*unreadable, *missing])
+        connection.execute(update(batch_write).where(name.in_(judged)).values(target_state=state))
     sqlsession.analyze(connection, batch_write)
+    return tables
 
 
-def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str]]:
-    """The batch's table names that make a target unreadable, and those of tables this database lacks.
+def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str], list[RecordTable]]:
+    """The batch's table names that make a target unreadable, those of tables this database lacks, and the
+    record tables of the rest.
 
     A name reaches SQL as an identifier only after it matched the database's own list (DESIGN.md rule 6)."""
     unreadable: list[str] = []
     missing: list[str] = []
+    tables: list[RecordTable] = []
     for name in names:
         if not is_table_name(name):
             unreadable.append(name)
@@ -338,34 +352,41 @@ def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str
             missing.append(name)
         elif not table.has_uid:
             unreadable.append(name)
-    return unreadable, missing
+        else:
+            tables.append(table)
+    return unreadable, missing, tables
 
 
-def _fill_records(connection: Connection, catalog: TableCatalog) -> None:
+def _fill_records(connection: Connection, tables: list[RecordTable]) -> None:
+    """The batch's written records, each with whether it is still there (DESIGN.md rule 2), in one pass."""
+    dialect = connection.dialect.name
     w = batch_write.c
-    presence = case(
-        (w.target_state == TABLE_MISSING, Presence.TABLE_MISSING.value), else_=Presence.ROW_MISSING.value
-    )
-    records = select(w.tablename, w.recuid, presence).where(w.target_state != UNREADABLE).distinct()
-    connection.execute(insert(batch_record).from_select(["tablename", "recuid", "presence"], records))
-    names = connection.execute(
-        select(batch_record.c.tablename)
-        .where(batch_record.c.presence == Presence.ROW_MISSING.value)
+    distinct = (
+        select(w.tablename, w.recuid, w.target_state)
+        .where(w.target_state != UNREADABLE)
         .distinct()
-    ).scalars()
-    for name in list(names):
-        table = catalog.get(name)
-        assert table is not None and table.has_uid, "judged by _judge_names"
-        connection.execute(_presence_update(table))
+        .subquery("written")
+    )
+    missing = distinct.c.target_state == TABLE_MISSING
+    name = exact(dialect, distinct.c.tablename)
+    presence = case(
+        (missing, Presence.TABLE_MISSING.value),
+        *[
+            (name == exact_values(dialect, [table.name])[0], _presence_of(table, distinct.c.recuid))
+            for table in tables
+        ],
+        else_=Presence.ROW_MISSING.value,
+    )
+    records = select(distinct.c.tablename, distinct.c.recuid, presence)
+    connection.execute(insert(batch_record).from_select(["tablename", "recuid", "presence"], records))
     sqlsession.analyze(connection, batch_record)
 
 
-def _presence_update(table: RecordTable) -> Any:
-    """Set the presence of the batch's records of one table from that table's rows (DESIGN.md rule 2)."""
+def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElement[Any]:
+    """Whether the record `recuid` of the table is there, deleted or gone (DESIGN.md rule 2)."""
     # The name comes from TableCatalog, i.e. from the database's own list, never from a payload unchecked.
-    columns = [column("uid"), *([column("deleted")] if table.has_deleted else [])]
+    columns: list[ColumnClause[Any]] = [column("uid"), *([column("deleted")] if table.has_deleted else [])]
     record = table_clause(table.name, *columns)
-    b = batch_record.c
     if table.has_deleted:
         deleted = record.c.deleted
         state: ColumnElement[Any] = case(
@@ -373,12 +394,8 @@ def _presence_update(table: RecordTable) -> Any:
         )
     else:
         state = literal(Presence.PRESENT.value)
-    found = select(state).where(record.c.uid == b.recuid).limit(1).scalar_subquery()
-    return (
-        update(batch_record)
-        .where(b.tablename == table.name)
-        .values(presence=func.coalesce(found, Presence.ROW_MISSING.value))
-    )
+    found = select(state).where(record.c.uid == recuid).limit(1).scalar_subquery()
+    return func.coalesce(found, Presence.ROW_MISSING.value)
 
 
 def _fill_history(connection: Connection, settings: BatchSettings) -> None:
@@ -427,6 +444,16 @@ def _fill_history(connection: Connection, settings: BatchSettings) -> None:
     sqlsession.analyze(connection, batch_history)
 
 
+def _own_fields(evidence: Table, history: Table) -> ColumnElement[Any]:
+    """The keys of the evidence row when it is W's own save (an add or modify at or after W less
+    SAME_SAVE_S, rule 7), else NULL: `history` is joined on the evidence's uid."""
+    own = and_(
+        history.c.tstamp >= evidence.c.written_at - SAME_SAVE_S,
+        history.c.actiontype.in_((Action.ADD.value, Action.MODIFY.value)),
+    )
+    return case((own, history.c.fields))
+
+
 def _record_match(left: Any, right: Any) -> ColumnElement[bool]:
     return and_(right.c.tablename == left.c.tablename, right.c.recuid == left.c.recuid)
 
@@ -436,21 +463,17 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     w, h = batch_write, batch_history
     t = w.c.written_at
     readable = w.c.target_state != UNREADABLE
-    # Rule 3: the newest row (tstamp, uid) stamped at most SAME_SAVE_S after W.
+    # Rule 3: the newest row (tstamp, uid) stamped at most SAME_SAVE_S after W, one index seek a write (a
+    # join would pair every write with every earlier row of its record: many writes to one record).
     newest = (
-        func.row_number()
-        .over(partition_by=w.c.event_uid, order_by=(h.c.tstamp.desc(), h.c.uid.desc()))
-        .label("n")
+        select(h.c.uid)
+        .where(_record_match(w, h), h.c.tstamp <= t + SAME_SAVE_S)
+        .order_by(h.c.tstamp.desc(), h.c.uid.desc())
+        .limit(1)
+        .scalar_subquery()
     )
-    own = and_(h.c.tstamp >= t - SAME_SAVE_S, h.c.actiontype.in_((Action.ADD.value, Action.MODIFY.value)))
-    ranked = (
-        select(w.c.event_uid, h.c.uid, case((own, h.c.fields)).label("own_fields"), newest)
-        .select_from(w.join(h, and_(_record_match(w, h), h.c.tstamp <= t + SAME_SAVE_S)))
-        .where(readable)
-        .subquery("ranked")
-    )
-    evidence = select(ranked.c.event_uid, ranked.c.uid, ranked.c.own_fields).where(ranked.c.n == 1)
-    connection.execute(insert(batch_evidence).from_select(["event_uid", "uid", "own_fields"], evidence))
+    evidence = select(w.c.event_uid, newest, w.c.written_at).where(readable)
+    connection.execute(insert(batch_evidence).from_select(["event_uid", "uid", "written_at"], evidence))
     # Rule 4: rows after W's own save, up to the window's end, that are no AI write's own.
     in_window = and_(h.c.tstamp > t + SAME_SAVE_S, h.c.tstamp <= t + settings.window_s, h.c.ai_row == 0)
     human = (
@@ -513,9 +536,11 @@ def _fill_scope(connection: Connection) -> None:
         .distinct()
     )
     connection.execute(insert(batch_changed).from_select(["event_uid", "field"], changed))
-    e = batch_evidence
-    source, field = sqljson.array_elements(dialect, e, e.c.own_fields, ordinals)
-    written = select(e.c.event_uid, field).select_from(source).where(e.c.own_fields.is_not(None)).distinct()
+    e, h = batch_evidence, batch_history
+    own_fields = _own_fields(e, h)
+    evidence = e.join(h, h.c.uid == e.c.uid)
+    source, field = sqljson.array_elements(dialect, evidence, h.c.fields, ordinals)
+    written = select(e.c.event_uid, field).select_from(source).where(own_fields.is_not(None)).distinct()
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
     sqlsession.analyze(connection, batch_changed, batch_written)
     c, wr = batch_changed.c, batch_written.c
@@ -545,6 +570,7 @@ def _fill_ordinals(connection: Connection) -> None:
 
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, e, a, d, s = batch_write, batch_record, batch_evidence, batch_human_agg, batch_delete, batch_scope
+    h = batch_history
     facts = decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
@@ -555,7 +581,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         human_deletes=a.c.deletes,
         human_modifies=a.c.modifies,
         unreadable_modifies=a.c.unreadable_modifies,
-        written_fields=e.c.own_fields,
+        written_fields=_own_fields(e, h),
         changed=s.c.changed,
         release_changed=s.c.release_changed,
         same_changed=s.c.same_changed,
@@ -565,6 +591,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     source = (
         w.outerjoin(r, _record_match(w, r))
         .outerjoin(e, e.c.event_uid == w.c.event_uid)
+        .outerjoin(h, h.c.uid == e.c.uid)
         .outerjoin(a, a.c.event_uid == w.c.event_uid)
         .outerjoin(d, d.c.event_uid == w.c.event_uid)
         .outerjoin(s, s.c.event_uid == w.c.event_uid)
@@ -594,7 +621,7 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     evidence = (
         select(e.c.event_uid, e.c.uid)
         .select_from(e.join(f, f.c.event_uid == e.c.event_uid))
-        .where(f.c.outcome != CallOutcome.UNKNOWN.value)
+        .where(f.c.outcome != CallOutcome.UNKNOWN.value, e.c.uid.is_not(None))
     )
     connection.execute(insert(batch_decider).from_select(columns, evidence))
     # Rule 2: a gone record is decided by its evidence and every delete row of the window.
