@@ -248,6 +248,13 @@ class BatchSettings:
     cutoff: int
     oldest: int | None  # the oldest row left in sys_history (core.outcomes, rule 3's history_trimmed)
     limit: int
+    # Whether the batch gives the planner its tables' statistics: the first batch that derives does, and
+    # later batches of the job, whose tables hold rows of the same kind, plan with those.
+    analyze: bool = True
+
+    def statistics(self, connection: Connection, *tables: Table) -> None:
+        if self.analyze:
+            sqlsession.analyze(connection, *tables)
 
 
 Timer = Callable[[str], None]  # called with a phase's name when it ends
@@ -274,16 +281,16 @@ def derive_batch(
     timer("page")
     if head[0] is None or not result.runs_derivable:
         return result
-    sqlsession.analyze(connection, batch_run)
-    tables = _fill_writes(connection, catalog)
+    settings.statistics(connection, batch_run)
+    tables = _fill_writes(connection, settings, catalog)
     timer("targets")
-    _fill_records(connection, tables)
+    _fill_records(connection, settings, tables)
     timer("presence")
     _fill_history(connection, settings)
     timer("history")
     _fill_window(connection, settings)
     timer("window")
-    _fill_scope(connection)
+    _fill_scope(connection, settings)
     timer("scope")
     _fill_facts(connection, settings)
     _fill_deciders(connection, settings)
@@ -293,7 +300,7 @@ def derive_batch(
     return result
 
 
-def _fill_writes(connection: Connection, catalog: TableCatalog) -> list[RecordTable]:
+def _fill_writes(connection: Connection, settings: BatchSettings, catalog: TableCatalog) -> list[RecordTable]:
     """The batch's writes with their target states; returns the record tables they write to."""
     dialect = connection.dialect.name
     t, r = targets.target, batch_run
@@ -333,7 +340,7 @@ def _fill_writes(connection: Connection, catalog: TableCatalog) -> list[RecordTa
         )
         judged = exact_values(dialect, [*unreadable, *missing])
         connection.execute(update(batch_write).where(name.in_(judged)).values(target_state=state))
-    sqlsession.analyze(connection, batch_write)
+    settings.statistics(connection, batch_write)
     return tables
 
 
@@ -357,7 +364,7 @@ def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str
     return unreadable, missing, tables
 
 
-def _fill_records(connection: Connection, tables: list[RecordTable]) -> None:
+def _fill_records(connection: Connection, settings: BatchSettings, tables: list[RecordTable]) -> None:
     """The batch's written records, each with whether it is still there (DESIGN.md rule 2), in one pass."""
     dialect = connection.dialect.name
     w = batch_write.c
@@ -379,7 +386,7 @@ def _fill_records(connection: Connection, tables: list[RecordTable]) -> None:
     )
     records = select(distinct.c.tablename, distinct.c.recuid, presence)
     connection.execute(insert(batch_record).from_select(["tablename", "recuid", "presence"], records))
-    sqlsession.analyze(connection, batch_record)
+    settings.statistics(connection, batch_record)
 
 
 def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElement[Any]:
@@ -441,7 +448,7 @@ def _fill_history(connection: Connection, settings: BatchSettings) -> None:
         connection.execute(insert(batch_history).from_select([c.name for c in batch_history.c], rows))
 
     sqljson.cast_first(connection, fill)
-    sqlsession.analyze(connection, batch_history)
+    settings.statistics(connection, batch_history)
 
 
 def _own_fields(evidence: Table, history: Table) -> ColumnElement[Any]:
@@ -497,7 +504,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         .group_by(w.c.event_uid)
     )
     connection.execute(insert(batch_delete).from_select([c.name for c in batch_delete.c], deletes))
-    sqlsession.analyze(connection, batch_evidence, batch_human, batch_human_agg, batch_delete)
+    settings.statistics(connection, batch_evidence, batch_human, batch_human_agg, batch_delete)
 
 
 def _human_counts() -> Select[Any]:
@@ -516,7 +523,7 @@ def _human_counts() -> Select[Any]:
     ).group_by(u.event_uid)
 
 
-def _fill_scope(connection: Connection) -> None:
+def _fill_scope(connection: Connection, settings: BatchSettings) -> None:
     """The changed and written field names of each write with human modifications, and their counts
     (rule 7): only keys, exploded from the key lists batch_history holds."""
     dialect = connection.dialect.name
@@ -542,7 +549,7 @@ def _fill_scope(connection: Connection) -> None:
     source, field = sqljson.array_elements(dialect, evidence, h.c.fields, ordinals)
     written = select(e.c.event_uid, field).select_from(source).where(own_fields.is_not(None)).distinct()
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
-    sqlsession.analyze(connection, batch_changed, batch_written)
+    settings.statistics(connection, batch_changed, batch_written)
     c, wr = batch_changed.c, batch_written.c
     counts = (
         select(
@@ -610,7 +617,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         first_change,
     ).select_from(source)
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
-    sqlsession.analyze(connection, batch_fact)
+    settings.statistics(connection, batch_fact)
 
 
 def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
@@ -686,7 +693,7 @@ def _save(connection: Connection, settings: BatchSettings, result: BatchResult) 
     mine = [tuple(row) for row in connection.execute(inserted)]
     bulk.insert_rows(connection, batch_mine, ("run_uid", "correlation_id", "outcome"), mine)
     result.runs_mine = len(mine)
-    sqlsession.analyze(connection, batch_mine)
+    settings.statistics(connection, batch_mine)
     _save_writes(connection, settings)
     m = batch_mine
     survival.add_counts(
