@@ -42,7 +42,6 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
-    PrimaryKeyConstraint,
     Select,
     SmallInteger,
     String,
@@ -67,6 +66,7 @@ from adapters.dialect import aggregate, bulk, plans
 from adapters.dialect import json as sqljson
 from adapters.dialect import session as sqlsession
 from adapters.dialect.exact import exact, exact_values, read_exact
+from adapters.dialect.names import is_mariadb
 from adapters.history import RecordTable, TableCatalog
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from core.outcomes import (
@@ -127,7 +127,6 @@ batch_record = _temporary(
     Column("tablename", _NAME, nullable=False),
     _int("recuid"),
     Column("presence", String(16), nullable=False),
-    PrimaryKeyConstraint("tablename", "recuid"),
 )
 batch_history = _temporary(
     "tx_runrecord_batch_history",
@@ -208,6 +207,8 @@ batch_ordinal = _temporary("tx_runrecord_batch_ordinal", _int("n", key=True))
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
+    # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (_record_match).
+    Index("tx_runrecord_batch_record_record", batch_record.c.tablename, batch_record.c.recuid),
     Index(
         "tx_runrecord_batch_history_record",
         batch_history.c.tablename,
@@ -369,7 +370,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
     dialect = connection.dialect.name
     w = batch_write.c
     distinct = (
-        select(w.tablename, w.recuid, w.target_state)
+        select(exact(dialect, w.tablename).label("tablename"), w.recuid, w.target_state)
         .where(w.target_state != UNREADABLE)
         .distinct()
         .subquery("written")
@@ -416,14 +417,13 @@ def _fill_history(connection: Connection, settings: BatchSettings) -> None:
         dialect,
         r,
         h,
-        and_(h.c.tablename == r.c.tablename, h.c.recuid == r.c.recuid),
+        _record_match(dialect, r, h),
         (h.c.uid, h.c.tablename, h.c.recuid, h.c.tstamp, h.c.actiontype, h.c.history_data),
         "history",
     )
     t = targets.target
     ai_write = select(t.c.event_uid).where(
-        t.c.tablename == found.c.tablename,
-        t.c.recuid == found.c.recuid,
+        _record_match(dialect, found, t),
         t.c.written_at.between(found.c.tstamp - SAME_SAVE_S, found.c.tstamp + SAME_SAVE_S),
     )
     ai_row = plans.by_index(dialect, ai_write, t, "tx_runrecord_write_target_record").exists()
@@ -461,12 +461,19 @@ def _own_fields(evidence: Table, history: Table) -> ColumnElement[Any]:
     return case((own, history.c.fields))
 
 
-def _record_match(left: Any, right: Any) -> ColumnElement[bool]:
-    return and_(right.c.tablename == left.c.tablename, right.c.recuid == left.c.recuid)
+def _record_match(dialect: str, left: Any, right: Any) -> ColumnElement[bool]:
+    """The same record: the same uid in a table of the same name, byte for byte (DESIGN.md rule 6). On
+    MariaDB the plain comparison ignores case ("Pages" = "pages") but finds the rows by index; the exact
+    comparison beside it keeps the other table's rows out."""
+    same = and_(right.c.tablename == left.c.tablename, right.c.recuid == left.c.recuid)
+    if not is_mariadb(dialect):
+        return same
+    return and_(same, exact(dialect, right.c.tablename) == exact(dialect, left.c.tablename))
 
 
 def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     """The evidence row, the human rows and the deletes of each readable write (rules 2-4)."""
+    dialect = connection.dialect.name
     w, h = batch_write, batch_history
     t = w.c.written_at
     readable = w.c.target_state != UNREADABLE
@@ -474,7 +481,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     # join would pair every write with every earlier row of its record: many writes to one record).
     newest = (
         select(h.c.uid)
-        .where(_record_match(w, h), h.c.tstamp <= t + SAME_SAVE_S)
+        .where(_record_match(dialect, w, h), h.c.tstamp <= t + SAME_SAVE_S)
         .order_by(h.c.tstamp.desc(), h.c.uid.desc())
         .limit(1)
         .scalar_subquery()
@@ -485,7 +492,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     in_window = and_(h.c.tstamp > t + SAME_SAVE_S, h.c.tstamp <= t + settings.window_s, h.c.ai_row == 0)
     human = (
         select(w.c.event_uid, h.c.uid, h.c.tstamp, h.c.actiontype, h.c.fields)
-        .select_from(w.join(h, and_(_record_match(w, h), in_window)))
+        .select_from(w.join(h, and_(_record_match(dialect, w, h), in_window)))
         .where(readable)
     )
     connection.execute(insert(batch_human).from_select([c.name for c in batch_human.c], human))
@@ -499,7 +506,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
             func.sum(case((and_(h.c.tstamp > t, h.c.tstamp <= closes), 1), else_=0)),
             func.sum(case((h.c.tstamp > closes, 1), else_=0)),
         )
-        .select_from(w.join(h, and_(_record_match(w, h), h.c.actiontype == Action.DELETE.value)))
+        .select_from(w.join(h, and_(_record_match(dialect, w, h), h.c.actiontype == Action.DELETE.value)))
         .where(readable)
         .group_by(w.c.event_uid)
     )
@@ -578,6 +585,7 @@ def _fill_ordinals(connection: Connection) -> None:
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, e, a, d, s = batch_write, batch_record, batch_evidence, batch_human_agg, batch_delete, batch_scope
     h = batch_history
+    dialect = connection.dialect.name
     facts = decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
@@ -596,7 +604,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     outcome = decision.outcome(facts)
     first_change = case((outcome == CallOutcome.UNKNOWN.value, None), else_=a.c.first_tstamp - w.c.written_at)
     source = (
-        w.outerjoin(r, _record_match(w, r))
+        w.outerjoin(r, _record_match(dialect, w, r))
         .outerjoin(e, e.c.event_uid == w.c.event_uid)
         .outerjoin(h, h.c.uid == e.c.uid)
         .outerjoin(a, a.c.event_uid == w.c.event_uid)
@@ -638,7 +646,7 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     )
     gone = (
         select(f.c.event_uid, h.c.uid)
-        .select_from(f.join(h, and_(_record_match(f, h), in_window_delete)))
+        .select_from(f.join(h, and_(_record_match(dialect, f, h), in_window_delete)))
         .where(f.c.decision == WriteTest.RECORD_GONE.value)
     )
     connection.execute(insert(batch_decider).from_select(columns, gone))

@@ -9,10 +9,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, delete
+from sqlalchemy import Connection, Engine, delete, select
 
 from adapters import schema
 from adapters.database import make_engine, parse_url
+from adapters.outcomes import decided_by_of
 from core.outcomes import Action
 from core.time import DAY_S
 from data.builder import Installation, Record
@@ -137,24 +138,61 @@ def _plant(site: Installation, index: int, story: dict[str, Any]) -> None:
         site.delete(target, at=at + WINDOW + DAY, hard=True)
 
 
+def _clear(connection: Connection) -> None:
+    for table in (
+        schema.write_outcome,
+        schema.run_outcome,
+        schema.call_outcome,
+        schema.write_target,
+        schema.pending_run,
+        schema.observed,
+        schema.scan_mark,
+    ):
+        connection.execute(delete(table))
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(stories=st.lists(story_strategy, min_size=1, max_size=12))
 def test_the_sql_path_and_core_agree_on_edge_cases(
     installation_engine: Engine, stories: list[dict[str, Any]]
 ) -> None:
     with installation_engine.begin() as connection:
-        for table in (
-            schema.write_outcome,
-            schema.run_outcome,
-            schema.call_outcome,
-            schema.write_target,
-            schema.pending_run,
-            schema.observed,
-            schema.scan_mark,
-        ):
-            connection.execute(delete(table))
+        _clear(connection)
         site = Installation(connection)
         for index, story in enumerate(stories):
             _plant(site, index, story)
         site.finish()
     _agree(installation_engine, now=NOW, window_s=WINDOW)
+
+
+def test_a_table_name_that_differs_only_in_case_names_another_table(installation_engine: Engine) -> None:
+    """DESIGN.md rule 6: a target names its table byte for byte. MariaDB's collation makes "Pages" equal
+    "pages", yet the rows of pages never decide a write to Pages, and one batch derives writes to both."""
+    with installation_engine.begin() as connection:
+        _clear(connection)
+        site = Installation(connection)
+        page = site.page("Seite", at=T - 60 * DAY)
+        for index, target in enumerate((page, site.missing_table_record("Pages", page.uid))):
+            chat = site.conversation(configuration="content-assistant", at=T + index - 120)
+            chat.user("Bitte.", at=T + index - 120)
+            run = chat.run()
+            run.clock = float(T + index)
+            run.write(target, ("title",))
+            run.answer("Gespeichert.")
+            run.finish()
+            chat.close()
+        site.history(page, Action.MODIFY, at=T + DAY, new={"title": 1}, old={"title": 0})
+        site.delete(page, at=T + 2 * DAY)
+        site.finish()
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
+    h, w = schema.sys_history.c, schema.write_outcome.c
+    with installation_engine.connect() as connection:
+        rows = connection.execute(select(h.uid, h.tablename))
+        page_rows = {int(uid) for uid, name in rows if name == "pages"}
+        decided = {
+            name: set(decided_by_of(by) or ())
+            for name, by in connection.execute(select(w.tablename, w.decided_by))
+        }
+    assert decided.keys() == {"pages", "Pages"}
+    assert decided["pages"] and decided["pages"] <= page_rows
+    assert not decided["Pages"] & page_rows
