@@ -127,6 +127,8 @@ batch_record = _temporary(
     Column("tablename", _NAME, nullable=False),
     _int("recuid"),
     Column("presence", String(16), nullable=False),
+    _int("first_write_at"),  # the first and the last write to the record in this batch
+    _int("last_write_at"),
 )
 batch_history = _temporary(
     "tx_runrecord_batch_history",
@@ -369,10 +371,17 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
     """The batch's written records, each with whether it is still there (DESIGN.md rule 2), in one pass."""
     dialect = connection.dialect.name
     w = batch_write.c
+    name = exact(dialect, w.tablename)
     distinct = (
-        select(exact(dialect, w.tablename).label("tablename"), w.recuid, w.target_state)
+        select(
+            name.label("tablename"),
+            w.recuid,
+            w.target_state,
+            func.min(w.written_at).label("first_write_at"),
+            func.max(w.written_at).label("last_write_at"),
+        )
         .where(w.target_state != UNREADABLE)
-        .distinct()
+        .group_by(name, w.recuid, w.target_state)
         .subquery("written")
     )
     missing = distinct.c.target_state == TABLE_MISSING
@@ -385,8 +394,14 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
         ],
         else_=Presence.ROW_MISSING.value,
     )
-    records = select(distinct.c.tablename, distinct.c.recuid, presence)
-    connection.execute(insert(batch_record).from_select(["tablename", "recuid", "presence"], records))
+    records = select(
+        distinct.c.tablename,
+        distinct.c.recuid,
+        presence,
+        distinct.c.first_write_at,
+        distinct.c.last_write_at,
+    )
+    connection.execute(insert(batch_record).from_select([c.name for c in batch_record.c], records))
     settings.statistics(connection, batch_record)
 
 
@@ -408,10 +423,6 @@ def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElemen
 
 def _fill_history(connection: Connection, settings: BatchSettings) -> None:
     dialect = connection.dialect.name
-    low, high = connection.execute(
-        select(func.min(batch_write.c.written_at), func.max(batch_write.c.written_at))
-    ).one()
-    keys_from, keys_to = int(low) - SAME_SAVE_S, int(high) + settings.window_s
     h, r = schema.sys_history, batch_record
     joined, found = plans.inner_probe(
         dialect,
@@ -427,9 +438,12 @@ def _fill_history(connection: Connection, settings: BatchSettings) -> None:
         t.c.written_at.between(found.c.tstamp - SAME_SAVE_S, found.c.tstamp + SAME_SAVE_S),
     )
     ai_row = plans.by_index(dialect, ai_write, t, "tx_runrecord_write_target_record").exists()
+    # Keys are read only where a rule can ask for them: a write's own save (from SAME_SAVE_S before the
+    # record's first write in the batch) and the modifications inside a window (up to its last write's end).
+    # An add row long before, which lists every field of the record, is left unread.
     with_fields = and_(
         found.c.actiontype.in_((Action.ADD.value, Action.MODIFY.value)),
-        found.c.tstamp.between(keys_from, keys_to),
+        found.c.tstamp.between(r.c.first_write_at - SAME_SAVE_S, r.c.last_write_at + settings.window_s),
     )
 
     def fill(guarded: bool) -> None:
