@@ -46,15 +46,18 @@ def group_tallies(connection: Connection, group: Group, *, window_s: int) -> Gro
     if group.kind not in (GroupKind.ALL, GroupKind.CONFIGURATION):
         raise ValueError(f"survival is counted for all runs or a configuration, not {group.label}")
     t, g = survival_tally.c, survival_group.c
-    tallies_query = select(t.t, func.sum(t.events), func.sum(t.writes)).group_by(t.t).order_by(t.t)
     groups_query = select(
         func.coalesce(func.sum(g.runs), 0),
         func.coalesce(func.sum(g.unknown), 0),
         func.coalesce(func.sum(g.undated), 0),
         func.max(g.window_s),
     )
-    if group != ALL_RUNS:
-        tallies_query = tallies_query.where(t.configuration_identifier == group.value)
+    if group == ALL_RUNS:  # every configuration's count of a time, summed
+        tallies_query = select(t.t, func.sum(t.events), func.sum(t.writes)).group_by(t.t).order_by(t.t)
+    else:  # one row per time already (the primary key): read along it, nothing to sum
+        tallies_query = (
+            select(t.t, t.events, t.writes).where(t.configuration_identifier == group.value).order_by(t.t)
+        )
         groups_query = groups_query.where(g.configuration_identifier == group.value)
     tallies = tuple(
         Tally(int(time), int(events), int(writes) - int(events))

@@ -12,8 +12,10 @@ from an earlier run whose rates an older measure-rates wrote (core.metrics.RATES
 more, as of the same time. Then, in this process:
 
 * Rates: the page rendered in AppTest, cold (the dashboard's caches cleared before each render, so every
-  query runs) and warm (cached), median of --repeats renders each. Goal: the large installation's cold
-  median within 1.5x the small one's.
+  query runs) and warm (cached), median of --repeats renders each; every render must reach the survival
+  chart at its end, and a job that fails while building stops the benchmark (a page of an installation
+  without rates stops at once and would pass for fast). Goal: the large installation's cold median within
+  1.5x the small one's.
 * Runs: the first page and the next --pages pages (Older), each a render; every statement on
   tx_nrllm_agentrun is checked to carry a LIMIT or to be a count, so the table never loads all runs.
 """
@@ -41,7 +43,7 @@ from core.time import DAY_S
 from data.generate import default_manifest, generate
 from jobs import measure, releases, watch
 from jobs.derive import derive_outcomes
-from jobs.job_log import JobResult, execute
+from jobs.job_log import JobResult, Status, execute
 from jobs.schema_setup import init_db, init_installation
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -117,10 +119,13 @@ def _measure(engine: Engine, url: str, released_on: date) -> None:
 
 
 def _timed(engine: Engine, job: str, work: Callable[[], JobResult]) -> None:
-    """Run a job as the scheduler records it, and say how long it took."""
+    """Run a job as the scheduler records it, and say how long it took; stop when it failed, since a page of
+    a half-measured installation stops early and would be timed as a fast one."""
     started = time.perf_counter()
     execution = execute(engine, job, work)
     print(f"  {job}: {execution.status.value} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if execution.status is not Status.OK:
+        raise SystemExit(f"{job} {execution.status.value}: {execution.result.message}")
 
 
 def _rates_version(engine: Engine) -> int:
@@ -156,10 +161,11 @@ def rates_renders(url: str, repeats: int) -> dict[str, float]:
         started = time.perf_counter()
         app.run()
         cold.append(time.perf_counter() - started)
-        _check(app, "Rates")
+        _check_rates(app)
         started = time.perf_counter()
         app.run()
         warm.append(time.perf_counter() - started)
+        _check_rates(app)
     return {"cold_s": round(statistics.median(cold), 3), "warm_s": round(statistics.median(warm), 3)}
 
 
@@ -198,6 +204,17 @@ def runs_paging(url: str, pages: int) -> dict[str, Any]:
 def _check(app: Any, title: str) -> None:
     if app.exception or [t.value for t in app.title] != [title]:
         raise SystemExit(f"the {title} page did not render: {[e.value for e in app.exception]}")
+
+
+def _check_rates(app: Any) -> None:
+    """The Rates page rendered to its end: its survival chart is drawn (a page that stopped early, with no
+    rates measured or no outcome derived, is not a fast render)."""
+    from dashboard.components import survival_chart
+
+    _check(app, "Rates")
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in app.get("plotly_chart")]
+    if survival_chart.TITLE not in titles:
+        raise SystemExit(f"the Rates page stopped before its survival chart; it drew {titles}")
 
 
 def main(argv: list[str] | None = None) -> int:

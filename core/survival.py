@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import pairwise
 
 from core.rates import Z_95, Interval
 
@@ -66,60 +66,77 @@ class Step:
 
 @dataclass(frozen=True)
 class Curve:
-    """A Kaplan–Meier curve: its steps, oldest first, and the writes it starts with."""
+    """A Kaplan–Meier curve as columns, one entry per distinct time (oldest first), and the writes it starts
+    with.
 
-    steps: tuple[Step, ...]
+    Columns, not a Step object per time: a curve of 1,000,000 runs has some 140,000 distinct times and is read
+    at a few hundred points (the chart's hours, the marks), so the band is computed at the points read rather
+    than at every time, and nothing per time is built that the reader does not ask for (`steps`)."""
+
+    times: tuple[int, ...]
+    at_risk: tuple[int, ...]  # per time: the writes whose time is at or after it (just before it)
+    changed: tuple[int, ...]  # per time: the writes changed then (the events)
+    kept: tuple[int, ...]  # per time: the writes censored then
+    survival: tuple[float, ...]  # per time: S after its events
+    greenwood: tuple[float, ...]  # per time: Greenwood's sum Σ d / (n (n − d)) up to it
     writes: int
+    z: float = Z_95
 
     @property
     def events(self) -> int:
         """The writes a human changed inside the window."""
-        return sum(step.events for step in self.steps)
+        return sum(self.changed)
 
     @property
     def censored(self) -> int:
         """The writes nothing changed inside the window."""
-        return sum(step.censored for step in self.steps)
+        return sum(self.kept)
 
     @cached_property
-    def _times(self) -> tuple[int, ...]:
-        return tuple(step.time for step in self.steps)
+    def steps(self) -> tuple[Step, ...]:
+        """Every distinct time as a Step with its band, built when asked for (a chart never needs them)."""
+        return tuple(
+            Step(time, at_risk, events, censored, survival, log_log_band(survival, greenwood, self.z))
+            for time, at_risk, events, censored, survival, greenwood in zip(
+                self.times, self.at_risk, self.changed, self.kept, self.survival, self.greenwood, strict=True
+            )
+        )
 
-    @cached_property
-    def _left_by(self) -> tuple[int, ...]:
-        """The writes changed or censored up to each step, that step included."""
-        return tuple(accumulate(step.events + step.censored for step in self.steps))
-
-    def _last_at(self, t: float) -> Step | None:
-        # A chart reads a curve of a hundred thousand steps at a few hundred points: found by bisection.
-        index = bisect_right(self._times, t)
-        return self.steps[index - 1] if index else None
+    def _last_at(self, t: float) -> int:
+        """The index of the last time at or before t; -1 before the first."""
+        # A chart reads a curve of a hundred thousand times at a few hundred points: found by bisection.
+        return bisect_right(self.times, t) - 1
 
     def survival_at(self, t: float) -> float:
         """S(t): the share still untouched at t (1 before the first change)."""
-        step = self._last_at(t)
-        return 1.0 if step is None else step.survival
+        index = self._last_at(t)
+        return 1.0 if index < 0 else self.survival[index]
 
     def band_at(self, t: float) -> Interval:
         """The 95% band at t ([1, 1] before the first change)."""
-        step = self._last_at(t)
-        return Interval(1.0, 1.0) if step is None else step.band
+        index = self._last_at(t)
+        if index < 0:
+            return Interval(1.0, 1.0)
+        return log_log_band(self.survival[index], self.greenwood[index], self.z)
 
     def at_risk_at(self, t: float) -> int:
         """The writes still untouched and observed at t: their time is t or later."""
-        before = bisect_left(self._times, t)
-        return self.writes - (self._left_by[before - 1] if before else 0)
+        first = bisect_left(self.times, t)
+        return self.at_risk[first] if first < len(self.times) else 0
 
-    @property
+    @cached_property
     def median(self) -> int | None:
         """The first time at which S(t) ≤ 0.5; None when the curve never gets that low."""
-        return next((step.time for step in self.steps if step.survival <= MEDIAN), None)
+        return next((time for time, s in zip(self.times, self.survival, strict=True) if s <= MEDIAN), None)
 
 
 def merged(tallies: Iterable[Tally]) -> tuple[Tally, ...]:
     """The tallies summed per distinct time, in time order."""
+    given = tuple(tallies)
+    if all(earlier.time < later.time for earlier, later in pairwise(given)):
+        return given  # one per distinct time already, in time order: as the database hands them over
     by_time: dict[int, tuple[int, int]] = {}
-    for tally in tallies:
+    for tally in given:
         events, censored = by_time.get(tally.time, (0, 0))
         by_time[tally.time] = (events + tally.events, censored + tally.censored)
     return tuple(Tally(time, events, censored) for time, (events, censored) in sorted(by_time.items()))
@@ -128,28 +145,31 @@ def merged(tallies: Iterable[Tally]) -> tuple[Tally, ...]:
 def kaplan_meier(tallies: Iterable[Tally], z: float = Z_95) -> Curve:
     """The Kaplan–Meier curve of the tallies with Greenwood's log-log 95% band."""
     ordered = [tally for tally in merged(tallies) if tally.events or tally.censored]
-    at_risk = sum(tally.events + tally.censored for tally in ordered)
-    writes = at_risk
+    writes = sum(tally.events + tally.censored for tally in ordered)
+    at_risk = writes
     survival = 1.0
     greenwood = 0.0
-    steps = []
+    risks, survivals, sums = [], [], []
     for tally in ordered:
-        if tally.events:
-            survival *= 1 - tally.events / at_risk
-            if at_risk > tally.events:  # at d = n the curve is 0 and its band is [0, 0] whatever the sum
-                greenwood += tally.events / (at_risk * (at_risk - tally.events))
-        steps.append(
-            Step(
-                tally.time,
-                at_risk,
-                tally.events,
-                tally.censored,
-                survival,
-                log_log_band(survival, greenwood, z),
-            )
-        )
-        at_risk -= tally.events + tally.censored
-    return Curve(tuple(steps), writes)
+        events = tally.events
+        if events:
+            survival *= 1 - events / at_risk
+            if at_risk > events:  # at d = n the curve is 0 and its band is [0, 0] whatever the sum
+                greenwood += events / (at_risk * (at_risk - events))
+        risks.append(at_risk)
+        survivals.append(survival)
+        sums.append(greenwood)
+        at_risk -= events + tally.censored
+    return Curve(
+        times=tuple(tally.time for tally in ordered),
+        at_risk=tuple(risks),
+        changed=tuple(tally.events for tally in ordered),
+        kept=tuple(tally.censored for tally in ordered),
+        survival=tuple(survivals),
+        greenwood=tuple(sums),
+        writes=writes,
+        z=z,
+    )
 
 
 def log_log_band(survival: float, greenwood: float, z: float = Z_95) -> Interval:
@@ -183,29 +203,48 @@ class LogRank:
 def log_rank(first: Sequence[Tally], second: Sequence[Tally]) -> LogRank:
     """Whether two curves differ: Σ(O₁ − E₁)² / ΣV over the event times of both, χ² with 1 df."""
     a, b = merged(first), merged(second)
-    at_risk = [sum(t.events + t.censored for t in a), sum(t.events + t.censored for t in b)]
-    tallies = {0: {t.time: t for t in a}, 1: {t.time: t for t in b}}
-    observed = [0, 0]
-    expected = [0.0, 0.0]
+    at_risk_a, at_risk_b = sum(t.events + t.censored for t in a), sum(t.events + t.censored for t in b)
+    observed_a = observed_b = 0
+    expected_a = expected_b = 0.0
     variance = 0.0
-    for time in sorted(set(tallies[0]) | set(tallies[1])):
-        here = [tallies[side].get(time, Tally(time, 0, 0)) for side in (0, 1)]
-        events = here[0].events + here[1].events
-        total = at_risk[0] + at_risk[1]
+    for events_a, censored_a, events_b, censored_b in _side_by_side(a, b):
+        events = events_a + events_b
+        total = at_risk_a + at_risk_b
         if events:
-            for side in (0, 1):
-                observed[side] += here[side].events
-                expected[side] += events * at_risk[side] / total
+            observed_a += events_a
+            expected_a += events * at_risk_a / total
+            observed_b += events_b
+            expected_b += events * at_risk_b / total
             if total > 1:
-                variance += (
-                    at_risk[0] * at_risk[1] * events * (total - events) / (total * total * (total - 1))
-                )
-        for side in (0, 1):
-            at_risk[side] -= here[side].events + here[side].censored
-    chi_square = 0.0 if variance == 0 else (observed[0] - expected[0]) ** 2 / variance
+                variance += at_risk_a * at_risk_b * events * (total - events) / (total * total * (total - 1))
+        at_risk_a -= events_a + censored_a
+        at_risk_b -= events_b + censored_b
+    chi_square = 0.0 if variance == 0 else (observed_a - expected_a) ** 2 / variance
     return LogRank(
-        observed=(observed[0], observed[1]),
-        expected=(expected[0], expected[1]),
+        observed=(observed_a, observed_b),
+        expected=(expected_a, expected_b),
         chi_square=chi_square,
         p_value=math.erfc(math.sqrt(chi_square / 2)),
     )
+
+
+def _side_by_side(a: Sequence[Tally], b: Sequence[Tally]) -> Iterator[tuple[int, int, int, int]]:
+    """Events and censorings of both curves (a's, then b's) at each distinct time of either, in time order,
+    0 where a curve has no tally. Both are merged (one tally per time, in time order): one pass over each."""
+    i = j = 0
+    while i < len(a) and j < len(b):
+        left, right = a[i], b[j]
+        if left.time <= right.time:
+            i += 1
+        if right.time <= left.time:
+            j += 1
+        if left.time < right.time:
+            yield left.events, left.censored, 0, 0
+        elif right.time < left.time:
+            yield 0, 0, right.events, right.censored
+        else:
+            yield left.events, left.censored, right.events, right.censored
+    for left in a[i:]:
+        yield left.events, left.censored, 0, 0
+    for right in b[j:]:
+        yield 0, 0, right.events, right.censored

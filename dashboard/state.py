@@ -23,7 +23,6 @@ from core.between import BetweenReport
 from core.comparison import ComparisonReport
 from core.conversation import Conversation
 from core.record_rebuild import NotesReport, RecordReport
-from core.survival_report import SurvivalReport
 from dashboard.queries import (
     alerts,
     between,
@@ -193,8 +192,9 @@ def outcome_configurations(url: str, data: common.Marks) -> list[str]:
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
 def survival_curves(
     url: str, data: common.Marks, configurations: tuple[str, ...], window: int
-) -> SurvivalReport | None:
-    """The survival of AI text (as `runrecord survival`); `data`: the outcomes' mark."""
+) -> survival.SurvivalView | None:
+    """The survival of AI text (as `runrecord survival`) as the chart draws it, never the curves' steps;
+    `data`: the outcomes' mark."""
     return survival.curves(_engine(url), data.tables, configurations, window_s=window)
 
 

@@ -7,7 +7,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.survival_report import SurvivalReport
 from core.survival_text import METHOD, TOO_FEW, duration_text, log_rank_verdict, mark_text
 from core.time import DAY_S
 from dashboard.queries import survival
@@ -74,36 +73,31 @@ def figure(points: pd.DataFrame, window_s: int) -> go.Figure:
     return chart
 
 
-def show(report: SurvivalReport | None, *, key: str) -> None:
+def show(view: survival.SurvivalView | None, *, key: str) -> None:
     """The chart with the writes at risk under it, each curve's median, the groups too few to show, the
     log-rank test for two curves; an explicit state before any write has an outcome."""
-    if report is None:
+    if view is None:
         st.info("No AI write has an observed outcome yet (run `runrecord derive-outcomes`).")
         return
-    for found in report.curves:
-        if found.curve is None:
-            st.warning(f"{survival.curve_label(found.group)}: {TOO_FEW}.")
-    points = survival.grid(report)
-    if points.empty:
+    for label in view.too_few:
+        st.warning(f"{label}: {TOO_FEW}.")
+    if view.points.empty:
         return
-    st.plotly_chart(figure(points, report.window_s), key=key, width="stretch")
-    st.dataframe(survival.marks(report).set_index("curve"), key=f"{key}_at_risk", width="stretch")
+    st.plotly_chart(figure(view.points, view.window_s), key=key, width="stretch")
+    st.dataframe(view.at_risk.set_index("curve"), key=f"{key}_at_risk", width="stretch")
     lines = []
-    for found in report.curves:
-        if found.curve is None:
-            continue
-        median = found.curve.median
-        middle = "not reached within the window" if median is None else duration_text(median)
+    for curve in view.shown:
+        middle = "not reached within the window" if curve.median is None else duration_text(curve.median)
         lines.append(
-            f"{survival.curve_label(found.group)}: {found.curve.writes:,} writes of {found.runs:,} runs, "
-            f"median time to the first change {middle}; left out {found.unknown:,} unknown and "
-            f"{found.undated:,} without a dated change"
+            f"{curve.label}: {curve.writes:,} writes of {curve.runs:,} runs, "
+            f"median time to the first change {middle}; left out {curve.unknown:,} unknown and "
+            f"{curve.undated:,} without a dated change"
         )
     st.caption(
         "Writes at risk (untouched and still observed) at each mark above. " + "; ".join(lines) + ". "
-        f"{METHOD}: {mark_text(report.window_s)}."
+        f"{METHOD}: {mark_text(view.window_s)}."
     )
-    test = report.log_rank
+    test = view.log_rank
     if test is not None:
         p = "p < 0.0001" if test.p_value < 0.0001 else f"p = {test.p_value:.4f}"
         text = f"Log-rank test: χ² = {test.chi_square:.2f} (1 df), {p}: **{log_rank_verdict(test)}**."

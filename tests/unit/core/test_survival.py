@@ -86,6 +86,12 @@ def test_tallies_of_one_time_are_summed_and_put_in_time_order() -> None:
     assert merged([Tally(9, 1, 0), Tally(3, 0, 1), Tally(9, 0, 2)]) == (Tally(3, 0, 1), Tally(9, 1, 2))
 
 
+def test_tallies_one_per_time_in_time_order_are_merged_already() -> None:
+    given = (Tally(3, 0, 1), Tally(9, 1, 2))
+
+    assert merged(given) is given  # as the database hands them over: no second pass builds them again
+
+
 def test_no_writes_is_a_flat_curve_without_steps() -> None:
     curve = kaplan_meier([])
 
