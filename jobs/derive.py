@@ -138,6 +138,7 @@ def derive_outcomes(
     cutoff = window_cutoff(now, window_s)
     options = sqlsession.job_execution_options(engine.dialect.name)
     with reported(engine, "deriving outcomes"), engine.connect().execution_options(**options) as connection:
+        sqlsession.lock_on_begin(connection)
         try:
             with connection.begin():
                 sqlsession.begin_job_session(connection)

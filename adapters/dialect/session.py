@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection, Table, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateIndex, CreateTable
 
@@ -42,6 +42,26 @@ def job_session(dialect: str) -> tuple[list[str], list[str]]:
         # 4 MB; this session's budget only, never the server's.
         return ["SET jit = off", "SET work_mem = '64MB'"], ["RESET jit", "RESET work_mem"]
     return [], []
+
+
+def lock_on_begin(connection: Connection) -> None:
+    """SQLite: every transaction of this connection takes the database's write lock as it begins (BEGIN
+    IMMEDIATE), as a job's transactions write.
+
+    A deferred transaction that has read, and then writes, cannot wait for a writer that committed meanwhile:
+    SQLite answers "database is locked" at once, whatever the busy timeout (the job's own heartbeat, renewed
+    from another connection, did that to measure-rates on a large file). Holding the lock from the start,
+    the job never meets that; the other writer waits for the busy timeout instead, and a heartbeat that
+    cannot be renewed is tried again at the next beat. Other dialects lock rows, not the database.
+    """
+    if connection.dialect.name != SQLITE:
+        return
+
+    def begin_immediate(begun: Connection) -> None:
+        if not getattr(begun.connection.dbapi_connection, "in_transaction", False):
+            begun.exec_driver_sql("BEGIN IMMEDIATE")
+
+    event.listen(connection, "begin", begin_immediate)
 
 
 def begin_job_session(connection: Connection) -> None:
