@@ -77,7 +77,9 @@ run = _table(
     _flag("finished"),
     _flag("waited"),
 )
-# What the database counted of their events (core.measured_runs.EventCounts); no row: no events.
+# What the database counted of their events (core.measured_runs.EventCounts); no row: no events. The uids
+# of the first and last approval event (NULL: none); doubtful: how many of its events core cannot read
+# (core.answers.verdict_from_counts).
 count = _table(
     "count",
     _int("run", primary_key=True),
@@ -88,10 +90,16 @@ count = _table(
     _int("first_write_at", nullable=True),
     _int("first_write_sequence", nullable=True),
     _int("last_opener_sequence", nullable=True),
+    _int("first_approval", nullable=True),
+    _int("last_approval", nullable=True),
+    _int("first_event_at"),
+    _int("last_event_at"),
+    _int("doubtful"),
 )
 # Which conversation names which run.
 named = _table("named", _int("conversation"), _int("run_uid"))
-# The approval waits of the runs that waited (core.waits.approval_waits); ended NULL: still waiting.
+# The approval waits (core.waits.approval_waits) of the runs that waited, where a "go on" or an unreadable
+# user message of their conversation needs them (fill_waits); ended NULL: still waiting.
 wait = _table("wait", _int("run_uid"), _int("started"), _int("ended", nullable=True))
 # The completed answers (core.answers.completed_answers); earlier NULL: cannot tell (denial).
 answer = _table(
@@ -108,18 +116,18 @@ answer = _table(
 )
 # What the text rules said of an answer's content (core.claims), where they said yes.
 judged = _table("judged", _int("message_uid", primary_key=True), _flag("claims"), _flag("denies"))
-# Per claiming run with events: how many of its events core cannot read (core.answers.verdict_from_counts).
-doubt = _table("doubt", _int("run", primary_key=True), _int("doubtful"))
 # core.saved's verdict on the runs whose answer claims a change.
 verdict = _table("verdict", _int("run_uid", primary_key=True), Column("verdict", String(16), nullable=False))
-# The user messages that may be a "go on" while an approval waited (core.waits, core.go_on): inside_run: the
-# first run (by start) whose wait holds it; line: it or the next message carries runFinishedOutside;
+# The user messages a wait of their conversation's runs may hold, or that a runFinishedOutside line answers
+# (core.waits, core.go_on): line: it or the next message carries runFinishedOutside. Placed only where a
+# "go on" or an unreadable message needs it: inside_run: the first run (by start) whose wait holds it;
 # run_before: the last run that waited and started at or before it; next_user_at: the next user message's
 # crdate.
 user = _table(
     "user",
     _int("message_uid", primary_key=True),
     _int("conversation"),
+    _int("sorting"),
     _int("crdate"),
     _flag("unreadable"),
     _flag("line"),

@@ -157,6 +157,9 @@ def measure_rates(
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
     with reported(engine, "measuring rates"), engine.connect() as connection:
+        # SQLite: each transaction takes the write lock as it begins, so that the job's heartbeat, renewed
+        # from another connection, waits for it instead of failing it (adapters.dialect.session).
+        sqlsession.lock_on_begin(connection)
         with connection.begin():
             # PostgreSQL without JIT: a statement of correlated probes looks costly to its planner, and was
             # compiled for over a second before it ran in 0.2 s (the facts, scale 0.02, measured).
@@ -292,7 +295,6 @@ def _conversation_batch(
     measure_inputs.fill_entries(connection)
     measure_inputs.fill_messages(connection)
     measure_inputs.fill_runs(connection)
-    measure_inputs.fill_waits(connection)
     measure_inputs.fill_answers(connection)
     judged = [
         (uid, claims_change(text), earlier == 1 and denies_change(text))
@@ -306,6 +308,8 @@ def _conversation_batch(
     measure_inputs.fill_user_messages(connection)
     said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
     measure_inputs.save_go_on(connection, said)
+    measure_inputs.fill_waits(connection)
+    measure_inputs.place_user_messages(connection)
     measure_inputs.fill_facts(connection)
     counted = measure_inputs.batch_counts(connection)
     measure_inputs.fill_retired_runs(connection)

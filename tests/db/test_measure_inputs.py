@@ -1,0 +1,151 @@
+"""measure-rates' batch statements (adapters.measure_inputs) on SQLite, MariaDB and PostgreSQL: which texts
+leave the database for the text rules, which waits are read, and how the batch's events are read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, Engine, event, select
+
+from adapters import measure_inputs
+from adapters import measure_scratch as scratch
+from adapters.dialect import plans
+from core.claims import is_go_on
+from core.time import DAY_S
+from data.builder import Installation
+from data.chat import Conversation, Run
+
+T = int(datetime(2026, 10, 5, 9, tzinfo=UTC).timestamp())
+
+
+@contextmanager
+def batch(engine: Engine, uids: list[int] | None = None) -> Iterator[Connection]:
+    """The scratch tables of one batch (every conversation, or the listed ones) filled up to the runs and
+    their event counts, on a connection whose transaction is rolled back afterwards."""
+    with engine.connect() as connection, connection.begin():
+        scratch.create(connection)
+        if uids is None:
+            measure_inputs.fill_conversations(connection, after=0, upto=2**31 - 1)
+        else:
+            measure_inputs.fill_conversations(connection, uids=uids)
+        measure_inputs.fill_entries(connection)
+        measure_inputs.fill_messages(connection)
+        measure_inputs.fill_runs(connection)
+        yield connection
+        connection.rollback()
+
+
+def waiting_turn(site: Installation, at: int, said: str) -> tuple[Conversation, Run]:
+    """A turn whose proposal waits ten minutes for the editor's approval; `said` is stored as sent two
+    minutes into the wait."""
+    page = site.page("Neuigkeiten", at=at - 30 * DAY_S)
+    chat = site.conversation(configuration="content-assistant", page=page, at=at)
+    chat.user("Lege eine Unterseite an.", at=at)
+    run = chat.run()
+    run.propose("create_page_draft", page, fields=("title",))
+    proposed = run.now
+    run.approve(at=proposed + 600)
+    chat.user(said, at=proposed + 120)
+    run.answer("Die Seite wurde angelegt.")
+    run.finish()
+    return chat, run
+
+
+def test_only_the_user_messages_a_waiting_runs_events_span_are_handed_to_the_go_on_rule(
+    installation_engine: Engine,
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chat, run = waiting_turn(site, T, "weiter")
+        chat.user("Danke, passt.", at=run.now + 3_600)  # after the run ended: no wait can hold it
+        chat.close()
+        site.finish()
+
+    with batch(installation_engine) as connection:
+        measure_inputs.fill_user_messages(connection)
+        texts = [text for _, text in measure_inputs.go_on_texts(connection)]
+
+    assert texts == ["weiter"]  # neither the request before the run's first event nor the thanks after
+
+
+def test_the_waits_are_read_only_for_conversations_with_a_go_on_or_an_unreadable_user_message(
+    installation_engine: Engine,
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        going, going_run = waiting_turn(site, T, "weiter")
+        going.close()
+        noting, _ = waiting_turn(site, T + DAY_S, "Bitte auch die Vorschau prüfen.")
+        noting.close()
+        site.finish()
+
+    with batch(installation_engine) as connection:
+        measure_inputs.fill_user_messages(connection)
+        said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
+        measure_inputs.save_go_on(connection, said)
+        measure_inputs.fill_waits(connection)
+        measure_inputs.place_user_messages(connection)
+        u = scratch.user.c
+        waited = set(connection.execute(select(scratch.wait.c.run_uid)).scalars())
+        placed = connection.execute(select(u.inside_run).where(u.message_uid.in_(said))).scalars().all()
+
+        assert waited == {going_run.uid}
+        assert placed == [going_run.uid]
+
+
+def _count_plans(connection: Connection, uids: list[int]) -> str:
+    """The plan of the statement that counts the batch's events, as the database explains it."""
+    seen: list[tuple[str, Any]] = []
+
+    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if statement.startswith("INSERT INTO tx_runrecord_m_count"):
+            seen.append((statement, parameters))
+
+    event.listen(connection, "before_cursor_execute", keep)
+    try:
+        measure_inputs.fill_conversations(connection, uids=uids)
+        measure_inputs.fill_entries(connection)
+        measure_inputs.fill_messages(connection)
+        measure_inputs.fill_runs(connection)
+    finally:
+        event.remove(connection, "before_cursor_execute", keep)
+    statement, parameters = seen[-1]
+    if connection.dialect.name == "sqlite":
+        rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+        return "\n".join(str(row[-1]) for row in rows)
+    explained = connection.exec_driver_sql(f"EXPLAIN {statement}", parameters).mappings()
+    return "\n".join(f"{row['table']} key={row['key']} type={row['type']}" for row in explained)
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["events together", "events far apart"])
+def test_the_batchs_events_are_read_as_one_uid_range_where_they_lie_together_and_run_by_run_elsewhere(
+    installation_engine: Engine, dialect: str, together: bool
+) -> None:
+    if dialect == "postgresql":
+        pytest.skip("PostgreSQL's planner reads the list of runs by its own choice (a join, with statistics)")
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chats = []
+        for index in range(12):  # the middle ones' events lie between the first and the last one's
+            chat, _ = waiting_turn(site, T + index * DAY_S, "weiter")
+            chat.close()
+            chats.append(chat)
+        site.finish()
+    chosen = [chat.uid for chat in chats] if together else [chats[0].uid, chats[-1].uid]
+
+    with installation_engine.connect() as connection, connection.begin():
+        scratch.create(connection)
+        plan = _count_plans(connection, chosen)
+        connection.rollback()
+
+    if dialect == "mariadb" and together:
+        assert plans.reads_key_ranges(dialect)
+        assert "tx_nrllm_agentrun_event key=PRIMARY type=range" in plan
+    elif dialect == "mariadb":
+        assert "tx_nrllm_agentrun_event key=run_sequence type=ref" in plan, plan
+    else:
+        assert "SEARCH tx_nrllm_agentrun_event USING INDEX run_sequence (run=?)" in plan
