@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters import job_log
+from adapters import clock, job_log
 from adapters.database import one_line
 from adapters.processes import seen
 from core.job_runs import HEARTBEAT_S, interruption
@@ -35,7 +34,7 @@ logger.addHandler(logging.NullHandler())  # silent unless the application config
 
 def mark_interrupted(engine: Engine, *, now: int | None = None) -> list[int]:
     """Mark the running rows whose process is gone (core.job_runs.interruption) interrupted; their uids."""
-    at = int(time.time()) if now is None else now
+    at = clock.unix() if now is None else now
     with engine.connect() as connection:
         rows = job_log.running(connection)
     marked = []
@@ -61,7 +60,7 @@ def heartbeat(engine: Engine, uid: int, *, every_s: float = HEARTBEAT_S) -> Iter
         while not stop.wait(every_s):
             try:
                 with engine.begin() as connection:
-                    job_log.beat(connection, uid, int(time.time()))
+                    job_log.beat(connection, uid, clock.unix())
             except SQLAlchemyError as error:
                 logger.info("job run %s: cannot renew its heartbeat: database: %s", uid, one_line(error))
 

@@ -144,6 +144,15 @@ SETTINGS: tuple[Setting, ...] = (
         "The language (de or en) the Conversation page first renders notices and errors in, as the chat's "
         "reader would read them; the page has a choice.",
     ),
+    Setting(
+        "now",
+        "RUNRECORD_NOW",
+        "",
+        "Fixes runrecord's clock at this ISO 8601 instant (UTC when it has no offset): the jobs' default "
+        "--now, the dashboard's open week and windows, sign-in expiry and the job log all read it, so a "
+        "test or a re-measurement sees the same calendar at any hour. Unset: the system clock. The "
+        "scheduler still fires its jobs by the system clock.",
+    ),
 )
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}

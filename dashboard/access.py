@@ -12,14 +12,13 @@ checks it on every run.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 import streamlit as st
 
-from adapters import admin_sessions, settings
+from adapters import admin_sessions, clock, settings
 from adapters.admin_sessions import TokenCheck
 from adapters.database import RunrecordError
 from adapters.passwords import PasswordHashError, verify_password
@@ -77,7 +76,7 @@ def admin_emails() -> frozenset[str]:
 
 
 def _now() -> int:
-    return int(time.time())
+    return clock.unix()
 
 
 def _checked(token: object) -> TokenCheck:

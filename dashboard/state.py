@@ -9,14 +9,13 @@ rows, which change without a job run, for five minutes; Health for one.
 
 from __future__ import annotations
 
-import time
 from datetime import date
 
 import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine
 
-from adapters import settings
+from adapters import clock, settings
 from adapters.database import make_engine, parse_url
 from adapters.runs import RunFilter
 from core.between import BetweenReport
@@ -60,12 +59,12 @@ def engine() -> Engine:
 
 def now() -> int:
     """The current time in unix seconds, rounded down to the minute (a cache key part)."""
-    return int(time.time()) // MINUTE_S * MINUTE_S
+    return clock.unix() // MINUTE_S * MINUTE_S
 
 
 def hour() -> int:
     """The current time rounded down to the hour: the Rates page's open periods and windows move no faster."""
-    return int(time.time()) // HOUR_S * HOUR_S
+    return clock.unix() // HOUR_S * HOUR_S
 
 
 def window_s() -> int:

@@ -6,14 +6,14 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters import settings
+from adapters import clock, settings
 from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
 from core.time import DAY_S
 
@@ -78,14 +78,10 @@ def creating_db_option(function: F) -> F:
 
 
 def parse_now(value: str | None) -> datetime:
-    """--now as an aware datetime (UTC when no offset is given); the current time when absent."""
+    """--now as an aware datetime (UTC when no offset is given); adapters.clock's time when absent."""
     if value is None:
-        return datetime.now(UTC)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as error:
-        raise RunrecordError(f"--now is not an ISO 8601 date or time: {value!r}") from error
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+        return clock.now()
+    return clock.parse_instant(value, what="--now")
 
 
 @click.group(cls=_Group)
@@ -442,7 +438,7 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
             f"scheduler for {where}: time zone {config.timezone.key}, misfire grace "
             f"{config.misfire_grace_s} s, lease {config.lease_s:g} s"
         )
-        for planned in scheduler.plan(config, datetime.now(config.timezone)):
+        for planned in scheduler.plan(config, clock.now().astimezone(config.timezone)):
             when = "never" if planned.next_run is None else f"{planned.next_run:%Y-%m-%d %H:%M %Z}"
             if planned.spec.after is not None:
                 when = f"after {when}"

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from adapters import settings
+from adapters import clock, settings
 from adapters.database import RunrecordError, describe, make_engine, parse_url, sqlite_path, table_names
 from adapters.passwords import hash_password, one_time_password
 from adapters.schema import REQUIRED_UPSTREAM
@@ -74,7 +73,7 @@ def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
         if manifest is not None and manifest.exists():
             release = json.loads(manifest.read_text(encoding="utf-8"))["release"]
             day = date.fromisoformat(release["date"])
-            if add_release(engine, day, release["label"], now=int(time.time())):
+            if add_release(engine, day, release["label"], now=clock.unix()):
                 say(f"marked the release of {day.isoformat()}: {release['label']}")
     finally:
         engine.dispose()

@@ -30,8 +30,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
+from adapters import clock, settings
 from adapters import history as history_queries
-from adapters import settings
 from adapters import write_facts as batch
 from adapters import write_targets as targets
 from adapters.database import RunrecordError, make_engine, reported
@@ -293,7 +293,7 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     try:
         summary = derive_outcomes(
             engine,
-            now=int((now or datetime.now(UTC)).timestamp()),
+            now=int((now or clock.now()).timestamp()),
             window_s=settings.window_seconds(),
             stop=stop_requested,
         )

@@ -51,7 +51,7 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters import job_liveness
+from adapters import clock, job_liveness
 from adapters import job_log as job_rows
 from adapters.database import RunrecordError, describe, make_engine, missing_table, one_line
 from core import job_runs
@@ -167,7 +167,7 @@ def run_logged(job: str, target: str, db_url: str, *, now: datetime | None = Non
 def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Execution:
     """Run work() as an execution of `job`, recorded in the engine's tx_runrecord_job_run."""
     not_recorded = _deliver_undelivered(engine)
-    started = int(time.time())
+    started = clock.unix()
     began = time.monotonic()
     uid: int | None = None
     if not_recorded is None:
@@ -186,7 +186,7 @@ def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Executio
         else:
             status = Status.OK
     execution = Execution(job, status, result, int((time.monotonic() - began) * 1000))
-    row = _finished_row(execution, started, int(time.time()))
+    row = _finished_row(execution, started, clock.unix())
     if not_recorded is None:
         try:
             _finish(engine, uid, row)

@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from adapters import facts, measure_inputs, rates, settings, tallies
+from adapters import clock, facts, measure_inputs, rates, settings, tallies
 from adapters import measure_scratch as scratch
 from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
@@ -122,7 +122,7 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`; then the alert
     check (jobs.alerts), whose outcome ends the message and never fails the job."""
     engine = make_engine(db_url)
-    at = int((now or datetime.now(UTC)).timestamp())
+    at = int((now or clock.now()).timestamp())
     grains = (Grain.WEEK, Grain.DAY)
     try:
         summary = measure_rates(engine, now=at, window_s=settings.window_seconds(), grains=grains)

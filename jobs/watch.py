@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from adapters import clock, settings
 from adapters import health as health_queries
-from adapters import settings
 from adapters.database import make_engine
 from adapters.history import oldest_retained_tstamp
 from core import health as rules
@@ -26,7 +26,7 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     """The job callable (contract: jobs.job_log): one health reading of the database, stored."""
     engine = make_engine(db_url)
     try:
-        reading = watch(engine, now=now or datetime.now(UTC), window_s=settings.window_seconds())
+        reading = watch(engine, now=now or clock.now(), window_s=settings.window_seconds())
     finally:
         engine.dispose()
     return result_of(reading)

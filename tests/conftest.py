@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from adapters import settings
 from jobs.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # The upstream tables the way an installation has them (DOMAIN.md); kept beside the repository, not in it.
 INSTALLATION_SQL = REPO_ROOT.parent / "shared" / "upstream-schema" / "installation.sqlite.sql"
+
+# The hour runrecord's clock reads in every test (adapters.clock, RUNRECORD_NOW), and the hour the generated
+# installations are built around: a test gives the same answer whenever the suite runs. A test about the
+# calendar sets another one (tests/app/test_calendar.py).
+NOW = datetime(2026, 11, 25, 14, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fixed_clock() -> Iterator[datetime]:
+    """NOW as the clock of every job, page, job log and command, set before any installation is built."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(settings.variable("now"), NOW.isoformat())
+        yield NOW
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ the app as either role."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -15,11 +15,8 @@ from dashboard.access import SIGNED_IN_KEY, issue_token
 from data.generate import campaign_tours, default_manifest, generate
 from jobs.schema_setup import init_installation
 from tests.app.installations import bad_rows, measured_copy
-from tests.conftest import REPO_ROOT
+from tests.conftest import NOW, REPO_ROOT
 
-# The pages read the wall clock (dashboard/state.py), so the data is built around the current hour: a fixed
-# date would drift out of the windows the pages compute as the calendar moves on.
-NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 APP = str(REPO_ROOT / "dashboard" / "app.py")
 TIMEOUT_S = 60
 # The small demo: the conversations asked for, and all it holds with its SEO campaign (data/generate.py).

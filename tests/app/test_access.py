@@ -5,7 +5,6 @@ A link to an administrator page shows the sign-in in its place, and that very pa
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -18,7 +17,7 @@ from dashboard.access import SIGNED_IN_KEY, TOKEN_COOKIE, issue_token
 from dashboard.components import browser_cookie
 from dashboard.components.sign_in_gate import RETURN_COOKIE, RETURN_MAX_AGE_S
 from tests.app import rendered
-from tests.app.conftest import APP, TIMEOUT_S
+from tests.app.conftest import APP, NOW, TIMEOUT_S
 
 PASSWORD = "correct horse battery staple"
 AUTH = {
@@ -163,7 +162,7 @@ def test_the_right_password_gives_the_tab_a_token_the_browser_keeps_for_the_conf
 
     token = app.session_state[SIGNED_IN_KEY]
     parsed = admin_sessions.read(token)
-    assert parsed is not None and 0 < parsed.expiry - time.time() <= 300
+    assert parsed is not None and 0 < parsed.expiry - NOW.timestamp() <= 300
     kept = browser.last(TOKEN_COOKIE)
     assert kept is not None and kept[0] == token and 290 <= kept[1] <= 300
     assert PASSWORD not in token and password_hash not in token
@@ -182,18 +181,18 @@ def test_the_token_the_browser_sent_signs_a_new_tab_in(
 
 
 def _forged() -> str:
-    return admin_sessions.issue(b"x" * 32, now=int(time.time()), lifetime_s=3600)
+    return admin_sessions.issue(b"x" * 32, now=int(NOW.timestamp()), lifetime_s=3600)
 
 
 def _expired() -> str:
-    return admin_sessions.issue(admin_sessions.key(None), now=int(time.time()) - 7200, lifetime_s=3600)
+    return admin_sessions.issue(admin_sessions.key(None), now=int(NOW.timestamp()) - 7200, lifetime_s=3600)
 
 
 def _signed_out() -> str:
     token = issue_token()
     parsed = admin_sessions.read(token)
     assert parsed is not None
-    admin_sessions.SIGNED_OUT.add(parsed, now=int(time.time()))
+    admin_sessions.SIGNED_OUT.add(parsed, now=int(NOW.timestamp()))
     return token
 
 

@@ -3,7 +3,6 @@ sides' figures, until it is closed; an explicit line when there is none."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -109,7 +108,7 @@ def test_a_closed_alert_leaves_the_pages(
     url = f"sqlite:///{copy}"
     engine = make_engine(url)
     first = alerts.list_alerts(engine)[0]
-    alerts.close_alert(engine, first.uid, now=int(time.time()))
+    alerts.close_alert(engine, first.uid, now=int(NOW.timestamp()))
     engine.dispose()
 
     app = dashboard(url)

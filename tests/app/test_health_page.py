@@ -21,7 +21,7 @@ from dashboard.queries import health
 from jobs.job_log import JobResult, execute
 from jobs.schema_setup import init_db
 from tests.app import rendered
-from tests.app.conftest import SMALL_DEMO_CONVERSATIONS
+from tests.app.conftest import NOW, SMALL_DEMO_CONVERSATIONS
 from tests.conftest import REPO_ROOT
 
 # A job that runs until it is killed, recorded as every job run is.
@@ -107,9 +107,9 @@ def test_health_says_what_to_do_on_a_database_without_tables(
 
 def test_a_nightly_job_not_run_for_over_a_day_is_stale(measured_db_url: str) -> None:
     engine = make_engine(measured_db_url)
-    later = int(time.time()) + 27 * 3600
+    later = int(NOW.timestamp()) + 27 * 3600
 
-    fresh = health.freshness(engine, now=int(time.time())).set_index("job")["state"]
+    fresh = health.freshness(engine, now=int(NOW.timestamp())).set_index("job")["state"]
     stale = health.freshness(engine, now=later).set_index("job")["state"]
     engine.dispose()
 
@@ -135,7 +135,7 @@ def test_a_run_whose_process_was_killed_reads_interrupted_marked_or_not_yet_mark
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     execute(engine, "watch-conversations", lambda: JobResult(1, 0, "the next run"))  # marks the killed one
-    silent_since = int(time.time()) - SILENT_AFTER_S - 3600
+    silent_since = int(NOW.timestamp()) - SILENT_AFTER_S - 3600
     with engine.begin() as connection:  # as a run on another host, killed an hour ago, leaves its row
         connection.execute(
             insert(job_run).values(

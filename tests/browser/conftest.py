@@ -17,7 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from data.generate import default_manifest, generate
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.schema_setup import init_installation
 from tests.app.installations import measured_copy
-from tests.conftest import REPO_ROOT
+from tests.conftest import NOW, REPO_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -41,9 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# The pages read the wall clock (dashboard/state.py), so the data is built around the current hour: a fixed
-# date would drift out of the windows the pages compute as the calendar moves on.
-NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 SERVE_TIMEOUT_S = 90
 SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 PASSWORD_LINE = re.compile(r"^administrator password: (\S+)$")
@@ -110,7 +107,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     url, release = measured_copy(demo, work / "measured.sqlite", NOW)
     port = _free_port()
     environment = {key: value for key, value in os.environ.items() if not key.startswith("RUNRECORD_")}
-    environment |= {"RUNRECORD_DB": url, "HOME": str(work)}  # no secrets.toml: the password sign-in
+    # No secrets.toml: the password sign-in.
+    environment |= {"RUNRECORD_DB": url, "RUNRECORD_NOW": NOW.isoformat(), "HOME": str(work)}
     server = subprocess.Popen(
         [*_runrecord(), "dashboard", "--port", str(port)],
         cwd=work,

@@ -22,10 +22,11 @@ from core.job_runs import SILENT_AFTER_S
 from core.time import DAY_S
 from jobs.job_log import JobResult, Status, execute
 from jobs.scheduler import JobSpec, Runner, SchedulerConfig
+from tests.conftest import NOW as CLOCK
 from tests.conftest import REPO_ROOT
 
 WAIT_S = 30
-NOW = int(time.time())
+NOW = int(CLOCK.timestamp())  # runrecord's clock in the tests (tests/conftest.py)
 OTHER_HOST = "scheduler-2 pid:[4026531836]"
 
 # A job that runs until it is killed: recorded as every job run is (jobs.job_log.execute).

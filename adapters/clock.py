@@ -1,0 +1,44 @@
+"""The current time, read in one place.
+
+Every "now" that decides a result reads this module: the jobs' default --now, the dashboard's open week and
+windows, sign-in expiry, release stamps and the job log. RUNRECORD_NOW fixes it, so that a test, a
+screenshot or a re-measurement sees the same calendar whatever the hour. Not read here: how long something
+took (time.monotonic) and when the scheduler fires a job or a lease expires (APScheduler and the lease run
+on the system clock, between processes).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from adapters import settings
+from adapters.database import RunrecordError
+
+
+def parse_instant(text: str, *, what: str) -> datetime:
+    """An ISO 8601 date or time as an aware datetime (UTC when it has no offset); RunrecordError naming
+    `what` otherwise."""
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError as error:
+        raise RunrecordError(f"{what} is not an ISO 8601 date or time: {text!r}") from error
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def fixed() -> datetime | None:
+    """The instant RUNRECORD_NOW fixes the clock at, or None when the system clock runs it."""
+    text = settings.get("now")
+    if not text.strip():
+        return None
+    return parse_instant(text, what=settings.variable("now"))
+
+
+def now() -> datetime:
+    """The current time, aware: RUNRECORD_NOW when set, else the system clock (UTC)."""
+    return fixed() or datetime.fromtimestamp(time.time(), UTC)
+
+
+def unix() -> int:
+    """The current time in whole unix seconds."""
+    return int(now().timestamp())

@@ -1,0 +1,61 @@
+"""runrecord's clock (adapters.clock): RUNRECORD_NOW fixes it; unset, the system clock runs it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from adapters import clock
+from adapters.database import RunrecordError
+
+
+class _SystemClock:
+    """A system clock that reads one instant."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def time(self) -> float:
+        return self.seconds
+
+
+def test_runrecord_now_fixes_the_clock_at_its_instant(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNRECORD_NOW", "2026-11-23T00:20:00+01:00")
+
+    assert clock.now() == datetime(2026, 11, 22, 23, 20, tzinfo=UTC)
+    assert clock.unix() == int(datetime(2026, 11, 22, 23, 20, tzinfo=UTC).timestamp())
+
+
+def test_an_instant_without_an_offset_is_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNRECORD_NOW", "2026-11-29 23:40")
+
+    assert clock.now().utcoffset() == timedelta(0)
+    assert clock.now() == datetime(2026, 11, 29, 23, 40, tzinfo=UTC)
+
+
+def test_unset_the_system_clock_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RUNRECORD_NOW", raising=False)
+    monkeypatch.setattr(clock, "time", _SystemClock(1_796_000_000.75))
+
+    assert clock.now() == datetime.fromtimestamp(1_796_000_000.75, UTC)
+    assert clock.unix() == 1_796_000_000
+    assert clock.now().tzinfo is not None and clock.now().utcoffset() == UTC.utcoffset(None)
+
+
+def test_a_malformed_instant_is_one_error_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNRECORD_NOW", "next tuesday")
+
+    with pytest.raises(
+        RunrecordError, match=r"^RUNRECORD_NOW is not an ISO 8601 date or time: 'next tuesday'$"
+    ):
+        clock.now()
+
+
+def test_a_job_command_without_now_reads_the_fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.cli import parse_now
+
+    monkeypatch.setenv("RUNRECORD_NOW", "2026-03-29T01:30:00Z")
+
+    assert parse_now(None) == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+    assert parse_now("2026-10-25T02:30:00+02:00") == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
