@@ -105,6 +105,7 @@ class Story:
 
     now: int
     window_s: int
+    day: int  # the start of now's day (UTC): the timeline hangs from it, so a seed writes the same all day
     start: int  # the first conversation
     horizon: int  # sys_history rows before this were trimmed by the installation's garbage collection
     release: int  # after it, claimed-but-unwritten answers become rarer
@@ -115,16 +116,19 @@ class Story:
 
     @classmethod
     def around(cls, now: int, *, window_s: int) -> Story:
-        """The default dates relative to `now`."""
-        canary_since = unix_of(period_start(now - CANARY_WEEKS * 7 * DAY, Grain.WEEK))
+        """The default dates relative to the start of `now`'s day."""
+        day = unix_of(period_start(now, Grain.DAY))
+        canary_since = unix_of(period_start(day - CANARY_WEEKS * 7 * DAY, Grain.WEEK))
         return cls(
             now=now,
             window_s=window_s,
-            start=now - 120 * DAY,
-            horizon=now - 100 * DAY,
-            release=now - 50 * DAY,
-            notice_since=now - 80 * DAY,
-            run_record_since=now - 30 * DAY,
+            day=day,
+            start=day - 120 * DAY,
+            horizon=day - 100 * DAY,
+            # A day's start, as `release add DATE` marks a day: a comparison's after side begins there.
+            release=day - 50 * DAY,
+            notice_since=day - 80 * DAY,
+            run_record_since=day - 30 * DAY,
             # The Monday of the week five weeks back: no week holds a handful of canary runs and no more.
             canary_since=canary_since,
             canary_promoted=canary_since + CANARY_PROMOTED_AFTER_WEEKS * 7 * DAY,
@@ -441,15 +445,16 @@ def question(w: Writer) -> Planted:
     return w.close(chat)
 
 
-# After the release, one go_on conversation in this many (by uid) holds a "go on" that nothing answered.
+# After the release, the go_on conversations of one day in this many (counted from the installation's day, so
+# that the same ones do whatever the hour and weekday it is built at) hold a "go on" that nothing answered.
 GO_ON_UNANSWERED_EVERY = 3
 
 
 def go_on(w: Writer) -> Planted:
     """'weiter' while an approval waits (001_…): before the fix a second run re-drafts the page; after it a
-    run decided in AI Tasks is answered with a runFinishedOutside line, and every GO_ON_UNANSWERED_EVERY-th
-    such conversation (by uid, so that no random number is drawn) stores a "weiter" no run answered, the page
-    drafted on the editor's next request: the three paths core.go_on tells apart."""
+    run decided in AI Tasks is answered with a runFinishedOutside line, and such a conversation on every
+    GO_ON_UNANSWERED_EVERY-th day (so that no random number is drawn) stores a "weiter" no run answered, the
+    page drafted on the editor's next request: the three paths core.go_on tells apart."""
     page, fate = w.page("Neuigkeiten")
     chat = w.open(configuration=CONTENT_CONFIGURATION, page=page)
     chat.user("Lege eine Unterseite für das Sommerfest an.", at=w.at)
@@ -464,7 +469,7 @@ def go_on(w: Writer) -> Planted:
         again.approve(at=again.now + 60)
         again.answer("Die Seite „Sommerfest“ wurde angelegt.")
         again.finish()
-    elif chat.uid % GO_ON_UNANSWERED_EVERY == 0:
+    elif (w.story.day - w.at) // DAY % GO_ON_UNANSWERED_EVERY == 0:
         chat.user("weiter", at=run.now + 400)  # stored while the card waits; no run started for it
         chat.user("Lege die Seite „Sommerfest“ bitte an.", at=run.now + DAY)
         later = w.track(chat.run())
