@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -140,6 +140,41 @@ class SchedulerConfig:
 _CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 
+class CrontabTrigger(CronTrigger):
+    """A CronTrigger that, as crontab does, runs a job of a fixed hour once on the night the clocks go back:
+    the second pass through the repeated hour is skipped. A job whose hour field begins with "*" runs in both
+    passes, as in crontab. (In the hour the clocks skip, a CronTrigger already runs the job right after the
+    change, as crontab does.)"""
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
+        fire, probe = super().get_next_fire_time(previous_fire_time, now), now
+        # Around a change of the clocks a CronTrigger can answer a time it answered already (asked from
+        # inside the repeated hour, or for two times of the hour that was skipped): step past it.
+        while fire is not None and (
+            (self._fixed_hour() and _second_pass(fire))
+            or (previous_fire_time is not None and _utc(fire) <= _utc(previous_fire_time))
+        ):
+            probe = max(probe, fire) + timedelta(minutes=1)
+            fire = super().get_next_fire_time(fire, probe)
+        return fire
+
+    def _fixed_hour(self) -> bool:
+        return not str(self.fields[CronTrigger.FIELD_NAMES.index("hour")]).startswith("*")
+
+
+def _utc(moment: datetime) -> datetime:
+    """The moment in UTC: two times of one zone compare by their wall clocks, which repeat in the night the
+    clocks go back."""
+    return moment.astimezone(UTC)
+
+
+def _second_pass(moment: datetime) -> bool:
+    """Whether the moment's wall-clock time happened once already that night (the clocks went back)."""
+    zone, wall = moment.tzinfo, moment.replace(tzinfo=None)
+    first, second = wall.replace(tzinfo=zone, fold=0), wall.replace(tzinfo=zone, fold=1)
+    return first.utcoffset() != second.utcoffset() and moment.utcoffset() == second.utcoffset()
+
+
 def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") -> CronTrigger:
     """A CronTrigger that fires when crontab would (minute hour day month weekday, weekday 0/7 = Sunday).
 
@@ -159,7 +194,7 @@ def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") 
                 f"the schedule of {named}, {expression!r}, restricts both the day of the month and the "
                 "weekday, which crontab runs on either day and this scheduler cannot: make one of them *"
             )
-        return CronTrigger(
+        return CrontabTrigger(
             minute=minute,
             hour=hour,
             day=day,
