@@ -1,11 +1,14 @@
 # Two commands for a new user: `make demo` and `make test`. Both set up .venv first when it is missing or
-# older than pyproject.toml.
+# older than pyproject.toml. `make test-fast` is the inner loop: SQLite only, no browser; CI runs `make test`.
 
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test
+# One worker per core; a file's tests stay on one worker, so that its module fixtures are built once.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
+
+.PHONY: demo test test-fast
 
 demo: $(STAMP)
 	$(BIN)/runrecord demo
@@ -14,7 +17,11 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(PYTEST)
+
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	RUNRECORD_TEST_DIALECTS=sqlite $(PYTEST) --ignore=tests/browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)

@@ -29,7 +29,13 @@ from adapters.database import describe, make_engine, one_line
 from adapters.schema import VERSION_TABLE
 from jobs.schema_setup import init_db
 
-DIALECTS = ("sqlite", "mariadb", "postgresql")
+ALL_DIALECTS = ("sqlite", "mariadb", "postgresql")
+# RUNRECORD_TEST_DIALECTS narrows the run to some of them (`make test-fast`: sqlite); `make test` runs all.
+DIALECTS = tuple(
+    name.strip() for name in os.environ.get("RUNRECORD_TEST_DIALECTS", ",".join(ALL_DIALECTS)).split(",")
+)
+if not DIALECTS or not set(DIALECTS) <= set(ALL_DIALECTS):
+    raise pytest.UsageError(f"RUNRECORD_TEST_DIALECTS names {DIALECTS}: each of {', '.join(ALL_DIALECTS)}")
 
 SERVERS = {
     "mariadb": ("RUNRECORD_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306/test"),
@@ -80,7 +86,10 @@ def _server(dialect: str) -> tuple[URL | None, str]:
 
 
 def server_url(dialect: str) -> URL:
-    """The URL of the dialect's test server; fails the test in CI, skips it elsewhere, when there is none."""
+    """The URL of the dialect's test server; fails the test in CI, skips it elsewhere, when there is none;
+    skips it when RUNRECORD_TEST_DIALECTS leaves the dialect out."""
+    if dialect not in DIALECTS:
+        pytest.skip(f"RUNRECORD_TEST_DIALECTS leaves out {dialect}")
     url, problem = _server(dialect)
     if url is None:
         if _in_ci():
