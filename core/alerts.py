@@ -9,10 +9,13 @@ closed period is compared, for all runs and for every configuration and skill:
   (DEFAULT_WEEKS weeks each side, at compare's default grain RELEASE_GRAIN), on the closed periods only, so
   that an alert's figures are final.
 
-A comparison is an alert when it is significant by core.rates (p < 0.05 and not "too few to tell"), and only
-when both sides are shown: a configuration or skill with fewer than MIN_GROUP_RUNS runs in any period of a
-side is too few to show (core.comparison.side_of, DESIGN.md "Privacy"). An alert is keyed on its move
-(metric, grain, group, kind, date), so that the same move is written once however often it is checked.
+A comparison is tested only when both sides are shown and hold data: a configuration or skill with fewer than
+MIN_GROUP_RUNS runs in any period of a side is too few to show (core.comparison.side_of, DESIGN.md
+"Privacy"). The comparisons one measurement tests — every rate, group, check and grain — are corrected
+together (core.multiple_testing: Benjamini–Hochberg at q = 0.05), and a tested comparison is an alert when
+the correction rejects it and its verdict is significant (core.verdicts: p < 0.05, which BH's rejection
+implies but for a p of exactly 0.05). An alert is keyed on its move (metric, grain, group, kind, date), so
+that the same move is written once however often it is checked.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from enum import StrEnum
 from core.comparison import DEFAULT_WEEKS, RATE_METRICS, Figures, side_of
 from core.groups import Group
 from core.metrics import Metric
+from core.multiple_testing import FALSE_DISCOVERY_RATE, rejected
 from core.periods import Grain, Sides, comparison_periods, period_length
 from core.rates import Interval, Proportion, compare
+from core.verdicts import is_significant
 
 # The issue behind the alerts: the newest closed period against "the four periods before it summed".
 TREND_PERIODS = 4
@@ -153,21 +158,18 @@ def periods_read(found: Iterable[Check]) -> set[date]:
     return {period for check in found for period in check.sides.before + check.sides.after}
 
 
-def alert_of(
+def comparison_of(
     metric: Metric, group: Group, grain: Grain, check: Check, figures: Figures, *, first_open: date
 ) -> Alert | None:
-    """The alert of one comparison: when both sides are shown and the move is significant (p < 0.05 and not
-    too few to tell, core.rates.compare); None otherwise."""
+    """One comparison as an alert would carry it, when both sides are shown and hold data (so that it has a
+    difference, its interval and p); None when a side is too few to show or has no data."""
     before = side_of(metric, group, grain, check.sides.before, figures, first_open=first_open)
     after = side_of(metric, group, grain, check.sides.after, figures, first_open=first_open)
     if not (before.shown and after.shown):
         return None
     comparison = compare(before.proportion, after.proportion)
-    if not comparison.significant:
+    if comparison.difference is None or comparison.difference_interval is None or comparison.p_value is None:
         return None
-    # A significant comparison has data on both sides, hence a difference, its interval and p.
-    assert comparison.difference is not None and comparison.difference_interval is not None
-    assert comparison.p_value is not None
     return Alert(
         metric=metric.value,
         grain=grain.value,
@@ -187,7 +189,7 @@ def alert_of(
     )
 
 
-def alerts(
+def compared(
     grain: Grain,
     found: Sequence[Check],
     figures_by_group: Mapping[Group, Figures],
@@ -195,13 +197,29 @@ def alerts(
     first_open: date,
     metrics: Sequence[Metric] = RATE_METRICS,
 ) -> list[Alert]:
-    """Every rate, every group and every check: the significant moves, in key order."""
-    moved = [
-        alert
+    """Every rate, every group and every check at one grain: the comparisons that are tested, in key order."""
+    made = [
+        comparison
         for group in sorted(figures_by_group)
         for check in found
         for metric in metrics
-        if (alert := alert_of(metric, group, grain, check, figures_by_group[group], first_open=first_open))
+        if (
+            comparison := comparison_of(
+                metric, group, grain, check, figures_by_group[group], first_open=first_open
+            )
+        )
         is not None
+    ]
+    return sorted(made, key=lambda comparison: comparison.key)
+
+
+def alerts(measured: Sequence[Alert], *, q: float = FALSE_DISCOVERY_RATE) -> list[Alert]:
+    """The alerts of one measurement's tested comparisons, corrected together: those Benjamini–Hochberg
+    rejects at q whose verdict is significant (p < 0.05), in key order."""
+    passed = rejected([comparison.p_value for comparison in measured], q)
+    moved = [
+        comparison
+        for comparison, rejects in zip(measured, passed, strict=True)
+        if rejects and is_significant(comparison.p_value)
     ]
     return sorted(moved, key=lambda alert: alert.key)

@@ -4,7 +4,7 @@ ADR-156's second criterion, which 003_… ("What this does not build") makes com
 does a canary configuration do better or worse than the stable one? Both sides sum the stored figures of
 the same periods: every closed period of the grain that holds the metric's rows for both configurations,
 bounded by --from/--to to the periods that lie wholly between them. Open periods are left out (a run in
-them may still change). The arithmetic, the test and the "too few to tell" rule are core.rates', the sums
+them may still change). The arithmetic and the test are core.rates', the verdict core.verdicts', the sums
 and the "too few to show" rule core.comparison's (a side with fewer than MIN_GROUP_RUNS runs in any of its
 periods is hidden). Beside the verdict: how many runs each side still needs before a difference of
 MIN_DETECTABLE_DIFFERENCE could be told apart (core.sample_size), and how many weeks that is at the side's
@@ -17,12 +17,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from core.comparison import Figures, Side, side_of
+from core.comparison import TOO_FEW_TO_SHOW, Figures, Side, side_of
 from core.groups import Group
 from core.metrics import Metric
 from core.periods import Grain, is_open, period_length
 from core.rates import Comparison, compare
 from core.sample_size import more_needed, runs_per_side, weeks_needed
+from core.verdicts import worded
 
 WEEK = timedelta(days=7)
 
@@ -81,14 +82,16 @@ class BetweenReport:
 
     @property
     def verdict(self) -> str:
-        """too few to show, too few to tell, no significant difference, significantly higher/lower."""
+        """too few to show; else core.verdicts' finding: significantly higher/lower, no difference of 5 points
+        or more, too few to tell."""
         if self.comparison is None:
-            return "too few to show"
-        if self.comparison.too_few_to_tell:
-            return "too few to tell"
-        if not self.comparison.significant:
-            return "no significant difference"
-        return "significantly lower" if (self.comparison.difference or 0.0) < 0 else "significantly higher"
+            return TOO_FEW_TO_SHOW
+        return worded(
+            self.comparison.finding,
+            self.comparison.difference,
+            rise="significantly higher",
+            drop="significantly lower",
+        )
 
     def last_day(self) -> date:
         """The span's last day."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from core.between import BetweenReport, Need
-from core.comparison import RULE, Side
+from core.comparison import Side
 from core.comparison_text import group_text
 from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
-from core.rates import MIN_DETECTABLE_DIFFERENCE
+from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
 
 NEED_RULE = (
     f"runs each side needs to tell a {MIN_DETECTABLE_DIFFERENCE * 100:g}-point difference apart at the "

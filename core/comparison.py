@@ -3,7 +3,7 @@
 Both sides are sums of whole periods of one grain, N weeks before the date and N weeks from it
 (core.periods.comparison_periods); a week that holds the date without starting on it is left out of both
 sides. Open periods count with what they hold now, and the report says how many there are. The arithmetic
-and the "too few to tell" rule are core.rates'; a configuration or skill with fewer than MIN_GROUP_RUNS runs
+is core.rates', the verdict core.verdicts'; a configuration or skill with fewer than MIN_GROUP_RUNS runs
 in any period of a side is "too few to show" (DESIGN.md, "Privacy"): judged per period, not per side, or
 comparing sides of different lengths would give the figures of a small period away.
 """
@@ -18,19 +18,17 @@ from core.counting import Count
 from core.groups import Group, shown
 from core.metrics import RATES, Metric
 from core.periods import Grain, Sides, is_open, period_length
-from core.rates import MIN_DETECTABLE_DIFFERENCE, Comparison, Proportion, compare
+from core.rates import Comparison, Proportion, compare
+from core.verdicts import worded
 
 DEFAULT_WEEKS = 4
+
+# A side of a configuration or skill with a period under MIN_GROUP_RUNS runs (DESIGN.md, "Privacy").
+TOO_FEW_TO_SHOW = "too few to show"
 
 # The metrics a comparison can name: every rate (runs and window_open are counts).
 RATE_METRICS: tuple[Metric, ...] = RATES
 
-RULE = (
-    f'"too few to tell" when the 95% interval of the difference (Newcombe) is wider than '
-    f"±{MIN_DETECTABLE_DIFFERENCE * 100:g} points, i.e. the samples cannot tell a difference of "
-    f"{MIN_DETECTABLE_DIFFERENCE * 100:g} points from none; otherwise significant when the two-sided "
-    "two-proportion z-test gives p < 0.05"
-)
 
 # The stored figures a comparison sums: (metric name, period start) → numerator, denominator, excluded.
 Figures = Mapping[tuple[str, date], Count]
@@ -76,15 +74,16 @@ class ComparisonReport:
 
     @property
     def verdict(self) -> str:
-        """significant drop/rise, no significant difference, too few to tell, or too few to show."""
+        """too few to show; else core.verdicts' finding: significant rise/drop, no difference of 5 points or
+        more, too few to tell."""
         if self.comparison is None:
-            return "too few to show"
-        if self.comparison.too_few_to_tell:
-            return "too few to tell"
-        if not self.comparison.significant:
-            return "no significant difference"
-        difference = self.comparison.difference or 0.0
-        return "significant drop" if difference < 0 else "significant rise"
+            return TOO_FEW_TO_SHOW
+        return worded(
+            self.comparison.finding,
+            self.comparison.difference,
+            rise="significant rise",
+            drop="significant drop",
+        )
 
 
 def side_of(

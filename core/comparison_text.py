@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.comparison import RULE, ComparisonReport, Side
+from core.comparison import ComparisonReport, Side
 from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS, Group, GroupKind
 from core.metrics import DEFINITIONS
 from core.rates import Interval
+from core.verdicts import RULE
 
 
 def _interval(interval: Interval | None) -> str:

@@ -18,17 +18,10 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from core.verdicts import Finding, finding
+
 # The normal quantile of a two-sided 95% interval.
 Z_95 = 1.959963984540054
-
-# The significance level the comparison reports against.
-ALPHA = 0.05
-
-# "Too few to tell": the samples cannot tell a difference of 5 percentage points from zero. That is the
-# case when the half-width of the difference's 95% interval, (high − low) / 2, exceeds this value: an
-# observed difference of 5 points would then have an interval that reaches past zero. A change of the
-# EDITED or nothingSaved rate smaller than that is not one the product team acts on.
-MIN_DETECTABLE_DIFFERENCE = 0.05
 
 
 class InvalidProportionError(ValueError):
@@ -126,8 +119,17 @@ class Comparison:
     difference: float | None  # after − before; None when a side has no data
     difference_interval: Interval | None
     p_value: float | None
-    too_few_to_tell: bool
-    significant: bool
+    finding: Finding  # core.verdicts' rule
+
+    @property
+    def significant(self) -> bool:
+        """p < 0.05 (core.verdicts)."""
+        return self.finding is Finding.SIGNIFICANT
+
+    @property
+    def too_few_to_tell(self) -> bool:
+        """Not significant, and the interval reaches past ±5 points or a side has no data (core.verdicts)."""
+        return self.finding is Finding.TOO_FEW_TO_TELL
 
     @property
     def before_rate(self) -> float | None:
@@ -141,7 +143,9 @@ class Comparison:
 
 
 def compare(before: Proportion, after: Proportion) -> Comparison:
-    """Too few to tell: after − before's 95% half-width > 0.05; significant: p < 0.05 and not too few."""
+    """Both rates with their Wilson intervals, after − before with Newcombe's interval and the z-test's p,
+    and core.verdicts' finding: significant at p < 0.05, else no difference within ±5 points, else too few
+    to tell."""
     if before.rate is None or after.rate is None:
         return Comparison(
             before=before,
@@ -151,12 +155,10 @@ def compare(before: Proportion, after: Proportion) -> Comparison:
             difference=None,
             difference_interval=None,
             p_value=None,
-            too_few_to_tell=True,
-            significant=False,
+            finding=finding(None, None),
         )
     difference_interval = newcombe_interval(before, after)
     p_value = z_test_p_value(before, after)
-    too_few = difference_interval.half_width > MIN_DETECTABLE_DIFFERENCE
     return Comparison(
         before=before,
         after=after,
@@ -165,6 +167,5 @@ def compare(before: Proportion, after: Proportion) -> Comparison:
         difference=after.rate - before.rate,
         difference_interval=difference_interval,
         p_value=p_value,
-        too_few_to_tell=too_few,
-        significant=p_value < ALPHA and not too_few,
+        finding=finding(difference_interval, p_value),
     )

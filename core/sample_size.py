@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 
-from core.rates import MIN_DETECTABLE_DIFFERENCE, Z_95, InvalidProportionError, wilson_bounds
+from core.rates import Z_95, InvalidProportionError, wilson_bounds
+from core.verdicts import MIN_DETECTABLE_DIFFERENCE
 
 # Newcombe's half-width shrinks as n grows, so a doubling search finds an n that is narrow enough within a
 # few dozen steps; this bound only stops a search on rates no proportion can have.

@@ -7,10 +7,10 @@ from typing import Any
 from core.comparison_text import group_text
 from core.figures_text import p_text, percent
 from core.groups import MIN_GROUP_RUNS
-from core.rates import ALPHA
 from core.survival import LogRank
 from core.survival_report import HOUR_S, GroupCurve, SurvivalReport
 from core.time import DAY_S
+from core.verdicts import is_significant
 
 METHOD = (
     "Kaplan–Meier; 95% band from Greenwood's variance on the log(−log S) scale; a write nothing changed is "
@@ -47,8 +47,10 @@ def median_text(curve: GroupCurve, window_s: int) -> str:
 
 
 def log_rank_verdict(test: LogRank) -> str:
-    """ "the curves differ significantly" when p < 0.05, else "no significant difference"."""
-    return "the curves differ significantly" if test.p_value < ALPHA else "no significant difference"
+    """ "the curves differ significantly" when p < 0.05 (core.verdicts.is_significant, the rule every
+    comparison uses), else "no significant difference": a log-rank test has no interval of a difference in
+    points, so the ±5-point part of the rule does not apply to it."""
+    return "the curves differ significantly" if is_significant(test.p_value) else "no significant difference"
 
 
 def survival_text(report: SurvivalReport) -> list[str]:
@@ -110,7 +112,7 @@ def survival_json(report: SurvivalReport) -> dict[str, Any]:
             "chi_square": test.chi_square,
             "degrees_of_freedom": 1,
             "p_value": test.p_value,
-            "significant": test.p_value < ALPHA,
+            "significant": is_significant(test.p_value),
         },
     }
 

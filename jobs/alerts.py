@@ -1,7 +1,8 @@
 """The alert check after every measurement, `runrecord alerts` and `runrecord alerts ack ID`.
 
 After measure-rates has committed its rates, one unit of work reads the stored figures of the periods the
-checks need (adapters.rates), lets core.alerts say which comparisons are significant moves, and inserts those
+checks need (adapters.rates), lets core.alerts say which comparisons are significant moves — all the grains'
+comparisons corrected together, as one measurement's (core.multiple_testing) — and inserts those
 (adapters.alerts, insert-or-ignore on the move). Only the alerts really inserted by this run are POSTed to
 RUNRECORD_ALERT_WEBHOOK, after the commit. Nothing here fails the measurement: a failed check or delivery
 becomes part of the job run's message (`check_line`).
@@ -41,6 +42,7 @@ class AlertCheck:
 
     grains: tuple[Grain, ...]
     comparisons: int = 0  # rate × group × check, over the grains
+    tested: int = 0  # the comparisons with both sides shown and holding data, corrected together
     new: list[StoredAlert] = field(default_factory=list)
     failure: str = ""  # why the check itself failed; "" when it ran
     webhook: str = ""  # the webhook's scheme and host; "" when none is set
@@ -64,14 +66,15 @@ def check_alerts(
         with engine.begin() as connection:
             markers = [(r.released_on, r.label) for r in releases.releases(connection)]
             today = datetime.fromtimestamp(now, UTC).date()
-            found = []
+            measured = []
             for grain in grains:
                 first_open = measure_marks.first_open(connection, grain, now=now)
                 made = rules.checks(first_open, grain, markers, today)
                 figures = rates.figures_by_group(connection, grain, READ, rules.periods_read(made))
                 check.comparisons += len(made) * len(figures) * len(RATE_METRICS)
-                found += rules.alerts(grain, made, figures, first_open=first_open)
-            check.new = alert_rows.save_alerts(connection, found, now=now)
+                measured += rules.compared(grain, made, figures, first_open=first_open)
+            check.tested = len(measured)
+            check.new = alert_rows.save_alerts(connection, rules.alerts(measured), now=now)
     except Exception as error:  # the measurement is committed; the check is reported, never raised
         check.failure = failure_line(error)
         return check
@@ -118,7 +121,7 @@ def check_line(check: AlertCheck) -> str:
     if check.new:
         kinds = [(kind, sum(1 for s in check.new if s.alert.kind is kind)) for kind in rules.AlertKind]
         line += " (" + ", ".join(f"{count} {kind.value}" for kind, count in kinds if count) + ")"
-    line += f" of {check.comparisons:,} comparisons"
+    line += f" of {check.comparisons:,} comparisons ({check.tested:,} tested, corrected together)"
     if not check.webhook:
         return f"{line}; not POSTed: {check.not_delivered}" if check.not_delivered else line
     if not check.new:
@@ -143,6 +146,7 @@ def check_json(check: AlertCheck) -> dict[str, Any]:
     return {
         "grains": [grain.value for grain in check.grains],
         "comparisons": check.comparisons,
+        "tested": check.tested,
         "failure": check.failure or None,
         "new": [alert_json(stored) for stored in check.new],
         "webhook": {

@@ -11,11 +11,10 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.between import BetweenReport, Need
 from core.between_text import NEED_RULE
-from core.comparison import RULE, Side
+from core.comparison import TOO_FEW_TO_SHOW, Side
 from core.figures_text import p_text
 from core.groups import MIN_GROUP_RUNS
-
-TOO_FEW_TO_SHOW = "too few to show"
+from core.verdicts import RULE, Finding
 
 
 def show(report: BetweenReport | None, label: str, *, key: str) -> None:
@@ -45,7 +44,7 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
         f"{label}, {names[1]} against {names[0]} over {len(report.periods)} closed {report.grain.value}s "
         f"({span}): **{report.verdict}**."
     )
-    if report.verdict in ("too few to tell", TOO_FEW_TO_SHOW):
+    if report.verdict in (Finding.TOO_FEW_TO_TELL.value, TOO_FEW_TO_SHOW):
         st.warning(text, icon=":material/help:")
     elif report.verdict.startswith("significantly"):
         st.success(text)

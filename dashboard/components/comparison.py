@@ -9,9 +9,8 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.comparison import RULE, ComparisonReport, Side
-
-TOO_FEW_TO_TELL = "too few to tell"
+from core.comparison import TOO_FEW_TO_SHOW, ComparisonReport, Side
+from core.verdicts import RULE, Finding
 
 
 def show(report: ComparisonReport, label: str, *, key: str) -> None:
@@ -32,7 +31,7 @@ def show(report: ComparisonReport, label: str, *, key: str) -> None:
                 f"p = {comparison.p_value:.3f}"
             )
     text = f"{label} across {report.at.isoformat()}, {report.weeks} weeks each side: **{report.verdict}**."
-    if report.verdict in (TOO_FEW_TO_TELL, "too few to show"):
+    if report.verdict in (Finding.TOO_FEW_TO_TELL.value, TOO_FEW_TO_SHOW):
         st.warning(text, icon=":material/help:")
     elif report.verdict.startswith("significant"):
         st.success(text)

@@ -63,7 +63,20 @@ def test_the_page_sets_the_newest_configuration_against_the_one_named_like_it(
     labels = [metric.label for metric in app.metric]
     assert STABLE in labels and CANARY in labels and "Difference" in labels
     texts = _texts(app)
-    assert f"{CANARY} against {STABLE} over 4 closed weeks" in texts and "too few to tell" in texts
+    # EDITED 4 of 24 against 20 of 24: significant, however wide the interval, so nothing more is needed
+    assert f"{CANARY} against {STABLE} over 4 closed weeks" in texts and "**significantly higher**" in texts
+    assert "each side needs" not in texts
+
+
+def test_the_configuration_panel_says_too_few_to_tell_and_what_each_side_needs(
+    dashboard: Callable[..., AppTest], two_configurations: str
+) -> None:
+    app = dashboard(two_configurations)
+    app.selectbox(key="between_metric").set_value("discarded_rate").run()
+
+    texts = _texts(app)
+    assert not app.exception
+    assert "**too few to tell**" in texts  # no write of either was discarded: 0 of 24 against 0 of 24
     assert "each side needs" in texts and f"has {4 * RUNS_A_WEEK}" in texts
 
 

@@ -5,6 +5,7 @@ for a group too small to show; new alerts are POSTed to the webhook; nothing abo
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -146,6 +147,60 @@ def test_a_planted_move_writes_one_alert_for_each_group_it_moved(moved_engine: E
         assert (row["status"], row["closed_at"]) == ("open", 0)
 
 
+# --- done when: a +20-point week at 120 runs a week ---------------------------------------------------
+
+SMALL_WEEK = 120  # the moving configuration's runs a week, as on an ordinary installation
+STEADY_WEEK = 480  # the other configuration's: they dilute all runs' move to +4 points (p ≈ 0.06)
+BEFORE_SHARE, AFTER_SHARE = 0.30, 0.50  # claimed-but-unwritten answers: +20 points in the moved week
+# A Monday noon: the week of 11-30 (back to 30%) holds runs inside their window, so it is the first open
+# one, and the week of 11-23, whose runs all ended a week ago, is the newest closed week.
+MOVE_NOW = int(datetime(2026, 12, 7, 12, tzinfo=UTC).timestamp())
+
+
+def claims(site: Installation, week: date, configuration: str, count: int, share: float) -> None:
+    """`count` conversations over the week, each a turn that writes nothing, the first `share` of them
+    answering that it saved the change, spread evenly over the week so that no day stands out:
+    claimed_unwritten_rate's numerator. No answer carries a notice, so nothing_saved_rate and
+    notice_agreement do not move; no conversation has a skill."""
+    for n in range(count):
+        claiming = math.floor((n + 1) * share + 1e-9) > math.floor(n * share + 1e-9)
+        at = unix(week) + n * (7 * DAY_S // count) + (0 if configuration == "content-assistant" else 600)
+        chat = site.conversation(configuration=configuration, at=at)
+        chat.user("Ändere die Überschrift.", at=at)
+        run = chat.run()
+        run.llm("get_page")
+        run.tool("get_page")
+        run.answer("Erledigt, die Überschrift ist gespeichert." if claiming else "Ein Vorschlag: Sommer.")
+        run.finish()
+        chat.close()
+
+
+def test_a_twenty_point_week_at_120_runs_a_week_raises_exactly_one_alert_for_the_group_that_moved(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        for week in [*WEEKS_BEFORE, NEWEST, NEWEST + timedelta(weeks=1)]:
+            share = AFTER_SHARE if week == NEWEST else BEFORE_SHARE
+            claims(site, week, "content-assistant", SMALL_WEEK, share)
+            claims(site, week, "seo-assistant", STEADY_WEEK, BEFORE_SHARE)
+    grains = (Grain.WEEK, Grain.DAY)
+    measure_rates(installation_engine, now=MOVE_NOW, window_s=WINDOW, grains=grains)
+
+    first = alert_job.check_alerts(installation_engine, now=MOVE_NOW, grains=grains, webhook_url=None)
+    measure_rates(installation_engine, now=MOVE_NOW + 3600, window_s=WINDOW, grains=grains)
+    second = alert_job.check_alerts(installation_engine, now=MOVE_NOW + 3600, grains=grains, webhook_url=None)
+
+    rows = stored_rows(installation_engine)
+    assert first.failure == second.failure == ""
+    assert first.tested > 8  # every rate with data, of all runs, both configurations and skill none
+    assert [
+        (row["metric"], row["group_kind"], row["group_value"], row["kind"], row["at_date"]) for row in rows
+    ] == [("claimed_unwritten_rate", "configuration", "content-assistant", "trend", NEWEST)]
+    assert (rows[0]["before_numerator"], rows[0]["before_denominator"]) == (4 * 36, 4 * SMALL_WEEK)
+    assert (rows[0]["after_numerator"], rows[0]["after_denominator"]) == (60, SMALL_WEEK)
+    assert len(first.new) == 1 and second.new == []
+
+
 def test_a_rerun_writes_no_alert_for_a_move_written_already(moved_engine: Engine) -> None:
     first = check(moved_engine)
 
@@ -206,15 +261,18 @@ def test_a_move_across_a_release_of_the_last_eight_weeks_writes_a_release_alert(
 
     result = check(installation_engine)
 
-    rows = stored_rows(installation_engine)
+    rows = [row for row in stored_rows(installation_engine) if row["kind"] == "release"]
+    trends = [row for row in stored_rows(installation_engine) if row["kind"] == "trend"]
     assert groups_of(rows) == MOVED_GROUPS
-    assert {(row["kind"], row["at_date"], row["label"]) for row in rows} == {
-        ("release", released_on, "Prompt rule")
-    }
+    assert {(row["at_date"], row["label"]) for row in rows} == {(released_on, "Prompt rule")}
     assert {
         (row["before_denominator"], row["after_numerator"], row["after_denominator"]) for row in rows
     } == {(4 * PER_WEEK, 4 * PER_WEEK, 4 * PER_WEEK)}
-    assert all(stored.alert.kind.value == "release" for stored in result.new)
+    # The newest week (every answer noticed) against the four before it, one of them before the release
+    # (150 of 200): a significant rise too, however wide its interval.
+    assert groups_of(trends) == MOVED_GROUPS and {row["at_date"] for row in trends} == {NEWEST}
+    assert {(row["before_numerator"], row["before_denominator"]) for row in trends} == {(150, 200)}
+    assert len(result.new) == len(rows) + len(trends) == 6
 
 
 # --- the job ----------------------------------------------------------------------------------------------

@@ -58,15 +58,30 @@ def test_both_configurations_are_summed_over_every_closed_week_both_have(
     assert "rule:" in result.output
 
 
-def test_a_significant_difference_of_small_sides_is_too_few_to_tell_and_says_what_each_side_needs(
+def test_a_large_difference_of_small_sides_is_significantly_higher_however_wide_its_interval(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
     result = compare(run_cli, installation_url, *BETWEEN, "--json")
 
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert document["difference"]["p_value"] < 0.05
-    assert document["difference"]["second_minus_first"] > 0
+    low, high = document["difference"]["newcombe_95"]
+    assert document["difference"]["p_value"] < 0.05 and (high - low) / 2 > 0.05
+    assert document["verdict"] == "significantly higher"
+    assert document["needed"]["per_side"] == 0
+
+
+def test_no_difference_on_small_sides_is_too_few_to_tell_and_says_what_each_side_needs(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(
+        "compare", "discarded_rate", *BETWEEN, "--db", installation_url, "--now", NOW_TEXT, "--json"
+    )
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["difference"]["p_value"] >= 0.05  # neither configuration's writes were discarded
+    assert document["difference"]["second_minus_first"] == 0
     assert document["verdict"] == "too few to tell"
     needed = document["needed"]
     assert needed["per_side"] > 4 * RUNS_A_WEEK

@@ -111,7 +111,7 @@ def test_a_bad_date_or_an_empty_label_is_one_error_line(
 # --- compare ------------------------------------------------------------------------------------------------
 
 
-def test_compare_prints_both_sides_the_difference_the_test_and_the_rule(
+def test_compare_prints_both_sides_the_difference_the_test_and_a_significant_drop_with_a_wide_interval(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
     run_cli("release", "add", RELEASE, "Prompt rule", "--db", installation_url)
@@ -133,8 +133,10 @@ def test_compare_prints_both_sides_the_difference_the_test_and_the_rule(
         for line in lines
     )
     assert any("difference −25.2 points, 95% CI" in line and "p = 0.0" in line for line in lines)
-    assert "  → too few to tell" in lines  # an interval of ±20 points cannot tell 5 points apart
-    assert any(line.startswith('  rule: "too few to tell" when') for line in lines)
+    assert "  → significant drop" in lines  # p < 0.05 decides, though the interval spans ±20 points
+    assert any(
+        line.startswith("  rule: significant when the two-sided two-proportion z-test") for line in lines
+    )
 
 
 def test_compare_as_json_carries_every_figure(
@@ -157,7 +159,8 @@ def test_compare_as_json_carries_every_figure(
     assert document["after"]["numerator"] == 1 and document["after"]["denominator"] == 21
     low, high = document["before"]["wilson_95"]
     assert low < 0.3 < high
-    assert document["difference"]["too_few_to_tell"] is True and document["verdict"] == "too few to tell"
+    assert document["difference"]["too_few_to_tell"] is False and document["verdict"] == "significant drop"
+    assert document["difference"]["significant"] is True
     assert 0 < document["difference"]["p_value"] < 0.05
     assert document["definition"]["denominator"].startswith("completed answers")
 

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, timedelta
+from random import Random
 
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from core.alert_text import alert_json, alert_line
 from core.alerts import (
     RELEASE_WEEKS,
     TREND_PERIODS,
+    Alert,
     AlertKind,
     AlertStatus,
+    Check,
     StoredAlert,
-    alert_of,
     alerts,
     checks,
+    compared,
+    comparison_of,
     newest_closed,
     periods_read,
     recent_releases,
@@ -127,12 +133,23 @@ def test_the_periods_read_are_those_of_every_side_of_every_check() -> None:
 
 # --- which comparisons are alerts -------------------------------------------------------------------------
 
+
+def alert_of(
+    metric: Metric, group: Group, grain: Grain, check: Check, figures: dict[tuple[str, date], Count]
+) -> Alert | None:
+    """The alert of one comparison measured alone (a family of one): None when it is not tested or not one."""
+    found = comparison_of(metric, group, grain, check, figures, first_open=FIRST_OPEN)
+    raised = alerts([] if found is None else [found])
+    return raised[0] if raised else None
+
+
 # (before: four weeks of (numerator, denominator, runs), after: the newest week, group, alert?, why)
 RULES = [
     ([(40, 800, 800)] * 4, (300, 800, 800), ALL_RUNS, True, "a large rise"),
     ([(400, 800, 800)] * 4, (40, 800, 800), ALL_RUNS, True, "a large drop"),
-    ([(400, 800, 800)] * 4, (410, 800, 800), ALL_RUNS, False, "no significant difference"),
-    ([(1, 20, 20)] * 4, (10, 20, 20), ALL_RUNS, False, "p < 0.05 but too few to tell"),
+    ([(400, 800, 800)] * 4, (410, 800, 800), ALL_RUNS, False, "no difference within ±5"),
+    ([(1, 20, 20)] * 4, (10, 20, 20), ALL_RUNS, True, "significant with a wide interval"),
+    ([(6, 20, 20)] * 4, (8, 20, 20), ALL_RUNS, False, "too few to tell"),
     ([(40, 800, 800)] * 4, (300, 800, 800), CANARY, True, "a configuration shown in every period"),
     (
         [(40, 800, 800)] * 3 + [(0, 4, 4)],
@@ -155,9 +172,7 @@ def test_a_comparison_is_an_alert_only_when_significant_and_shown(
 ) -> None:
     figures = weekly([*before, after])
 
-    found = alert_of(
-        METRIC, group, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures, first_open=FIRST_OPEN
-    )
+    found = alert_of(METRIC, group, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
 
     assert (found is not None) == expected
 
@@ -165,9 +180,7 @@ def test_a_comparison_is_an_alert_only_when_significant_and_shown(
 def test_an_alert_carries_both_sides_the_difference_its_interval_and_p() -> None:
     figures = weekly([(40, 800, 800)] * 4 + [(300, 800, 800)])
 
-    found = alert_of(
-        METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures, first_open=FIRST_OPEN
-    )
+    found = alert_of(METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
 
     assert found is not None
     assert (found.before.numerator, found.before.denominator) == (160, 3200)
@@ -185,13 +198,76 @@ def test_every_rate_and_group_is_checked_and_the_alerts_come_in_key_order() -> N
     still = weekly([(40, 800, 800)] * 5)
 
     found = alerts(
-        Grain.WEEK,
-        checks(FIRST_OPEN, Grain.WEEK, [], TODAY),
-        {CANARY: moved, ALL_RUNS: still, Group(GroupKind.SKILL, ""): moved},
-        first_open=FIRST_OPEN,
+        compared(
+            Grain.WEEK,
+            checks(FIRST_OPEN, Grain.WEEK, [], TODAY),
+            {CANARY: moved, ALL_RUNS: still, Group(GroupKind.SKILL, ""): moved},
+            first_open=FIRST_OPEN,
+        )
     )
 
     assert [alert.key[2:4] for alert in found] == [("configuration", "seo-assistant-canary"), ("skill", "")]
+
+
+def test_a_comparison_too_few_to_show_or_without_data_is_not_tested() -> None:
+    small = weekly([(40, 800, 800)] * 4 + [(4, 4, 4)])
+    empty = weekly([(40, 800, 800)] * 4 + [(0, 0, 0)])
+    shown = weekly([(40, 800, 800)] * 4 + [(5, 5, 5)])
+    check = trend_check(FIRST_OPEN, Grain.WEEK)
+
+    assert comparison_of(METRIC, CANARY, Grain.WEEK, check, small, first_open=FIRST_OPEN) is None
+    assert comparison_of(METRIC, ALL_RUNS, Grain.WEEK, check, empty, first_open=FIRST_OPEN) is None
+    assert comparison_of(METRIC, CANARY, Grain.WEEK, check, shown, first_open=FIRST_OPEN) is not None
+
+
+def _family(p_values: list[float]) -> list[Alert]:
+    """One tested comparison per p-value, each of its own group, as one measurement would hold them."""
+    base = comparison_of(
+        METRIC,
+        ALL_RUNS,
+        Grain.WEEK,
+        trend_check(FIRST_OPEN, Grain.WEEK),
+        weekly([(40, 800, 800)] * 5),
+        first_open=FIRST_OPEN,
+    )
+    assert base is not None
+    return [
+        replace(base, group=Group(GroupKind.CONFIGURATION, f"c{index:03}"), p_value=p)
+        for index, p in enumerate(p_values)
+    ]
+
+
+def test_a_move_significant_alone_is_no_alert_among_many_comparisons_that_did_not_move() -> None:
+    alone = _family([0.01])
+    among = _family([0.01] + [0.5] * 19)
+
+    assert len(alerts(alone)) == 1
+    assert alerts(among) == []  # 0.01 > 1 × 0.05 / 20
+
+
+def test_moves_carry_each_other_through_the_correction() -> None:
+    # 0.004 alone among 20 would need p ≤ 0.0025; with four others at most 0.01 the fifth smallest is held
+    # to 5 × 0.05 / 20 = 0.0125, and all five are alerts.
+    found = alerts(_family([0.001, 0.004, 0.006, 0.008, 0.01] + [0.6] * 15))
+
+    assert sorted(alert.p_value for alert in found) == [0.001, 0.004, 0.006, 0.008, 0.01]
+
+
+def test_a_p_of_exactly_five_percent_is_no_alert_though_the_correction_would_keep_it() -> None:
+    assert alerts(_family([0.05])) == []
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_alerts_are_those_statsmodels_benjamini_hochberg_rejects(seed: int) -> None:
+    random = Random(seed)
+    p_values = [random.random() ** random.choice((1, 3, 8)) for _ in range(random.randint(1, 80))]
+
+    found = alerts(_family(p_values))
+
+    expected, *_ = multipletests(p_values, alpha=0.05, method="fdr_bh")
+    assert sorted(alert.group.value for alert in found) == [
+        f"c{index:03}" for index, reject in enumerate(expected) if reject and p_values[index] < 0.05
+    ]
 
 
 # --- how an alert reads -----------------------------------------------------------------------------------
@@ -199,9 +275,7 @@ def test_every_rate_and_group_is_checked_and_the_alerts_come_in_key_order() -> N
 
 def stored_canary() -> StoredAlert:
     figures = weekly([(40, 800, 800)] * 4 + [(300, 800, 800)])
-    found = alert_of(
-        METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures, first_open=FIRST_OPEN
-    )
+    found = alert_of(METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
     assert found is not None
     return StoredAlert(7, found, created_at=1_764_000_000, status=AlertStatus.OPEN, closed_at=0)
 

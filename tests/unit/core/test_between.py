@@ -107,14 +107,23 @@ def test_a_side_with_fewer_than_five_runs_in_any_period_is_too_few_to_show() -> 
     assert not any("8 /" in line or "/ 50" in line for line in between_text(found) if "canary" in line)
 
 
-def test_a_significant_difference_on_small_sides_is_too_few_to_tell_and_says_what_each_side_lacks() -> None:
+def test_a_large_difference_on_small_sides_is_significantly_higher_with_its_wide_interval() -> None:
     found = report(weekly(2, 10, 12), weekly(8, 10, 12))
+
+    assert found.verdict == "significantly higher"
+    assert found.comparison is not None and found.comparison.difference_interval is not None
+    assert found.comparison.difference_interval.half_width > 0.05
+    assert found.needed is not None and found.needed.per_side == 0
+
+
+def test_a_small_difference_on_small_sides_is_too_few_to_tell_and_says_what_each_side_lacks() -> None:
+    found = report(weekly(2, 10, 12), weekly(3, 10, 12))
 
     assert found.verdict == "too few to tell"
     assert found.comparison is not None and found.comparison.p_value is not None
-    assert found.comparison.p_value < 0.05
+    assert found.comparison.p_value >= 0.05
     needed = found.needed
-    assert needed is not None and needed.per_side == runs_per_side(0.2, 0.8)
+    assert needed is not None and needed.per_side == runs_per_side(0.2, 0.3)
     assert needed.first.have == 50 and needed.first.more == needed.per_side - 50
     assert needed.first.weekly == 10 and needed.first.weeks == -(-needed.first.more // 10)
 
@@ -130,7 +139,7 @@ def test_the_weekly_volume_is_the_denominator_of_the_spans_last_seven_days() -> 
 
 
 def test_the_text_names_both_configurations_the_span_the_difference_and_the_rule() -> None:
-    found = report(weekly(2, 10, 12), weekly(8, 10, 12))
+    found = report(weekly(2, 10, 12), weekly(3, 10, 12))
 
     text = "\n".join(between_text(found))
 
@@ -138,19 +147,19 @@ def test_the_text_names_both_configurations_the_span_the_difference_and_the_rule
         "edited_rate, configuration seo-assistant-canary against configuration seo-assistant"
     )
     assert "over 2026-10-05 – 2026-11-08: 5 closed weeks both have" in text
-    assert "seo-assistant: 10 / 50 = 20.0%" in text and "seo-assistant-canary: 40 / 50 = 80.0%" in text
-    assert "difference +60.0 points (seo-assistant-canary − seo-assistant)" in text
+    assert "seo-assistant: 10 / 50 = 20.0%" in text and "seo-assistant-canary: 15 / 50 = 30.0%" in text
+    assert "difference +10.0 points (seo-assistant-canary − seo-assistant)" in text
     assert "→ too few to tell" in text and "more, about" in text and "rule:" in text
 
 
 def test_the_json_gives_both_sides_the_difference_and_what_each_side_needs() -> None:
-    found = report(weekly(2, 10, 12), weekly(8, 10, 12))
+    found = report(weekly(2, 10, 12), weekly(3, 10, 12))
 
     document = between_json(found)
 
     assert document["between"] == ["configuration:seo-assistant", "configuration:seo-assistant-canary"]
     assert (document["from"], document["to"], document["periods"]) == ("2026-10-05", "2026-11-08", 5)
-    assert document["first"]["denominator"] == 50 and document["second"]["numerator"] == 40
-    assert document["difference"]["second_minus_first"] == pytest.approx(0.6)
+    assert document["first"]["denominator"] == 50 and document["second"]["numerator"] == 15
+    assert document["difference"]["second_minus_first"] == pytest.approx(0.1)
     assert document["needed"]["first"]["weekly"] == 10
     assert document["verdict"] == "too few to tell"

@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.rates import (
-    MIN_DETECTABLE_DIFFERENCE,
     Interval,
     InvalidProportionError,
     Proportion,
@@ -16,6 +15,7 @@ from core.rates import (
     wilson_interval,
     z_test_p_value,
 )
+from core.verdicts import Finding
 
 
 # Published values: Newcombe (1998), "Two-sided confidence intervals for the single proportion", Table I
@@ -110,6 +110,7 @@ def test_a_comparison_with_an_empty_side_has_no_difference_and_is_too_few_to_tel
     assert comparison.difference is None
     assert comparison.difference_interval is None
     assert comparison.p_value is None
+    assert comparison.finding is Finding.TOO_FEW_TO_TELL
     assert comparison.too_few_to_tell is True
     assert comparison.significant is False
 
@@ -130,42 +131,55 @@ def test_an_interval_needs_data() -> None:
         newcombe_interval(Proportion(0, 0), Proportion(1, 2))
 
 
+# (before, after, finding, why): core.verdicts' rule, applied by compare to its own p and interval.
+FINDINGS = [
+    ((157, 483), (63, 120), Finding.SIGNIFICANT, "a 20-point rise at 120 runs, its interval +10 to +30"),
+    ((0, 10), (10, 10), Finding.SIGNIFICANT, "a huge jump on ten runs, however wide its interval"),
+    ((48, 80), (56, 70), Finding.SIGNIFICANT, "textbook sizes, an interval of ±14 points"),
+    ((600, 2000), (610, 2000), Finding.NO_DIFFERENCE, "two thousand a side, an interval within ±3 points"),
+    ((10, 500), (5, 500), Finding.NO_DIFFERENCE, "rare events, 2% against 1%, within ±3 points"),
+    ((30, 100), (35, 100), Finding.TOO_FEW_TO_TELL, "a hundred a side, an interval of ±13 points"),
+    (
+        (96, 100),
+        (297, 300),
+        Finding.SIGNIFICANT,
+        "p = 0.048 while the interval touches zero: the test decides",
+    ),
+    (
+        (649, 680),
+        (1979, 2040),
+        Finding.NO_DIFFERENCE,
+        "p = 0.050 while the interval clears zero: not significant",
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    ("before", "after", "too_few"),
-    [
-        # Textbook sizes: the difference's interval is ±0.14 wide.
-        ((48, 80), (56, 70), True),
-        # A hundred runs a side cannot tell five points apart (half-width ≈ 0.13).
-        ((30, 100), (35, 100), True),
-        # Two thousand a side can (half-width ≈ 0.029).
-        ((600, 2000), (700, 2000), False),
-        # Rare events need fewer runs: 2% vs 1% at 500 each (half-width ≈ 0.017).
-        ((10, 500), (5, 500), False),
-        # A huge jump on ten runs is significant by p but still too few to tell by the rule.
-        ((0, 10), (10, 10), True),
-    ],
+    ("before", "after", "expected"), [row[:3] for row in FINDINGS], ids=[row[3] for row in FINDINGS]
 )
-def test_too_few_to_tell_when_the_difference_interval_is_wider_than_five_points_each_way(
-    before: tuple[int, int], after: tuple[int, int], too_few: bool
+def test_compare_is_significant_below_p_five_percent_else_no_difference_within_five_points_else_too_few(
+    before: tuple[int, int], after: tuple[int, int], expected: Finding
 ) -> None:
     comparison = compare(Proportion(*before), Proportion(*after))
 
-    assert comparison.too_few_to_tell is too_few
-    assert comparison.difference_interval is not None
-    assert (comparison.difference_interval.half_width > MIN_DETECTABLE_DIFFERENCE) is too_few
+    assert comparison.finding is expected
+    assert comparison.significant is (expected is Finding.SIGNIFICANT)
+    assert comparison.too_few_to_tell is (expected is Finding.TOO_FEW_TO_TELL)
+    assert comparison.p_value is not None and comparison.difference_interval is not None
+    assert (comparison.p_value < 0.05) is comparison.significant
+    low, high = comparison.difference_interval
+    within = low >= -0.05 and high <= 0.05
+    assert comparison.finding is Finding.SIGNIFICANT or within is (expected is Finding.NO_DIFFERENCE)
 
 
-def test_a_significant_change_needs_p_below_five_percent_and_enough_runs() -> None:
-    drop = compare(Proportion(600, 2000), Proportion(500, 2000))
-    small_sample_jump = compare(Proportion(0, 10), Proportion(10, 10))
-    no_change = compare(Proportion(600, 2000), Proportion(610, 2000))
+def test_the_issues_twenty_point_rise_has_its_printed_interval_and_p() -> None:
+    comparison = compare(Proportion(157, 483), Proportion(63, 120))
 
-    assert drop.p_value is not None and drop.p_value < 0.05
-    assert drop.significant is True
-    assert small_sample_jump.p_value is not None and small_sample_jump.p_value < 0.05
-    assert small_sample_jump.significant is False
-    assert no_change.too_few_to_tell is False
-    assert no_change.significant is False
+    assert comparison.before_interval == pytest.approx((0.285, 0.368), abs=5e-4)
+    assert comparison.after_interval == pytest.approx((0.436, 0.612), abs=5e-4)
+    assert comparison.difference == pytest.approx(0.2, abs=5e-4)
+    assert comparison.difference_interval == pytest.approx((0.101, 0.296), abs=5e-4)
+    assert comparison.p_value is not None and comparison.p_value < 0.0001
 
 
 PROPORTIONS = st.integers(min_value=1, max_value=5000).flatmap(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.rates import MIN_DETECTABLE_DIFFERENCE, Z_95, Proportion, compare
+from core.rates import Z_95, Proportion, compare
 from core.sample_size import (
     more_needed,
     newcombe_half_width,
@@ -16,6 +16,7 @@ from core.sample_size import (
     wald_runs_per_side,
     weeks_needed,
 )
+from core.verdicts import MIN_DETECTABLE_DIFFERENCE
 
 rates = st.integers(min_value=0, max_value=100).map(lambda k: k / 100)
 
