@@ -238,15 +238,15 @@ def _conversations(
 ) -> Iterator[Planted]:
     """The conversation of `index`, after the campaign's tours that start before it."""
     if index == 0:
-        yield seo_tour_story(Writer(site, story, rng, story.day - 12 * DAY))
+        yield seo_tour_story(Writer(site, story, rng, story.week - 12 * DAY))
     elif index == 1:
-        yield bad_rows(Writer(site, story, rng, story.day - 20 * DAY))
+        yield bad_rows(Writer(site, story, rng, story.week - 20 * DAY))
     elif index == total - 1:
         yield from campaign.due(None)
         # The last conversation draws from a random stream of its own, so that none before it depends on it.
-        yield alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.day - 10 * DAY))
+        yield alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.week - 10 * DAY))
     else:
-        span = story.day - 4 * 3600 - story.start
+        span = story.week - 4 * 3600 - story.start
         at = story.start + int(span * index / total) + rng.randint(0, 3600)
         scenarios, weights = zip(*SCENARIOS, strict=True)
         scenario = rng.choices(scenarios, weights)[0]

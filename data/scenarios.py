@@ -105,7 +105,7 @@ class Story:
 
     now: int
     window_s: int
-    day: int  # the start of now's day (UTC): the timeline hangs from it, so a seed writes the same all day
+    week: int  # the Monday 00:00 UTC of now's ISO week: the timeline hangs from it (Story.around)
     start: int  # the first conversation
     horizon: int  # sys_history rows before this were trimmed by the installation's garbage collection
     release: int  # after it, claimed-but-unwritten answers become rarer
@@ -116,19 +116,23 @@ class Story:
 
     @classmethod
     def around(cls, now: int, *, window_s: int) -> Story:
-        """The default dates relative to the start of `now`'s day."""
-        day = unix_of(period_start(now, Grain.DAY))
-        canary_since = unix_of(period_start(day - CANARY_WEEKS * 7 * DAY, Grain.WEEK))
+        """The default dates, relative to the start of `now`'s ISO week: a seed writes the same installation,
+        shifted by whole weeks, whatever the hour and the weekday, so that every week holds the same
+        conversations and a verdict cannot depend on when the installation was built; the open week is
+        left empty."""
+        week = unix_of(period_start(now, Grain.WEEK))
+        canary_since = week - CANARY_WEEKS * 7 * DAY
         return cls(
             now=now,
             window_s=window_s,
-            day=day,
-            start=day - 120 * DAY,
-            horizon=day - 100 * DAY,
-            # A day's start, as `release add DATE` marks a day: a comparison's after side begins there.
-            release=day - 50 * DAY,
-            notice_since=day - 80 * DAY,
-            run_record_since=day - 30 * DAY,
+            week=week,
+            start=week - 120 * DAY,
+            horizon=week - 100 * DAY,
+            # A Monday, as `release add DATE` marks a day: a comparison's after side begins there, and no
+            # week straddles it.
+            release=week - 49 * DAY,
+            notice_since=week - 80 * DAY,
+            run_record_since=week - 30 * DAY,
             # The Monday of the week five weeks back: no week holds a handful of canary runs and no more.
             canary_since=canary_since,
             canary_promoted=canary_since + CANARY_PROMOTED_AFTER_WEEKS * 7 * DAY,
@@ -445,8 +449,8 @@ def question(w: Writer) -> Planted:
     return w.close(chat)
 
 
-# After the release, the go_on conversations of one day in this many (counted from the installation's day, so
-# that the same ones do whatever the hour and weekday it is built at) hold a "go on" that nothing answered.
+# After the release, the go_on conversations of one day in this many (counted back from Story.week, so that
+# the same ones do whenever the installation is built) hold a "go on" that nothing answered.
 GO_ON_UNANSWERED_EVERY = 3
 
 
@@ -469,7 +473,7 @@ def go_on(w: Writer) -> Planted:
         again.approve(at=again.now + 60)
         again.answer("Die Seite „Sommerfest“ wurde angelegt.")
         again.finish()
-    elif (w.story.day - w.at) // DAY % GO_ON_UNANSWERED_EVERY == 0:
+    elif (w.story.week - w.at) // DAY % GO_ON_UNANSWERED_EVERY == 0:
         chat.user("weiter", at=run.now + 400)  # stored while the card waits; no run started for it
         chat.user("Lege die Seite „Sommerfest“ bitte an.", at=run.now + DAY)
         later = w.track(chat.run())

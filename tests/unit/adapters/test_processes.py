@@ -35,7 +35,7 @@ def always_ended(pid: int) -> bool:
         (processes.HOST, 4242, "", never_ended, ProcessSeen.UNKNOWN),
     ],
     # Ids without the pid and token, which differ from process to process (and so between test workers).
-    ids=["another host", "this process", "an earlier process of this pid", "an ended pid", "a pid still used"],
+    ids=["another host", "this process", "an earlier process of this pid", "an ended pid", "a pid in use"],
 )
 def test_only_a_row_of_this_host_can_be_seen_to_have_ended(host, pid, token, ended, seen) -> None:
     assert processes.seen(row(host, pid), token, ended=ended) is seen
