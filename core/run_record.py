@@ -232,7 +232,7 @@ def build_entries(
         # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps.
         return (
             RunRecordEntry(
-                run_uuid, 0, position, _outcomes_before(card_outcomes, at, None), Ended.UNKNOWN, at=at
+                run_uuid, 0, position, _outcomes_before(card_outcomes, at, ()), Ended.UNKNOWN, at=at
             ),
         )
     named = positions or {}
@@ -259,15 +259,13 @@ def build_entries(
             undecided = Undecided(_undecided_kind(status, waiting), left_by)
         returned_at = segment.returned_at or at
         current_position = named.get(segment.index, current_position)
-        shown = cards.get(segments[number + 1].index) if not last else None
+        later = [cards[later.index].outcome for later in segments[number + 1 :] if later.index in cards]
         entries.append(
             RunRecordEntry(
                 run_uuid=run_uuid,
                 segment=segment.index,
                 position=current_position,
-                card_outcomes_before=_outcomes_before(
-                    card_outcomes, returned_at, shown.outcome if shown is not None else None
-                ),
+                card_outcomes_before=_outcomes_before(card_outcomes, returned_at, later),
                 ended=ended,
                 tools=_tool_uses(
                     (reading.tool, reading.failed)
@@ -294,11 +292,15 @@ def _waited_for_a_decision(status: str, waiting: Sequence[str]) -> bool:
     return status == RunStatus.CANCELLED and bool(waiting)
 
 
-def _outcomes_before(card_outcomes: Sequence[CardOutcome], at: int, shown: CardOutcome | None) -> int:
+def _outcomes_before(
+    card_outcomes: Sequence[CardOutcome], at: int, later: Sequence[CardOutcome | None]
+) -> int:
     # "How many card outcomes existed before it" (000_…, "Decision"): the outcomes recorded no later than the
-    # segment returned. The outcome of the card the segment showed is recorded after the segment returned,
-    # so it never counts for that segment, even when stamped in the same second: its note follows the entry.
-    return sum(1 for outcome in card_outcomes if outcome.at <= at and outcome is not shown)
+    # segment returned, in the order they happened. The outcomes of the cards this segment and the run's later
+    # segments showed were recorded after the segment returned, so they never count for it, even when stamped
+    # in the same second: their notes follow the entry.
+    after = [outcome for outcome in later if outcome is not None]
+    return sum(1 for outcome in card_outcomes if outcome.at <= at and not any(outcome is o for o in after))
 
 
 def _card_tool(segment: Segment, waited_on: Sequence[str], display_tools: frozenset[str]) -> str:

@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from core.cards import CardDecision, CardOutcome
+from core.events import split_segments
 from core.notes import describe_card_outcome, describe_entry, labelled, notes_for_turn
 from core.record_diff import DifferenceKind, diff
 from core.refused import RefusalReading, SegmentContext, read_segment
@@ -27,7 +28,17 @@ from core.run_record import (
 )
 from core.run_record_json import dump_run_record, from_json, keep_newest, parse_run_record
 from core.transcript import Role, TranscriptMessage
-from tests.unit.core.events_helpers import START, answer, approval, llm, refused, segments, tool, tool_write
+from tests.unit.core.events_helpers import (
+    START,
+    answer,
+    approval,
+    llm,
+    refused,
+    run,
+    segments,
+    tool,
+    tool_write,
+)
 
 RUN = "5f0c6e1a-1111-4c4c-9a9a-000000000001"
 
@@ -497,6 +508,31 @@ def test_the_outcome_of_a_card_stamped_in_the_second_its_segment_returned_is_cou
     first, second = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(same_second,))
 
     assert (first.card_outcomes_before, second.card_outcomes_before) == (0, 1)
+
+
+# 000_…, "Decision": "Each entry also notes how many card outcomes existed before it, so notes at the same
+# transcript position keep the order in which they happened." Counted by that order, not by the second.
+def test_how_many_card_outcomes_existed_before_it_counts_in_the_order_they_happened_within_one_second():
+    steps = run(
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 1, "complete"),
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 1, "complete"),
+        llm(),
+    )
+    parts = split_segments([replace(event, crdate=START) for event in steps])
+    first_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START)
+    second_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START)
+
+    entries = build_entries(
+        RUN, parts, status="completed", position=2, card_outcomes=(first_card, second_card)
+    )
+
+    assert [entry.card_outcomes_before for entry in entries] == [0, 1, 2]
 
 
 def test_the_note_of_a_card_outcome_stamped_in_the_second_its_segment_returned_follows_that_segments_note():
