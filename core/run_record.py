@@ -245,7 +245,8 @@ def build_entries(
         last = number == len(segments) - 1
         opening = opening_of(segment)
         card = cards.get(segment.index)
-        readings = read_segment(segment, previous=SegmentContext(card.answer if card else ""))
+        previous = SegmentContext(card.answer, card.tool) if card is not None else SegmentContext()
+        readings = read_segment(segment, previous=previous)
         waits_for = opening_of(segments[number + 1]) if not last else _WAITS_FOR_BY_STATUS.get(status)
         waiting = _waiting_calls(segment, display_tools, waits_for)
         left = last and left_by is not None and _waited_for_a_decision(status, waiting)
@@ -361,10 +362,12 @@ def _waiting_calls(
             stepped[name] -= 1
         elif name not in display_tools:
             waiting.append(name)
+    # One card or one question waits: a second write or a second call that needs input beside it is held
+    # (000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input").
     if waits_for is Opening.INPUT:
-        return tuple(name for name in waiting if name in QUESTION_TOOLS)
+        return tuple(name for name in waiting if name in QUESTION_TOOLS)[:1]
     if waits_for in (Opening.APPROVED, Opening.DECLINED):
-        return tuple(name for name in waiting if name not in QUESTION_TOOLS)
+        return tuple(name for name in waiting if name not in QUESTION_TOOLS)[:1]
     return tuple(waiting)
 
 

@@ -71,6 +71,53 @@ def test_the_tools_that_ran_are_counted_with_their_calls_and_failed_calls():
     assert result.tools == (ToolUse("read_page", 2, 1), ToolUse("search", 1, 0))
 
 
+# 000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input, a
+# remote call → not run (held)". The approved call is the card's own call; a call held beside it reads as held
+# wherever nr-llm records its refusal: beside the proposal, or in the continuation's opening after it.
+@pytest.mark.parametrize(
+    "placement",
+    [
+        pytest.param(
+            (llm(["update_page", "create_page_draft"]), refused("create_page_draft"), approval(True),
+             tool("update_page"), tool_write("pages", 1, "complete"), llm()),
+            id="beside the proposal",
+        ),
+        pytest.param(
+            (llm(["update_page", "create_page_draft"]), approval(True), tool("update_page"),
+             tool_write("pages", 1, "complete"), refused("create_page_draft"), llm()),
+            id="in the continuation's opening, after the approved call",
+        ),
+    ],
+)  # fmt: skip
+def test_a_call_held_beside_a_proposal_is_not_run_wherever_nr_llm_records_its_refusal(placement):
+    parts = segments(*placement)
+    approved = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START + 10)
+
+    waiting, continued = build_entries(
+        RUN, parts, status="completed", position=2, positions={1: 4}, card_outcomes=(approved,)
+    )
+
+    assert waiting.waiting == ("update_page",)
+    assert continued.tools == (ToolUse("update_page", 1, 0),)
+
+
+def test_the_card_s_own_call_no_longer_offered_fails_and_the_call_held_beside_it_does_not():
+    parts = segments(
+        llm(["update_page", "create_page_draft"]),
+        approval(True),
+        refused("update_page"),
+        refused("create_page_draft"),
+        llm(),
+    )
+
+    readings = read_segment(parts[1], previous=SegmentContext("Übernehmen", "update_page"))
+
+    assert [(r.tool, r.reading) for r in readings] == [
+        ("update_page", RefusalReading.FAILURE_NOT_PERMITTED),
+        ("create_page_draft", RefusalReading.HELD),
+    ]
+
+
 def test_a_refused_call_of_a_declined_card_gets_no_entry():
     parts = segments(llm(["update_page"]), approval(False), refused("update_page"), llm())
 
@@ -229,7 +276,9 @@ def test_a_write_whose_target_cannot_be_read_is_still_listed():
 # --- waiting, decided, undecided --------------------------------------------------------------------------
 
 
-def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
+# 000_…, amendment, table: "Beside a proposal or a question: a second write … → not run (held)": one card
+# waits, on the first write the last model round requested.
+def test_the_call_still_waiting_is_the_card_s_own_and_a_second_write_beside_it_is_held():
     parts = segments(
         llm(["read_page"]),
         tool("read_page"),
@@ -238,7 +287,7 @@ def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
 
     (result,) = build_entries(RUN, parts, status="waiting_for_approval", position=2)
 
-    assert result.waiting == ("update_page", "update_page")
+    assert result.waiting == ("update_page",)
 
 
 def test_a_question_asked_beside_a_card_does_not_wait_for_the_cards_decision():
