@@ -953,9 +953,11 @@ def fill_facts(connection: Connection) -> None:
     paths = _path_counts()
     has_answer = a.message_uid.is_not(None)
     claims = func.coalesce(j.claims, 0) == 1
+    from_record = _claim_from_record()
     claim = case(
         (~has_answer, ClaimState.NONE.value),
         (~claims, ClaimState.NO_CLAIM.value),
+        (func.coalesce(k.events, 0) == 0, from_record),
         *((v.verdict == verdict.value, state.value) for verdict, state in CLAIM_BY_VERDICT.items()),
         else_=ClaimState.CANNOT_TELL.value,
     )
@@ -1008,7 +1010,7 @@ def fill_facts(connection: Connection) -> None:
         )
     )
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, runs))
-    gone_claim = case((claims, ClaimState.CANNOT_TELL.value), else_=ClaimState.NO_CLAIM.value)
+    gone_claim = case((claims, from_record), else_=ClaimState.NO_CLAIM.value)
     gone_denial = _denial(literal(True), a.earlier, j.denies)
     gone = (
         select(
@@ -1027,7 +1029,7 @@ def fill_facts(connection: Connection) -> None:
             _problems(
                 [
                     (literal(True), Exclusion.RUN_MISSING),
-                    (claims, Exclusion.NO_EVENTS),
+                    (gone_claim == ClaimState.CANNOT_TELL.value, Exclusion.NO_EVENTS),
                     (gone_denial == DenialState.CANNOT_TELL.value, Exclusion.RUN_RECORD_UNREADABLE),
                 ]
             ),
@@ -1065,6 +1067,27 @@ def fill_facts(connection: Connection) -> None:
     )
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, unreadable))
     scratch.analyze(connection, scratch.fact)
+
+
+def _claim_from_record() -> ColumnElement[Any]:
+    """core.answers.verdict_from_record as a claim state, for the answer of a run without a stream: a write
+    the run's stored entries list, else nothing saved by the answer's own entry of a run never continued."""
+    a, s, e = scratch.answer.c, scratch.conversation.c, scratch.entry.c
+    of_run = and_(e.conversation == a.conversation, e.run_uuid == a.run_uuid)
+    own = case((a.segment.is_(None), e.position == a.position), else_=e.segment == a.segment)
+
+    def listed(*where: ColumnElement[bool]) -> ColumnElement[bool]:
+        return exists(select(literal(1)).where(of_run, *where))
+
+    by_verdict = {verdict: state.value for verdict, state in CLAIM_BY_VERDICT.items()}
+    return case(
+        (s.record_stored == 0, by_verdict[Verdict.CANNOT_TELL]),
+        (listed(e.writes == 1), by_verdict[Verdict.WROTE]),
+        (s.record_problem == 1, by_verdict[Verdict.CANNOT_TELL]),
+        (listed(e.segment > 0), by_verdict[Verdict.CANNOT_TELL]),
+        (listed(own), by_verdict[Verdict.NOTHING_SAVED]),
+        else_=by_verdict[Verdict.CANNOT_TELL],
+    )
 
 
 def _denial(has_answer: ColumnElement[Any], earlier: Any, denies: Any) -> ColumnElement[Any]:

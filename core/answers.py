@@ -158,6 +158,31 @@ def verdict_from_counts(counts: EventCounts, problems: int) -> Verdict | None:
     return None
 
 
+def verdict_from_record(conversation: ConversationInput, answer: Answer) -> Verdict:
+    """Where the run left no stream, its stored run record is the evidence: a write any of its entries lists
+    is a write; nothing saved when the answer's own entry lists none and the run was never continued."""
+    # 001_…, "Decision": "A run that could not be persisted has no stream; its result's steps are the
+    # evidence then." The record is built from those steps (000_…). It cannot show the second kind of write,
+    # a call released by an approval that left no write target (a remote tool), so a run continued after a
+    # decision cannot tell; nor can a record with an entry that cannot be read.
+    text = answer.text
+    if not conversation.record_stored:
+        return Verdict.CANNOT_TELL
+    entries = [entry for entry in conversation.record if entry.run_uuid == text.run_uuid]
+    if any(entry.writes for entry in entries):
+        return Verdict.WROTE
+    if conversation.record_problems or any(entry.segment > 0 for entry in entries):
+        return Verdict.CANNOT_TELL
+    if any(_own_entry(entry, text) for entry in entries):
+        return Verdict.NOTHING_SAVED
+    return Verdict.CANNOT_TELL
+
+
+def _own_entry(entry: RunRecordEntry, text: TranscriptMessage) -> bool:
+    """The entry of the answer's segment: by its segment, or by its position for a message without one."""
+    return entry.position == text.position if text.segment is None else entry.segment == text.segment
+
+
 # A claiming answer's state by its run's verdict (core.saved); without a verdict: cannot tell.
 CLAIM_BY_VERDICT: Mapping[Verdict, ClaimState] = {
     Verdict.WROTE: ClaimState.WROTE,
@@ -188,12 +213,8 @@ def earlier_write(conversation: ConversationInput, answer: Answer, runs: Sequenc
         for entry in conversation.record:
             if not entry.writes or entry.position > text.position:
                 continue
-            if entry.run_uuid == text.run_uuid:
-                own = (
-                    entry.position == text.position if text.segment is None else entry.segment == text.segment
-                )
-                if own:
-                    continue
+            if entry.run_uuid == text.run_uuid and _own_entry(entry, text):
+                continue
             return True
         return None if conversation.record_problems else False
     for run in runs:

@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from core.table_names import is_table_name
+from core.table_names import MAX_RECORD_UID, is_table_name
 
 
 class EventKind(StrEnum):
@@ -288,7 +288,8 @@ def is_refusal_shaped(event: Event) -> bool:
 
 
 def write_target(event: Event) -> WriteTarget | UnreadableTarget:
-    """A tool_write step's target; unreadable unless the table matches [A-Za-z0-9_]{1,64} and uid ≥ 1."""
+    """A tool_write step's target; unreadable unless the table matches [A-Za-z0-9_]{1,64} and the uid lies
+    in 1…MAX_RECORD_UID."""
     table = event.payload.get("writeTargetTable")
     uid = event.payload.get("writeTargetUid")
     if not isinstance(table, str):
@@ -298,7 +299,7 @@ def write_target(event: Event) -> WriteTarget | UnreadableTarget:
         return UnreadableTarget("table malformed")
     if uid is None:
         return UnreadableTarget("uid missing")
-    if not isinstance(uid, int) or isinstance(uid, bool) or uid < 1:
+    if not isinstance(uid, int) or isinstance(uid, bool) or not 1 <= uid <= MAX_RECORD_UID:
         return UnreadableTarget("uid malformed")
     return WriteTarget(table, uid)
 

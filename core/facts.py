@@ -25,6 +25,7 @@ from core.answers import (
     claim_state,
     denial_state,
     earlier_write,
+    verdict_from_record,
 )
 from core.error_codes import Notice
 from core.go_on import GoOnPaths, go_on_paths
@@ -38,7 +39,9 @@ from core.waits import GoOnState, Wait, go_on_state
 # stored differs, instead of mixing facts of two rule sets in one rate.
 # 2: the claim rule as 001_… words it (core.claims) and the approved call itself as the write (core.saved).
 # 3: what followed each stored "go on" while an approval waited (go_on_paths, core.go_on).
-MEASURE_VERSION = 3
+# 4: a run without a stream is judged by its stored run record (001_…: "its result's steps are the evidence
+#    then", core.answers.verdict_from_record).
+MEASURE_VERSION = 4
 
 
 class Exclusion(StrEnum):
@@ -86,6 +89,8 @@ def orphan_fact(run: RunRow) -> Fact:
 def _answer_fields(
     conversation: ConversationInput, answer: Answer, verdict: Verdict | None, runs: Sequence[RunRow]
 ) -> tuple[ClaimState, DenialState, list[Exclusion]]:
+    if answer.run is None or answer.run.counts.events == 0:
+        verdict = verdict_from_record(conversation, answer)
     claim = claim_state(answer, verdict)
     denial = denial_state(answer, earlier_write(conversation, answer, runs))
     problems: list[Exclusion] = []

@@ -91,8 +91,10 @@ _RECOMPUTED = (
     "immediately before it, whatever punctuation or line break stands between them) while the run's "
     "events show no write (core.saved: no tool_write, and no approved call that ran without error — the call "
     "directly after an approval with approved = true: the first tool step after it that is no refusal "
-    "(0.0 ms), no display tool and no question) — recomputed for every answer, also those stored before the "
-    "notice existed"
+    "(0.0 ms), no display tool and no question; a run without events or without its row is judged by its "
+    "stored run record: a write an entry of it lists, else nothing saved when the answer's own entry exists "
+    "and the run was never continued) — recomputed for every answer, also those stored before the notice "
+    "existed"
 )
 
 
@@ -176,7 +178,8 @@ METRICS: tuple[MetricDefinition, ...] = (
         "nothingSaved, recomputed from the runs",
         _RECOMPUTED,
         _ANSWERS,
-        f"claiming answers whose run's events cannot be read or are gone, and {_MESSAGES_UNREADABLE}",
+        f"claiming answers whose run's events cannot be read, or are gone and the stored run record cannot "
+        f"tell, and {_MESSAGES_UNREADABLE}",
     ),
     MetricDefinition(
         Metric.GO_ON_WHILE_WAITING,
@@ -226,7 +229,8 @@ METRICS: tuple[MetricDefinition, ...] = (
         "installation that carries nothingSaved (an answer's time is its run's end; without its run, the "
         "message's)",
         "answers after it whose recomputation cannot tell (claiming answers whose run's events cannot be "
-        "read or are gone), and assistant messages after it that cannot be read",
+        "read, or are gone and the stored run record cannot tell), and assistant messages after it that "
+        "cannot be read",
         stored_since=3,
     ),
     MetricDefinition(

@@ -210,9 +210,9 @@ def describe_card_outcome(outcome: CardOutcome) -> str:
 
 def is_empty_step(entry: RunRecordEntry) -> bool:
     """A step in which nothing ran, nothing was written and nothing was decided; its note is dropped first."""
-    # 000_…, "The record goes to the turn it belongs to". A card or question the editor left undecided is not
-    # empty: its note is what says that nothing from it was saved, instead of a record that goes on waiting.
-    return not entry.tools and not entry.writes and entry.decision is None and entry.undecided is None
+    # 000_…, "The record goes to the turn it belongs to", read literally: a card or question the editor left
+    # undecided is nothing decided, so its step is empty and its note goes first over the budget.
+    return not entry.tools and not entry.writes and entry.decision is None
 
 
 def older_notes_statement(dropped: int) -> str:

@@ -7,10 +7,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from core.conversation import Conversation, Run
-from core.events import Segment, split_segments
+from core.events import Segment, split_segments, tool_name
 from core.notes import NotesResult, notes_for_conversation, page_prompt_line
 from core.record_diff import EntryDifference, diff
-from core.run_record import CardReading, RunRecordEntry, UndecidedBy, build_entries, read_cards
+from core.run_record import (
+    DISPLAY_TOOLS,
+    CardReading,
+    RunRecordEntry,
+    UndecidedBy,
+    build_entries,
+    read_cards,
+)
 from core.run_record_json import keep_newest
 from core.run_status import RunStatus, is_waiting
 from core.transcript import Role
@@ -82,7 +89,7 @@ def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, 
         position=first,
         positions=positions,
         card_outcomes=conversation.card_outcomes,
-        left_by=_left_by(conversation, run, segments[-1].returned_at if segments else run.started_at),
+        left_by=_left_by(conversation, run, segments),
         at=run.finished_at or run.started_at,
     )
 
@@ -110,15 +117,25 @@ def _next_position(conversation: Conversation, at: int) -> int:
     return min(later, default=max(conversation.message_times, default=-1) + 1)
 
 
-def _left_by(conversation: Conversation, run: Run, returned_at: int) -> UndecidedBy | None:
-    """A waiting run left by a new message of the editor, or a run cancelled by the end of its tour (core
-    records a card or question left undecided only when the run waited for one)."""
+def _left_by(conversation: Conversation, run: Run, segments: Sequence[Segment]) -> UndecidedBy | None:
+    """A waiting run left by a new message of the editor, or a tour's run cancelled by the end of its tour
+    (core records a card or question left undecided only when the run waited for one)."""
     if run.status == RunStatus.CANCELLED:
-        return UndecidedBy.TOUR_ENDED
+        # 000_…, "Decision": "The run of an ordinary chat is not cancelled"; only a tour's × cancels a run
+        # the editor left. A run that never drove a tour's display was cancelled elsewhere (AI Tasks), as it
+        # ran, and left nothing undecided. The skill cannot tell: ending the tour clears it (ADR-023).
+        return UndecidedBy.TOUR_ENDED if _drove_a_tour(segments) else None
     if is_waiting(run.status):
+        returned_at = segments[-1].returned_at if segments else run.started_at
         later_user = any(
             m.role is Role.USER and conversation.message_times.get(m.position, 0) > returned_at
             for m in conversation.messages
         )
         return UndecidedBy.NEW_MESSAGE if later_user else None
     return None
+
+
+def _drove_a_tour(segments: Sequence[Segment]) -> bool:
+    """The run called one of the chat's tools that drive a tour's display (DOMAIN.md, "Cards, questions,
+    tours")."""
+    return any(tool_name(step) in DISPLAY_TOOLS for segment in segments for step in segment.tool_steps)

@@ -121,9 +121,10 @@ SHOWN: Mapping[RefusalReading, Shown] = {
 
 @dataclass(frozen=True)
 class SegmentContext:
-    """What the reading takes from outside the segment: the answer on the card decided before it."""
+    """What the reading takes from outside the segment: the card decided before it, its answer and tool."""
 
     answer: str = ""  # the card outcome's answer ("Überspringen", …); "" when no card outcome names one
+    card_tool: str = ""  # the tool of the call the card was about; "" when unknown (the first call is it)
 
 
 NO_DECISION = SegmentContext()
@@ -187,17 +188,24 @@ def read_segment(segment: Segment, *, previous: SegmentContext = NO_DECISION) ->
     last_round = next((i for i in range(len(events) - 1, -1, -1) if events[i].kind is EventKind.LLM), None)
     answer = previous.answer or PLAIN_DENIAL
     readings: list[StepReading] = []
+    card_call_seen = False
     for i, step in enumerate(events):
         if step.kind is not EventKind.TOOL:
             continue
+        tool = tool_name(step)
+        asks = tool in QUESTION_TOOLS
         if opening is not Opening.TURN and i < first_round:
             place = Place.OPENING
+            if opening is Opening.APPROVED and not asks:
+                # 000_…, amendment, table: the approved call is the card's own call; a call held beside the
+                # proposal may be refused here too, after it, and reads as held, wherever nr-llm records it.
+                own = not card_call_seen and previous.card_tool in ("", tool)
+                card_call_seen = card_call_seen or own
+                place = Place.OPENING if own else Place.BESIDE
         elif last_round is not None and i > last_round:
             place = Place.BESIDE
         else:
             place = Place.OTHER
-        tool = tool_name(step)
-        asks = tool in QUESTION_TOOLS
         reading = _RULES[(shape_of(step), place, opening, asks)].reading
         shown = SHOWN[reading]
         readings.append(

@@ -232,7 +232,7 @@ def build_entries(
         # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps.
         return (
             RunRecordEntry(
-                run_uuid, 0, position, _outcomes_before(card_outcomes, at, None), Ended.UNKNOWN, at=at
+                run_uuid, 0, position, _outcomes_before(card_outcomes, at, ()), Ended.UNKNOWN, at=at
             ),
         )
     named = positions or {}
@@ -245,7 +245,8 @@ def build_entries(
         last = number == len(segments) - 1
         opening = opening_of(segment)
         card = cards.get(segment.index)
-        readings = read_segment(segment, previous=SegmentContext(card.answer if card else ""))
+        previous = SegmentContext(card.answer, card.tool) if card is not None else SegmentContext()
+        readings = read_segment(segment, previous=previous)
         waits_for = opening_of(segments[number + 1]) if not last else _WAITS_FOR_BY_STATUS.get(status)
         waiting = _waiting_calls(segment, display_tools, waits_for)
         left = last and left_by is not None and _waited_for_a_decision(status, waiting)
@@ -259,15 +260,13 @@ def build_entries(
             undecided = Undecided(_undecided_kind(status, waiting), left_by)
         returned_at = segment.returned_at or at
         current_position = named.get(segment.index, current_position)
-        shown = cards.get(segments[number + 1].index) if not last else None
+        later = [cards[later.index].outcome for later in segments[number + 1 :] if later.index in cards]
         entries.append(
             RunRecordEntry(
                 run_uuid=run_uuid,
                 segment=segment.index,
                 position=current_position,
-                card_outcomes_before=_outcomes_before(
-                    card_outcomes, returned_at, shown.outcome if shown is not None else None
-                ),
+                card_outcomes_before=_outcomes_before(card_outcomes, returned_at, later),
                 ended=ended,
                 tools=_tool_uses(
                     (reading.tool, reading.failed)
@@ -294,11 +293,15 @@ def _waited_for_a_decision(status: str, waiting: Sequence[str]) -> bool:
     return status == RunStatus.CANCELLED and bool(waiting)
 
 
-def _outcomes_before(card_outcomes: Sequence[CardOutcome], at: int, shown: CardOutcome | None) -> int:
+def _outcomes_before(
+    card_outcomes: Sequence[CardOutcome], at: int, later: Sequence[CardOutcome | None]
+) -> int:
     # "How many card outcomes existed before it" (000_…, "Decision"): the outcomes recorded no later than the
-    # segment returned. The outcome of the card the segment showed is recorded after the segment returned,
-    # so it never counts for that segment, even when stamped in the same second: its note follows the entry.
-    return sum(1 for outcome in card_outcomes if outcome.at <= at and outcome is not shown)
+    # segment returned, in the order they happened. The outcomes of the cards this segment and the run's later
+    # segments showed were recorded after the segment returned, so they never count for it, even when stamped
+    # in the same second: their notes follow the entry.
+    after = [outcome for outcome in later if outcome is not None]
+    return sum(1 for outcome in card_outcomes if outcome.at <= at and not any(outcome is o for o in after))
 
 
 def _card_tool(segment: Segment, waited_on: Sequence[str], display_tools: frozenset[str]) -> str:
@@ -359,10 +362,12 @@ def _waiting_calls(
             stepped[name] -= 1
         elif name not in display_tools:
             waiting.append(name)
+    # One card or one question waits: a second write or a second call that needs input beside it is held
+    # (000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input").
     if waits_for is Opening.INPUT:
-        return tuple(name for name in waiting if name in QUESTION_TOOLS)
+        return tuple(name for name in waiting if name in QUESTION_TOOLS)[:1]
     if waits_for in (Opening.APPROVED, Opening.DECLINED):
-        return tuple(name for name in waiting if name not in QUESTION_TOOLS)
+        return tuple(name for name in waiting if name not in QUESTION_TOOLS)[:1]
     return tuple(waiting)
 
 

@@ -437,10 +437,15 @@ class Run:
         self, tool: str, record: Record | None, *, fields: Sequence[str] = (), beside: Sequence[str] = ()
     ) -> None:
         """The model asks for a write that needs approval: a card; the run waits. `beside` are further calls
-        of the same round, which nr-llm holds back."""
+        of the same round, which nr-llm holds back: a question is refused after the approval (000_…,
+        amendment: "After an approval: a question … the model asked in the same turn"), any other call when
+        the run begins to wait, beside the proposal (the table's "Beside a proposal" row)."""
         self.llm(tool, *beside)
+        for held in beside:
+            if held != QUESTION_TOOL:
+                self.tool(held, ms=0.0, error=True, counted=False)
         self.pending = [(tool, record, tuple(fields))]
-        self.beside = list(beside)
+        self.beside = [held for held in beside if held == QUESTION_TOOL]
         self._wait("card", [tool])
 
     def ask(self, *, beside: Sequence[str] = ()) -> None:

@@ -32,14 +32,16 @@ from sqlalchemy.exc import DBAPIError
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.outcomes import Action
+from core.table_names import MAX_RECORD_UID
 
 _T = TypeVar("_T")
 
 # Created by migration 0002 on PostgreSQL: the text as jsonb, or NULL when it is not JSON.
 PG_JSONB_FUNCTION = "tx_runrecord_jsonb"
 
-# The largest uid a record table holds: TYPO3's uid is an int; ours is a signed 32-bit integer column.
-MAX_UID = 2_147_483_647
+# The largest uid a write target names (core.table_names): sys_history.recuid and our own column are signed
+# 32-bit integers.
+MAX_UID = MAX_RECORD_UID
 
 
 def json_document(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[Any]:

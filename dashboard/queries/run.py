@@ -152,7 +152,8 @@ def _entries(
 
 def _segment_view(segment: Segment, entry: RunRecordEntry, card: CardReading | None) -> SegmentView:
     opening = opening_of(segment)
-    readings = read_segment(segment, previous=SegmentContext(card.answer if card is not None else ""))
+    previous = SegmentContext(card.answer, card.tool) if card is not None else SegmentContext()
+    readings = read_segment(segment, previous=previous)
     return SegmentView(segment.index, OPENED_BY[opening], entry, [_step(reading) for reading in readings])
 
 

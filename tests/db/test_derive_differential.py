@@ -196,3 +196,29 @@ def test_a_table_name_that_differs_only_in_case_names_another_table(installation
     assert decided.keys() == {"pages", "Pages"}
     assert decided["pages"] and decided["pages"] <= page_rows
     assert not decided["Pages"] & page_rows
+
+
+def test_a_write_target_uid_above_a_signed_int_is_unreadable_in_sql_and_in_core(
+    installation_engine: Engine,
+) -> None:
+    """DESIGN.md rule 6 and DOMAIN.md: sys_history.recuid is a signed int(11); a write naming a larger uid
+    has no history row to match, and both interpreters call its target unreadable."""
+    with installation_engine.begin() as connection:
+        _clear(connection)
+        site = Installation(connection)
+        page = site.page("Seite", at=T - 60 * DAY)
+        for index, uid in enumerate((2_147_483_647, 2_147_483_648, 9_007_199_254_740_993)):
+            chat = site.conversation(configuration="content-assistant", at=T + index - 120)
+            chat.user("Bitte.", at=T + index - 120)
+            run = chat.run()
+            run.clock = float(T + index)
+            run.write(page, ("title",), raw_target={"writeTargetTable": "pages", "writeTargetUid": uid})
+            run.answer("Gespeichert.")
+            run.finish()
+            chat.close()
+        site.finish()
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
+    w = schema.write_outcome.c
+    with installation_engine.connect() as connection:
+        reasons = sorted(str(reason) for (reason,) in connection.execute(select(w.reason)))
+    assert reasons.count("unreadable_target") == 2

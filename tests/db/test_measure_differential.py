@@ -342,3 +342,68 @@ def test_a_run_two_conversations_name_counts_at_the_later_one_whatever_the_batch
     )
 
     _agree(installation_engine, now)
+
+
+def _entry_of(segment: int, writes: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "runUuid": "run-0",
+        "segment": segment,
+        "position": 1,
+        "cardOutcomesBefore": 0,
+        "ended": "completed",
+        "tools": [{"name": "update_page", "calls": 1, "failed": 0}],
+        "writes": writes,
+        "waiting": [],
+        "decision": None,
+        "undecided": None,
+        "at": T0,
+    }
+
+
+NO_STREAM = {"status": "completed", "events": [], "finished": True}
+TITLE_SAVED = [{"record": "pages:1", "completeness": "complete"}]
+
+
+# 001_…, "Decision": "A run that could not be persisted has no stream; its result's steps are the evidence
+# then." The stored run record is built from those steps (000_…).
+@pytest.mark.parametrize(
+    ("runs", "entries", "claim"),
+    [
+        pytest.param([], [_entry_of(0, [])], "nothing_saved", id="run row gone, its entry lists no write"),
+        pytest.param([NO_STREAM], [_entry_of(0, [])], "nothing_saved", id="events gone, no write listed"),
+        pytest.param([], [_entry_of(0, TITLE_SAVED)], "wrote", id="run row gone, its entry lists a write"),
+        pytest.param([NO_STREAM], [_entry_of(0, TITLE_SAVED)], "wrote", id="events gone, a write listed"),
+        pytest.param(
+            [NO_STREAM],
+            [_entry_of(0, []), _entry_of(1, [])],
+            "cannot_tell",
+            id="continued after a decision: an approved remote call leaves no write in the record",
+        ),
+        pytest.param([], [], "cannot_tell", id="run row gone and no entry of it"),
+    ],
+)
+def test_a_run_that_could_not_be_persisted_is_judged_by_its_result_s_steps_in_the_stored_run_record(
+    installation_engine: Engine, runs: list[dict[str, Any]], entries: list[dict[str, Any]], claim: str
+) -> None:
+    answer = {"role": "assistant", "content": "Erledigt, der Titel ist gespeichert.", "runUuid": "run-0"}
+    answer["segment"] = entries[-1]["segment"] if entries else 0
+    chat = {
+        "runs": runs,
+        "messages": [
+            ("user", json.dumps({"role": "user", "content": "Setze den Titel."})),
+            ("assistant", json.dumps(answer, ensure_ascii=False)),
+        ],
+        "record": json.dumps(entries),
+        "approval": "",
+        "skill": "",
+        "spacing": 10,
+    }
+    _write(installation_engine, [chat])
+    now = int(NOW.timestamp())
+
+    measure_rates(installation_engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY), batch_size=5)
+
+    with installation_engine.connect() as connection:
+        claims = [fact["claim"] for fact in stored_facts(connection).values() if fact["answer"] == "read"]
+    assert claims == [claim]
+    _agree(installation_engine, now)

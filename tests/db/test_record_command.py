@@ -38,29 +38,40 @@ def test_the_record_rebuilt_from_events_equals_the_stored_one_for_every_generate
 
 
 @pytest.mark.parametrize(
-    ("waiting", "ended", "undecided"),
+    ("skill", "waiting", "ended", "undecided"),
     [
-        (True, "waiting", {"kind": "card", "by": "tour_ended"}),
-        (False, "cancelled", None),
+        ("seo-check", True, "waiting", {"kind": "card", "by": "tour_ended"}),
+        ("seo-check", False, "cancelled", None),
+        ("", False, "cancelled", None),
     ],
-    ids=["cancelled while it waited on a card", "cancelled while it ran"],
+    ids=[
+        "a tour cancelled while it waited on a card",
+        "a tour cancelled while it ran",
+        "an ordinary chat's run cancelled while it asked for get_page",
+    ],
 )
 def test_a_cancelled_run_is_left_undecided_only_when_it_waited_for_a_decision(
-    installation_engine: Engine, waiting: bool, ended: str, undecided: dict[str, str] | None
+    installation_engine: Engine, skill: str, waiting: bool, ended: str, undecided: dict[str, str] | None
 ) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
         page = site.page("Produkte", at=T0)
-        chat = site.conversation(configuration="seo-assistant", skill="seo-check", at=T0, page=page)
-        chat.user("Starte den SEO-Check.", at=T0)
+        chat = site.conversation(configuration="seo-assistant", skill=skill, at=T0, page=page)
+        chat.user("Starte den SEO-Check." if skill else "Wie heißt die Seite?", at=T0)
         run = chat.run()
-        run.llm("get_page_seo")
-        run.tool("get_page_seo")
+        if skill:
+            run.display("chat_set_progress")  # the tour drives its progress
+            run.llm("get_page_seo")
+            run.tool("get_page_seo")
         if waiting:
             run.propose("update_page_seo", page, fields=("seo_title",))
-        else:
+        elif skill:
             run.finish("cancelled")  # the run was cancelled while it ran: nothing waited
-        chat.end_tour(at=run.now + 30)
+        else:
+            run.llm("get_page")
+            run.finish("cancelled")  # cancelled in AI Tasks before get_page returned
+        if skill:
+            chat.end_tour(at=run.now + 30)
         chat.close()
         site.finish()
 
@@ -149,3 +160,33 @@ def test_a_database_without_the_chat_tables_says_to_run_init_db_on_every_dialect
 
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "run `runrecord init-db`" in result.stderr
+
+
+@pytest.mark.parametrize("declined", [False, True], ids=["approved", "declined"])
+def test_a_call_held_beside_a_proposal_is_neither_a_failed_tool_nor_waiting(
+    installation_engine: Engine, declined: bool
+) -> None:
+    """000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input, a
+    remote call → not run (held)"; the approved call is the card's own call."""
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.user("Setze den Titel und lege eine Unterseite an.", at=T0)
+        run = chat.run()
+        run.propose("update_page_seo", page, fields=("seo_title",), beside=("create_page_draft",))
+        if declined:
+            run.decline("Behalten")
+        else:
+            run.approve()
+        run.answer("Erledigt.")
+        run.finish()
+        chat.close()
+        site.finish()
+
+    report = rebuild_record(load_conversation(installation_engine, chat.uid))
+
+    waiting, continued = (entry.to_json() for entry in report.rebuilt)
+    assert waiting["waiting"] == [{"tool": "update_page_seo"}]
+    assert all(tool["name"] != "create_page_draft" for tool in waiting["tools"] + continued["tools"])
+    assert report.differences == ()

@@ -237,6 +237,42 @@ def test_an_answer_without_a_negated_change_word_denies_nothing(text: str) -> No
     assert result is False
 
 
+# The three words around a contrast word, with what each rule gives. claims_change (001_…, "Decision"): a
+# claim word "not preceded by a negation … within three words", a contrast word in between or not.
+# denies_change (000_…, "Context"): a contrast word nearer than the negation ends the negation's reach.
+CONTRAST_CASES = [
+    # negation third, contrast first word before the claim word
+    ("Nicht heute, sondern gespeichert.", False, False),
+    ("Not today, but saved.", False, False),
+    ("Nicht hier, aber gespeichert.", False, False),
+    ("No, instead saved.", False, False),
+    # negation fourth word before: out of reach of both
+    ("Nicht heute, sondern gestern gespeichert.", True, False),
+    ("Not today but yesterday saved.", True, False),
+    # contrast second, negation third
+    ("Nicht, sondern heute gespeichert.", False, False),
+    # negation nearer than the contrast: the claim word is denied
+    ("Sondern nicht gespeichert.", False, True),
+    ("But not saved.", False, True),
+    ("Aber heute nicht gespeichert.", False, True),
+    # a contrast word alone neither negates nor denies
+    ("Aber gespeichert.", True, False),
+    ("Jedoch heute gespeichert.", True, False),
+    # the negated word before the contrast is denied, the one after it is not
+    ("Nicht gespeichert, sondern nur vorgeschlagen.", False, True),
+    ("Nicht gelöscht, doch gespeichert.", False, True),
+]
+
+
+@pytest.mark.parametrize(("text", "claims", "denies"), CONTRAST_CASES)
+def test_around_a_contrast_word_a_claim_is_negated_within_three_words_and_a_denial_ends_at_the_contrast(
+    text: str, claims: bool, denies: bool
+) -> None:
+    result = (claims_change(text), denies_change(text))
+
+    assert result == (claims, denies)
+
+
 def test_an_answer_can_deny_one_change_and_claim_another() -> None:
     text = "Nicht gelöscht, sondern aktualisiert und veröffentlicht."
 

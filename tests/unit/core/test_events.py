@@ -341,9 +341,11 @@ def test_a_tool_step_failed_only_when_tool_is_error_is_true():
         pytest.param("pages", 0, UnreadableTarget("uid malformed"), id="uid 0"),
         pytest.param("pages", "10073", UnreadableTarget("uid malformed"), id="uid a string"),
         pytest.param("pages", True, UnreadableTarget("uid malformed"), id="uid a boolean"),
+        pytest.param("pages", 2_147_483_647, WriteTarget("pages", 2_147_483_647), id="the largest recuid"),
+        pytest.param("pages", 2_147_483_648, UnreadableTarget("uid malformed"), id="above a signed int(11)"),
     ],
 )
-def test_a_write_target_is_readable_only_with_an_identifier_table_and_a_uid_of_at_least_one(
+def test_a_write_target_is_readable_only_with_an_identifier_table_and_a_uid_a_history_row_can_hold(
     table, uid, expected
 ):
     payload = {"toolName": "update_page", "writeTargetTable": table, "writeTargetUid": uid}

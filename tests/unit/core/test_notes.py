@@ -273,7 +273,7 @@ def test_a_long_list_ends_in_how_many_more_there_are():
         (entry(1, tools=(ToolUse("read_page", 1, 0),)), False),
         (entry(1, writes=(WrittenRecord("pages:1", Completeness.COMPLETE),)), False),
         (entry(1, decision=Decision("update_page_seo", "abgelehnt")), False),
-        (entry(1, undecided=Undecided(UndecidedKind.CARD, UndecidedBy.TOUR_ENDED)), False),
+        (entry(1, undecided=Undecided(UndecidedKind.CARD, UndecidedBy.TOUR_ENDED)), True),
     ],
 )
 def test_a_step_is_empty_when_nothing_ran_nothing_was_written_and_nothing_was_decided(step, empty):
@@ -551,6 +551,109 @@ def test_a_note_too_long_for_the_budget_leaves_the_statement_on_its_own():
     assert result.dropped_count == 1
     assert [words(note) for note in result.notes] == [older_notes_statement(1)]
     assert (result.notes[0].placement, result.notes[0].position) == (Placement.ASSISTANT, 1)
+
+
+# The budget at the seed's own numbers, not the module's constants (000_…, "The record goes to the turn it
+# belongs to": "At most 40 notes and 6000 characters are sent."). A note's length is its full text, label
+# included; `sized` pads a note to an exact length with its tool's name.
+SHORTEST_NOTE = len(labelled(describe_entry(entry(1, tools=(ToolUse("t", 1, 0),)))))
+
+
+def sized(position: int, length: int) -> RunRecordEntry:
+    name = "t" * (length - SHORTEST_NOTE + 1)
+    return entry(position, run_uuid=f"run-{position}", tools=(ToolUse(name, 1, 0),))
+
+
+def tour_of(lengths: list[int]) -> tuple[list[TranscriptMessage], list[RunRecordEntry]]:
+    """A transcript of one answer per length, each with a segment whose note is exactly that long."""
+    messages: list[TranscriptMessage] = []
+    entries: list[RunRecordEntry] = []
+    for number, length in enumerate(lengths):
+        messages += [user(2 * number), answer(2 * number + 1, run_uuid=f"run-{2 * number + 1}")]
+        entries.append(sized(2 * number + 1, length))
+    messages.append(user(2 * len(lengths)))
+    return messages, entries
+
+
+def test_forty_notes_are_sent_whole():
+    messages, entries = tour_of([141] * 40)
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert (len(result.notes), result.dropped_count) == (40, 0)
+
+
+def test_the_forty_first_note_is_left_out_and_the_first_note_says_one_older_note_exists():
+    messages, entries = tour_of([141] * 41)
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert (len(result.notes), result.dropped_count) == (40, 1)
+    assert result.notes[0].position == 3  # the oldest note went
+    assert words(result.notes[0]).startswith(
+        "Older notes exist and cannot be read in this turn (1 note left out); "
+        "a step without a note here is not a step in which nothing happened. The turn: completed."
+    )
+
+
+def test_notes_of_exactly_6000_characters_are_sent_whole():
+    messages, entries = tour_of([150] * 40)
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert sum(len(note.text) for note in result.notes) == 6000
+    assert (len(result.notes), result.dropped_count) == (40, 0)
+
+
+def test_notes_of_6001_characters_lose_the_oldest_and_say_so():
+    messages, entries = tour_of([151] + [150] * 39)
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert (len(result.notes), result.dropped_count, result.dropped_chars) == (39, 1, 151)
+    assert words(result.notes[0]).startswith("Older notes exist and cannot be read in this turn (1 note")
+
+
+def test_the_older_notes_note_may_fill_the_6000_characters_exactly():
+    statement = len(older_notes_statement(1)) + 1  # it opens the first kept note, followed by a space
+    kept, spare = divmod(6000 - statement, 40)
+    messages, entries = tour_of([141] + [kept + 1] * spare + [kept] * (40 - spare))
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert (len(result.notes), result.dropped_count) == (40, 1)
+    assert sum(len(note.text) for note in result.notes) == 6000
+
+
+def test_the_older_notes_note_states_how_many_notes_were_left_out():
+    messages, entries = tour_of([141] * 43)
+
+    result = notes_for_turn(messages, entries, [])
+
+    assert result.dropped_count == 3
+    assert words(result.notes[0]).startswith(
+        "Older notes exist and cannot be read in this turn (3 notes left out);"
+    )
+
+
+# 000_…: "notes of steps in which nothing ran, nothing was written and nothing was decided are left out
+# first, then the oldest". A card left undecided is nothing decided.
+def test_a_step_that_left_its_card_undecided_is_left_out_before_an_older_step_in_which_a_tool_ran():
+    messages = [user(0), answer(1), user(2), answer(3, segment=1), user(4)]
+    ran = entry(1, tools=(ToolUse("get_page", 1, 0),))
+    left = entry(
+        3,
+        segment=1,
+        ended=Ended.WAITING,
+        waiting=("update_page_seo",),
+        undecided=Undecided(UndecidedKind.CARD, UndecidedBy.NEW_MESSAGE),
+    )
+
+    result = notes_for_turn(messages, [ran, left], [], max_notes=1)
+
+    assert result.dropped_count == 1
+    assert [note.position for note in result.notes] == [1]
+    assert "get_page (1 call)" in words(result.notes[0])
 
 
 @pytest.mark.parametrize(("max_notes", "max_chars"), [(0, MAX_CHARS), (MAX_NOTES, MIN_CHARS - 1)])

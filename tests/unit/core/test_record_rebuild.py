@@ -88,16 +88,27 @@ def test_a_waiting_run_without_a_later_message_still_waits_undecided_by_nobody()
 
 
 def test_a_cancelled_run_that_waited_was_left_by_the_end_of_its_tour() -> None:
+    tour = run(llm(["chat_set_progress"]), tool("chat_set_progress"), llm(["ask_choice"]))
     loaded = conversation(
-        messages=[user(0)],
-        times={0: START - 10},
-        runs=[a_run("cancelled")],
-        events={RUN_UUID: run(llm(["ask_choice"]))},
+        messages=[user(0)], times={0: START - 10}, runs=[a_run("cancelled")], events={RUN_UUID: tour}
     )
 
     (entry,) = rebuild_record(loaded).rebuilt
 
     assert entry.undecided == Undecided(UndecidedKind.QUESTION, UndecidedBy.TOUR_ENDED)
+
+
+# 000_…, "Decision": "a card or question the editor left undecided, by writing a new message or ending the
+# tour"; "The run of an ordinary chat is not cancelled". A cancelled run of no tour did not wait on a card.
+def test_a_cancelled_run_of_an_ordinary_chat_left_no_card_undecided_and_ended_cancelled() -> None:
+    cancelled = run(llm(["get_page"]))
+    loaded = conversation(
+        messages=[user(0)], times={0: START - 10}, runs=[a_run("cancelled")], events={RUN_UUID: cancelled}
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert (entry.ended, entry.waiting, entry.undecided) == (Ended.CANCELLED, (), None)
 
 
 def test_the_last_page_is_named_only_when_it_may_be_seen() -> None:

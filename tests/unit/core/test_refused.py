@@ -213,7 +213,7 @@ def test_every_tool_step_gets_one_reading_in_sequence_order():
 
     assert [(r.tool, r.reading) for r in readings] == [
         ("update_page", RAN),
-        ("read_page", NOT_PERMITTED),
+        ("read_page", HELD),  # beside the card's own call: held, not the approved call
         ("ask_choice", HELD),
         ("read_page", RAN),
     ]

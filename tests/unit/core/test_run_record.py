@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from core.cards import CardDecision, CardOutcome
+from core.events import split_segments
 from core.notes import describe_card_outcome, describe_entry, labelled, notes_for_turn
 from core.record_diff import DifferenceKind, diff
 from core.refused import RefusalReading, SegmentContext, read_segment
@@ -27,7 +28,17 @@ from core.run_record import (
 )
 from core.run_record_json import dump_run_record, from_json, keep_newest, parse_run_record
 from core.transcript import Role, TranscriptMessage
-from tests.unit.core.events_helpers import START, answer, approval, llm, refused, segments, tool, tool_write
+from tests.unit.core.events_helpers import (
+    START,
+    answer,
+    approval,
+    llm,
+    refused,
+    run,
+    segments,
+    tool,
+    tool_write,
+)
 
 RUN = "5f0c6e1a-1111-4c4c-9a9a-000000000001"
 
@@ -58,6 +69,53 @@ def test_the_tools_that_ran_are_counted_with_their_calls_and_failed_calls():
     (result,) = build_entries(RUN, parts, status="completed", position=2)
 
     assert result.tools == (ToolUse("read_page", 2, 1), ToolUse("search", 1, 0))
+
+
+# 000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input, a
+# remote call → not run (held)". The approved call is the card's own call; a call held beside it reads as held
+# wherever nr-llm records its refusal: beside the proposal, or in the continuation's opening after it.
+@pytest.mark.parametrize(
+    "placement",
+    [
+        pytest.param(
+            (llm(["update_page", "create_page_draft"]), refused("create_page_draft"), approval(True),
+             tool("update_page"), tool_write("pages", 1, "complete"), llm()),
+            id="beside the proposal",
+        ),
+        pytest.param(
+            (llm(["update_page", "create_page_draft"]), approval(True), tool("update_page"),
+             tool_write("pages", 1, "complete"), refused("create_page_draft"), llm()),
+            id="in the continuation's opening, after the approved call",
+        ),
+    ],
+)  # fmt: skip
+def test_a_call_held_beside_a_proposal_is_not_run_wherever_nr_llm_records_its_refusal(placement):
+    parts = segments(*placement)
+    approved = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START + 10)
+
+    waiting, continued = build_entries(
+        RUN, parts, status="completed", position=2, positions={1: 4}, card_outcomes=(approved,)
+    )
+
+    assert waiting.waiting == ("update_page",)
+    assert continued.tools == (ToolUse("update_page", 1, 0),)
+
+
+def test_the_card_s_own_call_no_longer_offered_fails_and_the_call_held_beside_it_does_not():
+    parts = segments(
+        llm(["update_page", "create_page_draft"]),
+        approval(True),
+        refused("update_page"),
+        refused("create_page_draft"),
+        llm(),
+    )
+
+    readings = read_segment(parts[1], previous=SegmentContext("Übernehmen", "update_page"))
+
+    assert [(r.tool, r.reading) for r in readings] == [
+        ("update_page", RefusalReading.FAILURE_NOT_PERMITTED),
+        ("create_page_draft", RefusalReading.HELD),
+    ]
 
 
 def test_a_refused_call_of_a_declined_card_gets_no_entry():
@@ -218,7 +276,9 @@ def test_a_write_whose_target_cannot_be_read_is_still_listed():
 # --- waiting, decided, undecided --------------------------------------------------------------------------
 
 
-def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
+# 000_…, amendment, table: "Beside a proposal or a question: a second write … → not run (held)": one card
+# waits, on the first write the last model round requested.
+def test_the_call_still_waiting_is_the_card_s_own_and_a_second_write_beside_it_is_held():
     parts = segments(
         llm(["read_page"]),
         tool("read_page"),
@@ -227,7 +287,7 @@ def test_calls_still_waiting_are_the_tools_requested_in_the_last_model_round():
 
     (result,) = build_entries(RUN, parts, status="waiting_for_approval", position=2)
 
-    assert result.waiting == ("update_page", "update_page")
+    assert result.waiting == ("update_page",)
 
 
 def test_a_question_asked_beside_a_card_does_not_wait_for_the_cards_decision():
@@ -497,6 +557,31 @@ def test_the_outcome_of_a_card_stamped_in_the_second_its_segment_returned_is_cou
     first, second = build_entries(RUN, parts, status="completed", position=2, card_outcomes=(same_second,))
 
     assert (first.card_outcomes_before, second.card_outcomes_before) == (0, 1)
+
+
+# 000_…, "Decision": "Each entry also notes how many card outcomes existed before it, so notes at the same
+# transcript position keep the order in which they happened." Counted by that order, not by the second.
+def test_how_many_card_outcomes_existed_before_it_counts_in_the_order_they_happened_within_one_second():
+    steps = run(
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 1, "complete"),
+        llm(["update_page"]),
+        approval(True),
+        tool("update_page"),
+        tool_write("pages", 1, "complete"),
+        llm(),
+    )
+    parts = split_segments([replace(event, crdate=START) for event in steps])
+    first_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START)
+    second_card = outcome(2, "update_page", CardDecision.APPROVED, "Übernehmen", START)
+
+    entries = build_entries(
+        RUN, parts, status="completed", position=2, card_outcomes=(first_card, second_card)
+    )
+
+    assert [entry.card_outcomes_before for entry in entries] == [0, 1, 2]
 
 
 def test_the_note_of_a_card_outcome_stamped_in_the_second_its_segment_returned_follows_that_segments_note():
