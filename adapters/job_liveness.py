@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import clock, job_log
-from adapters.database import one_line
+from adapters.database import RunrecordError, one_line
 from adapters.processes import seen
 from core.job_runs import HEARTBEAT_S, interruption
 
@@ -63,6 +63,8 @@ def heartbeat(engine: Engine, uid: int, *, every_s: float = HEARTBEAT_S) -> Iter
                     job_log.beat(connection, uid, clock.unix())
             except SQLAlchemyError as error:
                 logger.info("job run %s: cannot renew its heartbeat: database: %s", uid, one_line(error))
+            except RunrecordError as error:  # a malformed RUNRECORD_NOW
+                logger.info("job run %s: cannot renew its heartbeat: %s", uid, one_line(error))
 
     thread = threading.Thread(target=beat, name=f"runrecord-heartbeat-{uid}", daemon=True)
     thread.start()

@@ -166,8 +166,13 @@ def run_logged(job: str, target: str, db_url: str, *, now: datetime | None = Non
 
 def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Execution:
     """Run work() as an execution of `job`, recorded in the engine's tx_runrecord_job_run."""
+    try:
+        started = clock.unix()
+    except RunrecordError as error:  # a malformed RUNRECORD_NOW: no job runs, and nothing is recorded
+        execution = Execution(job, Status.FAILED, JobResult(0, 0, _clip(one_line(error))), 0)
+        _log(execution, "the clock is not readable")
+        return execution
     not_recorded = _deliver_undelivered(engine)
-    started = clock.unix()
     began = time.monotonic()
     uid: int | None = None
     if not_recorded is None:

@@ -60,6 +60,23 @@ def test_a_job_on_a_malformed_url_fails_without_raising(caplog: pytest.LogCaptur
     assert [r.levelno for r in caplog.records if r.name == "jobs.job_log"] == [logging.ERROR]
 
 
+def test_a_malformed_clock_fails_the_job_in_one_line_without_running_or_raising(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'runrecord.sqlite'}")
+    job_run.create(engine)
+    monkeypatch.setenv("RUNRECORD_NOW", "soon")
+    ran = []
+
+    execution = execute(engine, "watch-conversations", lambda: ran.append(1) or JobResult(1, 0, "ran"))
+
+    with engine.connect() as connection:
+        rows = connection.execute(select(job_run)).all()
+    engine.dispose()
+    assert execution.status is Status.FAILED and ran == [] and rows == []
+    assert execution.result.message == "RUNRECORD_NOW is not an ISO 8601 date or time: 'soon'"
+
+
 def test_a_job_that_returns_no_job_result_is_recorded_as_failed(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'runrecord.sqlite'}")
     job_run.create(engine)
