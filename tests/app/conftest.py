@@ -12,15 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 from adapters.database import parse_url
 from dashboard.access import SIGNED_IN_KEY, issue_token
-from data.generate import campaign_tours, default_manifest, generate
-from jobs.schema_setup import init_installation
-from tests.app.installations import bad_rows, measured_copy
+from data.generate import campaign_tours
+from tests.app.installations import SMALL_DEMO, bad_rows, measured_copy, small_demo
 from tests.conftest import NOW, REPO_ROOT
 
 APP = str(REPO_ROOT / "dashboard" / "app.py")
 TIMEOUT_S = 60
-# The small demo: the conversations asked for, and all it holds with its SEO campaign (data/generate.py).
-SMALL_DEMO = 120
+# All the small demo holds: the conversations it asks for and its SEO campaign's tours (data/generate.py).
 SMALL_DEMO_CONVERSATIONS = SMALL_DEMO + campaign_tours(SMALL_DEMO)
 
 
@@ -28,14 +26,7 @@ SMALL_DEMO_CONVERSATIONS = SMALL_DEMO + campaign_tours(SMALL_DEMO)
 def demo_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A small demo installation (SQLite), built once per session; no job has run on it."""
     url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.sqlite'}"
-    generate(
-        url,
-        create_tables=init_installation,
-        conversations=SMALL_DEMO,
-        seed=1,
-        now=NOW,
-        manifest=default_manifest(parse_url(url)),
-    )
+    small_demo(url, NOW)
     return url
 
 

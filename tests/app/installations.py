@@ -16,15 +16,31 @@ from sqlalchemy import Engine
 from adapters.database import make_engine, parse_url, sqlite_path
 from core.time import DAY_S
 from data.builder import Installation
+from data.generate import default_manifest, generate
 from data.scenarios import EDITORS
 from jobs import measure, releases, watch
 from jobs.derive import derive_outcomes
 from jobs.job_log import JobResult, execute
-from jobs.schema_setup import init_db
+from jobs.schema_setup import init_db, init_installation
 
 WINDOW_S = 7 * DAY_S
 DAY = DAY_S
 RELEASE_LABEL = "Prompt rule: claim a change only on a write result"
+
+
+SMALL_DEMO = 120  # the conversations the small demo asks for (its SEO campaign's tours come on top)
+
+
+def small_demo(url: str, now: datetime) -> None:
+    """The small demo installation (seed 1) written to url around `now`; no job has run on it."""
+    generate(
+        url,
+        create_tables=init_installation,
+        conversations=SMALL_DEMO,
+        seed=1,
+        now=now,
+        manifest=default_manifest(parse_url(url)),
+    )
 
 
 def run_the_jobs(url: str, now: datetime) -> None:

@@ -12,13 +12,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from adapters import settings
-from adapters.database import make_engine, parse_url
+from adapters.database import make_engine
 from core.metrics import Metric
-from data.generate import default_manifest, generate
 from jobs import releases
-from jobs.schema_setup import init_installation
-from tests.app.conftest import NOW, SMALL_DEMO
-from tests.app.installations import measured_copy, run_the_jobs
+from tests.app.conftest import NOW
+from tests.app.installations import measured_copy, run_the_jobs, small_demo
 
 # The clocks at which the calendar could tip a verdict: the week boundary from both sides, a day boundary,
 # an evening hour (at which a planted "go on" once crossed the release) and a day on which a release was
@@ -47,14 +45,7 @@ def _measured_at(clock: datetime, work: Path, *, mark_today: bool = False) -> tu
     demo = f"sqlite:///{work / 'demo.sqlite'}"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(settings.variable("now"), clock.isoformat())
-        generate(
-            demo,
-            create_tables=init_installation,
-            conversations=SMALL_DEMO,
-            seed=1,
-            now=clock,
-            manifest=default_manifest(parse_url(demo)),
-        )
+        small_demo(demo, clock)
         url, released_on = measured_copy(demo, work / "measured.sqlite", clock)
         if mark_today:
             engine = make_engine(url)
