@@ -7,7 +7,7 @@ room", rules 1-8, is the authority for every choice the seed leaves open.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from operator import attrgetter
@@ -16,10 +16,12 @@ from core.window import window_closed, window_closes_at
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
-RULE_VERSION = "2026.11-1"
+RULE_VERSION = "2026.12-1"
 
-# DESIGN.md rules 3 and 4: the tool_write event is stamped when the step ends and DataHandler stamps its
-# sys_history row in the same or the next second or two, so a row this close to an AI write is that write.
+# DESIGN.md rule 3: TYPO3 stamps a row with the start of the process that wrote it (DOMAIN.md, "When a row is
+# stamped"), so no stamp tells W's own row. What bounds it is the order of insertion: a row inserted by W's
+# moment t has no row before it (in uid order) stamped later than t, give or take the seconds by which two
+# machines' clocks may differ.
 SAME_SAVE_S = 2
 
 # Columns DataHandler sets itself whenever it saves (the ctrl 'tstamp' field; the translation's copy of its
@@ -44,10 +46,13 @@ class UnknownReason(StrEnum):
     HISTORY_TRIMMED = "history_trimmed"
     NO_HISTORY_ROW = "no_history_row"
     UNREADABLE_TARGET = "unreadable_target"
+    OWN_ROW_UNCLEAR = "own_row_unclear"  # W's writer has rows that could be W's, but later writes need them
+    CHANGED_BY_AUTOMATION = "changed_by_automation"  # no human edited it, but it did not survive untouched
 
 
 class EditScope(StrEnum):
     RELEASED_ONLY = "released_only"
+    REVERTED = "reverted"
     SAME_FIELDS = "same_fields"
     OTHER_FIELDS = "other_fields"
     FIELDS_UNKNOWN = "fields_unknown"
@@ -79,17 +84,31 @@ class RunWithoutWritesError(ValueError):
 
 
 _ACTIONS = {action.value: action for action in Action}
-_HISTORY_ORDER = attrgetter("tstamp", "uid")
+_OWN_ACTIONS = (Action.ADD, Action.MODIFY)  # the actions of a write's own row
+_CHANGES = (Action.MODIFY, Action.PUBLISH)  # the actions that change the live record's fields
 
 
 @dataclass(frozen=True)
 class HistoryRow:
-    """One sys_history row of the written record; only the keys of history_data, never its values."""
+    """One sys_history row of the written record; only the keys of history_data, never its values.
+
+    Who wrote it is known only as comparisons made inside SQL: `channel` names the AI writes of this record
+    whose run's backend user wrote the row (the smallest event uid among them, Write.channel), `by_automation`
+    that the `_cli_` user wrote it, `restores` which rows' old values its new values equal."""
 
     uid: int
     tstamp: int
     actiontype: int
     fields: frozenset[str] | None  # newRecord's keys (modify), the record's (add); None when unreadable
+    live: bool = True  # workspace 0; a row of a workspace is a draft, no change of the live record
+    by_automation: bool = False  # written as the _cli_ backend user (a scheduler task, a CLI command)
+    channel: int | None = (
+        None  # Write.channel of the writes whose backend user wrote it; None: no AI writer's
+    )
+    named_run: str | None = None  # the run uuid its correlation_id names as the scope
+    restores: frozenset[tuple[int, str]] = (
+        frozenset()
+    )  # (row uid, field): newRecord[field] = that oldRecord's
 
     @property
     def action(self) -> Action | None:
@@ -99,12 +118,21 @@ class HistoryRow:
 
 @dataclass(frozen=True)
 class Write:
-    """One tool_write event: W wrote record `uid` of `table` at `written_at` (the event's crdate, t)."""
+    """One tool_write event: W wrote record `uid` of `table` at `written_at` (the event's crdate, t).
+
+    `channel` groups the AI writes of one record whose runs act as the same backend user (compared in SQL: the
+    smallest event uid among them); `run` is the run's uuid."""
 
     event_uid: int
     table: str
     uid: int
     written_at: int
+    run: str = ""
+    channel: int | None = None  # None: the event uid itself (a writer no other write of the record shares)
+
+    @property
+    def lane(self) -> int:
+        return self.event_uid if self.channel is None else self.channel
 
 
 @dataclass(frozen=True)
@@ -125,11 +153,12 @@ class WriteOutcome:
 
 
 # 003_…, "The classification", applied to the human rows of the window: the first action found decides,
-# in this order; none of them → ACCEPTED_UNCHANGED. Move, undelete, stage change, publish and add are not
-# modifications (DESIGN.md rule 4).
+# in this order; none of them → ACCEPTED_UNCHANGED. A publish of a draft changes the live record (DESIGN.md
+# rule 4); move, undelete, stage change and add are not modifications.
 WINDOW_CLASSIFICATION: tuple[tuple[Action, CallOutcome], ...] = (
     (Action.DELETE, CallOutcome.DISCARDED),
     (Action.MODIFY, CallOutcome.EDITED),
+    (Action.PUBLISH, CallOutcome.EDITED),
 )
 
 # 003_…, "One outcome per RUN": the worst write decides, best first here.
@@ -168,14 +197,17 @@ class WriteFacts:
 
     target_readable: bool  # the payload names a table that holds records, and a uid (rule 6)
     gone: bool  # the record's row is missing, deleted=1, or its table is gone (rule 2)
-    deleted_in_window: bool  # some delete row of the record with t < tstamp <= t + window
-    deleted_after_window: bool  # some delete row stamped after the window
-    evidence: bool  # a retained row with tstamp <= t + SAME_SAVE_S (rule 3)
+    deleted_in_window: bool  # a live delete row inserted after W's own, stamped up to t + window
+    deleted_after_window: bool  # a live delete row inserted after W's own, stamped after the window
+    evidence: bool  # W's own row, or a retained row inserted by t (rule 3)
     history_reaches_back: bool  # the oldest row left in sys_history is at or before t
     human_actions: frozenset[Action]  # the actions of the human rows of the window (rule 4)
-    changed_unreadable: bool = False  # a human modify row whose keys cannot be read (rule 7)
-    changed: frozenset[str] = frozenset()  # the human modify rows' keys, bookkeeping fields left out
+    own_row_unclear: bool = False  # rows of W's writer could be W's own, but later writes need them all
+    automation_changed: bool = False  # an automation row of the window changed a field W wrote (rule 4)
+    changed_unreadable: bool = False  # a human change whose keys cannot be read (rule 7)
+    changed: frozenset[str] = frozenset()  # the human changes' keys, bookkeeping fields left out
     written: frozenset[str] | None = None  # W's own row's keys; None when W has no readable own row
+    reverted: bool = False  # every field W wrote holds again the value it had before W (rule 7)
 
 
 class WriteTest(StrEnum):
@@ -185,8 +217,11 @@ class WriteTest(StrEnum):
     RECORD_GONE = "record_gone"  # gone, unless sys_history shows the delete only after the window
     HISTORY_TRIMMED = "history_trimmed"  # no evidence, and history does not reach back to t
     NO_EVIDENCE = "no_evidence"
+    OWN_ROW_UNCLEAR = "own_row_unclear"
     HUMAN_DELETE = "human_delete"
     HUMAN_MODIFY = "human_modify"
+    HUMAN_PUBLISH = "human_publish"
+    AUTOMATION_CHANGE = "automation_change"
     OTHERWISE = "otherwise"
 
 
@@ -196,6 +231,7 @@ class ScopeTest(StrEnum):
     CHANGED_UNREADABLE = "changed_unreadable"
     ONLY_RELEASE_CHANGED = "only_release_changed"
     WRITTEN_UNKNOWN = "written_unknown"
+    REVERTED = "reverted"
     SAME_FIELD_CHANGED = "same_field_changed"
     OTHERWISE = "otherwise"
 
@@ -204,16 +240,20 @@ class ScopeTest(StrEnum):
 WINDOW_TESTS: dict[Action, WriteTest] = {
     Action.DELETE: WriteTest.HUMAN_DELETE,
     Action.MODIFY: WriteTest.HUMAN_MODIFY,
+    Action.PUBLISH: WriteTest.HUMAN_PUBLISH,
 }
 
 # DESIGN.md rules 2, 3, 6 and 4, in the order they decide: the first test that holds gives the outcome (and,
-# for UNKNOWN, the reason). The window's part follows WINDOW_CLASSIFICATION.
+# for UNKNOWN, the reason). The window's part follows WINDOW_CLASSIFICATION; an automation's change counts
+# only where no human changed the record.
 WRITE_DECISION: tuple[tuple[WriteTest, CallOutcome, UnknownReason | None], ...] = (
     (WriteTest.TARGET_UNREADABLE, CallOutcome.UNKNOWN, UnknownReason.UNREADABLE_TARGET),
     (WriteTest.RECORD_GONE, CallOutcome.DISCARDED, None),
     (WriteTest.HISTORY_TRIMMED, CallOutcome.UNKNOWN, UnknownReason.HISTORY_TRIMMED),
     (WriteTest.NO_EVIDENCE, CallOutcome.UNKNOWN, UnknownReason.NO_HISTORY_ROW),
+    (WriteTest.OWN_ROW_UNCLEAR, CallOutcome.UNKNOWN, UnknownReason.OWN_ROW_UNCLEAR),
     *((WINDOW_TESTS[action], outcome, None) for action, outcome in WINDOW_CLASSIFICATION),
+    (WriteTest.AUTOMATION_CHANGE, CallOutcome.UNKNOWN, UnknownReason.CHANGED_BY_AUTOMATION),
     (WriteTest.OTHERWISE, CallOutcome.ACCEPTED_UNCHANGED, None),
 )
 
@@ -222,6 +262,7 @@ EDIT_SCOPE_DECISION: tuple[tuple[ScopeTest, EditScope], ...] = (
     (ScopeTest.CHANGED_UNREADABLE, EditScope.FIELDS_UNKNOWN),
     (ScopeTest.ONLY_RELEASE_CHANGED, EditScope.RELEASED_ONLY),
     (ScopeTest.WRITTEN_UNKNOWN, EditScope.FIELDS_UNKNOWN),
+    (ScopeTest.REVERTED, EditScope.REVERTED),
     (ScopeTest.SAME_FIELD_CHANGED, EditScope.SAME_FIELDS),
     (ScopeTest.OTHERWISE, EditScope.OTHER_FIELDS),
 )
@@ -237,10 +278,13 @@ def write_test_holds(test: WriteTest, facts: WriteFacts) -> bool:
         return not facts.evidence and not facts.history_reaches_back
     if test is WriteTest.NO_EVIDENCE:
         return not facts.evidence
-    if test is WriteTest.HUMAN_DELETE:
-        return Action.DELETE in facts.human_actions
-    if test is WriteTest.HUMAN_MODIFY:
-        return Action.MODIFY in facts.human_actions
+    if test is WriteTest.OWN_ROW_UNCLEAR:
+        return facts.own_row_unclear
+    if test is WriteTest.AUTOMATION_CHANGE:
+        return facts.automation_changed
+    action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
+    if action is not None:
+        return action in facts.human_actions
     return True
 
 
@@ -252,6 +296,8 @@ def scope_test_holds(test: ScopeTest, facts: WriteFacts) -> bool:
         return facts.changed == {RELEASE_FIELD}
     if test is ScopeTest.WRITTEN_UNKNOWN:
         return facts.written is None
+    if test is ScopeTest.REVERTED:
+        return facts.reverted
     if test is ScopeTest.SAME_FIELD_CHANGED:
         return facts.written is not None and bool((facts.changed - {RELEASE_FIELD}) & facts.written)
     return True
@@ -266,33 +312,157 @@ def decide(facts: WriteFacts) -> tuple[CallOutcome, UnknownReason | None, EditSc
     return outcome, reason, scope
 
 
+# --- which rows are W's own, and which are AI rows (DESIGN.md rule 3) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class OwnRow:
+    """What the rows say of one write's own row: which it is, whether it cannot be told, and from which row on
+    (uid order) the rows are inserted after W."""
+
+    own: HistoryRow | None
+    unclear: bool
+    evidence: bool  # the own row, or a row inserted by t
+    boundary: int  # rows with a greater uid are inserted after W's own row (0: every row)
+
+
+def insertion_floors(rows: Sequence[HistoryRow]) -> dict[int, int]:
+    """Per row uid, the latest stamp among the rows inserted up to it: it was not inserted before that.
+
+    Every row is inserted at or after its own stamp, and rows are inserted in uid order."""
+    floors: dict[int, int] = {}
+    floor: int | None = None
+    for row in sorted(rows, key=attrgetter("uid")):
+        floor = row.tstamp if floor is None else max(floor, row.tstamp)
+        floors[row.uid] = floor
+    return floors
+
+
+def match_own_rows(writes: Sequence[Write], rows: Sequence[HistoryRow]) -> dict[int, OwnRow]:
+    """Each AI write's own row among its record's rows, by writer, insertion order and the write's moment.
+
+    Rows whose correlation_id names a run are that run's, in order. The other writes of one writer (a lane)
+    each take, from the last backwards, the latest of the writer's add or modify rows inserted by the write's
+    moment that the later writes leave: the greedy pos_i = min over j >= i of (p_j - (j - i)), p_j the rows
+    inserted by the j-th write's moment. A write that has such rows but none left is unclear."""
+    ordered = sorted(rows, key=attrgetter("uid"))
+    floors = insertion_floors(ordered)
+    named_runs = {row.named_run for row in ordered if row.named_run is not None}
+    lanes: dict[tuple[bool, object], list[Write]] = {}
+    for write in sorted(writes, key=attrgetter("written_at", "event_uid")):
+        named = write.run in named_runs
+        lanes.setdefault((named, write.run if named else write.lane), []).append(write)
+    matched: dict[int, OwnRow] = {}
+    for (named, key), lane in lanes.items():
+        if named:
+            candidates = [r for r in ordered if r.named_run == key and _is_candidate(r)]
+            counts = [len(candidates)] * len(lane)
+        else:
+            candidates = [r for r in ordered if r.named_run is None and r.channel == key and _is_candidate(r)]
+            counts = [
+                sum(1 for r in candidates if floors[r.uid] <= write.written_at + SAME_SAVE_S)
+                for write in lane
+            ]
+        position = None
+        for i in range(len(lane) - 1, -1, -1):
+            position = counts[i] if position is None else min(counts[i], position - 1)
+            own = candidates[position - 1] if position >= 1 else None
+            matched[lane[i].event_uid] = _own_row(lane[i], own, counts[i], ordered, floors)
+    return matched
+
+
+def _is_candidate(row: HistoryRow) -> bool:
+    return row.live and row.action in _OWN_ACTIONS
+
+
+def _own_row(
+    write: Write, own: HistoryRow | None, count: int, rows: Sequence[HistoryRow], floors: Mapping[int, int]
+) -> OwnRow:
+    inserted_by_t = [row.uid for row in rows if floors[row.uid] <= write.written_at + SAME_SAVE_S]
+    if own is not None:
+        return OwnRow(own, unclear=False, evidence=True, boundary=own.uid)
+    last = inserted_by_t[-1] if inserted_by_t else 0
+    return OwnRow(None, unclear=count >= 1, evidence=bool(inserted_by_t), boundary=last)
+
+
+# --- the classification -------------------------------------------------------------------------------------
+
+
+def classify_writes(
+    writes: Sequence[Write],
+    history: Sequence[HistoryRow],
+    presence: Presence,
+    oldest_retained_tstamp: int | None,
+    window_s: int,
+) -> dict[int, WriteOutcome]:
+    """What became of each AI write of one record, from the retained history rows of that record.
+
+    `writes` are every AI write of the record known (any run, any time): the rows each one inserted are AI
+    rows for all of them (rules 2-4, 7)."""
+    matched = match_own_rows(writes, history)
+    ordered = sorted(history, key=attrgetter("uid"))
+    ai_rows = {m.own.uid for m in matched.values() if m.own is not None}
+    ai_rows |= {row.uid for row in ordered if row.named_run is not None}
+    return {
+        write.event_uid: _classify(
+            write, matched[write.event_uid], ordered, ai_rows, presence, oldest_retained_tstamp, window_s
+        )
+        for write in writes
+    }
+
+
 def classify_write(
     write: Write,
     history: Sequence[HistoryRow],
-    ai_write_times: Sequence[int],
+    ai_writes: Sequence[Write],
     presence: Presence,
     oldest_retained_tstamp: int | None,
     window_s: int,
 ) -> WriteOutcome:
-    """What became of W, from the retained history rows of its record inside its window (rules 2-4, 7)."""
+    """What became of W (classify_writes with W among the record's AI writes)."""
+    writes = [w for w in ai_writes if w.event_uid != write.event_uid] + [write]
+    return classify_writes(writes, history, presence, oldest_retained_tstamp, window_s)[write.event_uid]
+
+
+def _classify(
+    write: Write,
+    match: OwnRow,
+    rows: Sequence[HistoryRow],
+    ai_rows: set[int],
+    presence: Presence,
+    oldest_retained_tstamp: int | None,
+    window_s: int,
+) -> WriteOutcome:
     t = write.written_at
     closes = window_closes_at(t, window_s)
-    rows = sorted(history, key=_HISTORY_ORDER)
-    evidence = _evidence_row(rows, t)
-    human = _human_rows(rows, t, closes, ai_write_times)
-    modifications = tuple(row for row in human if row.action is Action.MODIFY)
-    deletes = [row.tstamp for row in rows if row.action is Action.DELETE]
+    # DESIGN.md rule 4: the rows inserted after W's own; a delete is DISCARDED whoever made it, an AI run too.
+    after = [
+        row
+        for row in rows
+        if row.uid > match.boundary and row.live and (row.uid not in ai_rows or row.action is Action.DELETE)
+    ]
+    window = [row for row in after if row.tstamp <= closes]
+    deletes = [row for row in after if row.action is Action.DELETE]
+    # Automation's rows are no human's (DESIGN.md rule 4), but for its deletes.
+    human = [row for row in window if not row.by_automation or row.action is Action.DELETE]
+    automation = [row for row in window if row.by_automation and row.action in _CHANGES]
+    human_changes = [row for row in human if row.action in _CHANGES]
+    changed = [_changed_keys(row, rows) for row in human_changes]
+    written = match.own.fields if match.own is not None else None
     facts = WriteFacts(
         target_readable=True,
         gone=presence is not Presence.PRESENT,
-        deleted_in_window=any(t < tstamp <= closes for tstamp in deletes),
-        deleted_after_window=any(tstamp > closes for tstamp in deletes),
-        evidence=evidence is not None,
+        deleted_in_window=any(row.tstamp <= closes for row in deletes),
+        deleted_after_window=any(row.tstamp > closes for row in deletes),
+        evidence=match.evidence,
         history_reaches_back=oldest_retained_tstamp is not None and oldest_retained_tstamp <= t,
         human_actions=frozenset(action for row in human if (action := row.action) is not None),
-        changed_unreadable=any(row.fields is None for row in modifications),
-        changed=frozenset().union(*(row.fields or () for row in modifications)) - BOOKKEEPING_FIELDS,
-        written=_written_fields(write, evidence) if evidence is not None else None,
+        own_row_unclear=match.unclear,
+        automation_changed=any(_meets(_changed_keys(row, rows), written) for row in automation),
+        changed_unreadable=any(keys is None for keys in changed),
+        changed=frozenset().union(*(keys or () for keys in changed)) - BOOKKEEPING_FIELDS,
+        written=written,
+        reverted=_reverted(match.own, human_changes, rows),
     )
     outcome, reason, scope = decide(facts)
     if outcome is CallOutcome.UNKNOWN:
@@ -300,18 +470,64 @@ def classify_write(
         return _unknown(write.event_uid, reason)
     if outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts):
         # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
-        deciding = tuple(row for row in rows if row.action is Action.DELETE and t < row.tstamp <= closes)
+        deciding = tuple(row for row in deletes if row.tstamp <= closes)
     else:
-        action = next((a for a, o in WINDOW_CLASSIFICATION if o is outcome), None)
+        test = next(test for test, o, _ in WRITE_DECISION if write_test_holds(test, facts))
+        action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
         deciding = tuple(row for row in human if row.action is action) if action is not None else ()
+    head = match.boundary if match.evidence and match.boundary else None
     return WriteOutcome(
         event_uid=write.event_uid,
         outcome=outcome,
         reason=None,
         edit_scope=scope,
-        first_change_after_s=human[0].tstamp - t if human else None,
-        decided_by=_uids(evidence, deciding),
+        first_change_after_s=max(0, min(row.tstamp for row in human) - t) if human else None,
+        decided_by=((head,) if head is not None else ()) + tuple(row.uid for row in deciding),
     )
+
+
+def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str] | None:
+    """The fields a change row changed: a modify's newRecord keys; for a publish, the keys of the drafts it
+    moved onto the record (the draft rows since the previous publish); None when they cannot be read."""
+    if row.action is not Action.PUBLISH:
+        return None if row.fields is None else row.fields - BOOKKEEPING_FIELDS
+    drafts: list[HistoryRow] = []
+    for earlier in rows:
+        if earlier.uid >= row.uid:
+            break
+        if earlier.live and earlier.action is Action.PUBLISH:
+            drafts = []
+        elif not earlier.live and earlier.action in _OWN_ACTIONS:
+            drafts.append(earlier)
+    if not drafts or any(draft.fields is None for draft in drafts):
+        return None
+    return frozenset().union(*(draft.fields or () for draft in drafts)) - BOOKKEEPING_FIELDS
+
+
+def _meets(keys: frozenset[str] | None, written: frozenset[str] | None) -> bool:
+    """Whether changed keys meet the fields W wrote; any change does when either cannot be read."""
+    if keys is None or written is None:
+        return keys is None or bool(keys)
+    return bool(keys & (written - BOOKKEEPING_FIELDS))
+
+
+def _reverted(own: HistoryRow | None, changes: Sequence[HistoryRow], rows: Sequence[HistoryRow]) -> bool:
+    """Every field W wrote holds again the value it had before W: the last human change of each is a modify
+    whose new value equals W's own row's old value (DESIGN.md rule 7, `reverted`)."""
+    if own is None or own.action is not Action.MODIFY or own.fields is None:
+        return False
+    written = own.fields - BOOKKEEPING_FIELDS
+    if not written:
+        return False
+    for name in written:
+        last = None
+        for row in changes:
+            keys = _changed_keys(row, rows)
+            if keys is None or name in keys:
+                last = row
+        if last is None or last.action is not Action.MODIFY or (own.uid, name) not in last.restores:
+            return False
+    return True
 
 
 def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
@@ -323,57 +539,3 @@ def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
         first_change_after_s=None,
         decided_by=(),
     )
-
-
-def _evidence_row(rows: Sequence[HistoryRow], t: int) -> HistoryRow | None:
-    """The newest retained row at or just after W (normally W's own row), proving its history survived.
-
-    `rows` are in (tstamp, uid) order: the candidates are the rows before the first one stamped later."""
-    evidence = None
-    for row in rows:
-        if row.tstamp > t + SAME_SAVE_S:
-            break
-        evidence = row
-    return evidence
-
-
-def _missing_evidence_reason(t: int, oldest_retained_tstamp: int | None) -> UnknownReason:
-    # 003_…, "The classification": history is trimmed oldest-first, so only the OLDEST row left in all of
-    # sys_history tells whether W's own row could have been trimmed away.
-    if oldest_retained_tstamp is None or oldest_retained_tstamp > t:
-        return UnknownReason.HISTORY_TRIMMED
-    return UnknownReason.NO_HISTORY_ROW
-
-
-def _human_rows(
-    rows: Sequence[HistoryRow], t: int, closes: int, ai_write_times: Sequence[int]
-) -> tuple[HistoryRow, ...]:
-    """The rows of W's window that are no AI write's own: none within SAME_SAVE_S of W or of another AI write.
-
-    W's own: a row after t within SAME_SAVE_S of it, i.e. not t + SAME_SAVE_S < tstamp."""
-    human = []
-    for row in rows:
-        tstamp = row.tstamp
-        if t + SAME_SAVE_S < tstamp <= closes:
-            for at in ai_write_times:
-                if abs(tstamp - at) <= SAME_SAVE_S:
-                    break
-            else:
-                human.append(row)
-    return tuple(human)
-
-
-def _written_fields(write: Write, evidence: HistoryRow) -> frozenset[str] | None:
-    # DESIGN.md rule 7: the fields W wrote are its own history row's keys; the card's fields are not read.
-    # The evidence row is W's own only when it lies within the same save of t and records an add or a modify.
-    own = (
-        abs(evidence.tstamp - write.written_at) <= SAME_SAVE_S
-        and evidence.action in (Action.ADD, Action.MODIFY)
-        and evidence.fields is not None
-    )
-    return evidence.fields if own else None
-
-
-def _uids(evidence: HistoryRow | None, deciding: Iterable[HistoryRow]) -> tuple[int, ...]:
-    head = (evidence.uid,) if evidence is not None else ()
-    return head + tuple(row.uid for row in deciding) if deciding else head
