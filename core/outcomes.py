@@ -84,7 +84,10 @@ class RunWithoutWritesError(ValueError):
 
 
 _ACTIONS = {action.value: action for action in Action}
-_OWN_ACTIONS = (Action.ADD, Action.MODIFY)  # the actions of a write's own row
+# The actions of a write's own row: the tools add, update, move and delete records. Only an add or a modify
+# says which fields W wrote (DESIGN.md rule 7).
+_OWN_ACTIONS = (Action.ADD, Action.MODIFY, Action.MOVE, Action.DELETE)
+_WITH_FIELDS = (Action.ADD, Action.MODIFY)
 _CHANGES = (Action.MODIFY, Action.PUBLISH)  # the actions that change the live record's fields
 
 
@@ -448,7 +451,8 @@ def _classify(
     automation = [row for row in window if row.by_automation and row.action in _CHANGES]
     human_changes = [row for row in human if row.action in _CHANGES]
     changed = [_changed_keys(row, rows) for row in human_changes]
-    written = match.own.fields if match.own is not None else None
+    own = match.own if match.own is not None and match.own.action in _WITH_FIELDS else None
+    written = own.fields if own is not None else None
     facts = WriteFacts(
         target_readable=True,
         gone=presence is not Presence.PRESENT,
@@ -462,7 +466,7 @@ def _classify(
         changed_unreadable=any(keys is None for keys in changed),
         changed=frozenset().union(*(keys or () for keys in changed)) - BOOKKEEPING_FIELDS,
         written=written,
-        reverted=_reverted(match.own, human_changes, rows),
+        reverted=_reverted(own, human_changes, rows),
     )
     outcome, reason, scope = decide(facts)
     if outcome is CallOutcome.UNKNOWN:
@@ -497,7 +501,7 @@ def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str]
             break
         if earlier.live and earlier.action is Action.PUBLISH:
             drafts = []
-        elif not earlier.live and earlier.action in _OWN_ACTIONS:
+        elif not earlier.live and earlier.action in _WITH_FIELDS:
             drafts.append(earlier)
     if not drafts or any(draft.fields is None for draft in drafts):
         return None

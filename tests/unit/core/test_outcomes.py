@@ -41,41 +41,66 @@ DISCARDED = CallOutcome.DISCARDED
 UNKNOWN = CallOutcome.UNKNOWN
 
 GONE = (Presence.DELETED, Presence.ROW_MISSING, Presence.TABLE_MISSING)
-NOT_MODIFICATIONS = (Action.ADD, Action.MOVE, Action.UNDELETE, Action.STAGE, Action.PUBLISH)
+NOT_MODIFICATIONS = (Action.ADD, Action.MOVE, Action.UNDELETE, Action.STAGE)
 
 
 # --- builders -----------------------------------------------------------------------------------------------
 
 
-def a_write(at: int = T) -> Write:
-    return Write(event_uid=501, table="tt_content", uid=42, written_at=at)
+EDITOR = 501  # the lane of W and of every write its backend user made to the record (Write.channel)
+OTHER_EDITOR = 601
+
+
+def a_write(at: int = T, *, event_uid: int = 501, run: str = "run-w", channel: int = EDITOR) -> Write:
+    return Write(event_uid=event_uid, table="tt_content", uid=42, written_at=at, run=run, channel=channel)
 
 
 def a_row(
-    uid: int, at: int, action: int = Action.MODIFY, fields: Sequence[str] | None = ("bodytext",)
+    uid: int,
+    at: int,
+    action: int = Action.MODIFY,
+    fields: Sequence[str] | None = ("bodytext",),
+    *,
+    channel: int | None = None,
+    live: bool = True,
+    automation: bool = False,
+    named_run: str | None = None,
+    restores: Sequence[tuple[int, str]] = (),
 ) -> HistoryRow:
+    """A row of the record; by default an editor's who made no AI write to it (no channel)."""
     return HistoryRow(
-        uid=uid, tstamp=at, actiontype=action, fields=None if fields is None else frozenset(fields)
+        uid=uid,
+        tstamp=at,
+        actiontype=action,
+        fields=None if fields is None else frozenset(fields),
+        live=live,
+        by_automation=automation,
+        channel=channel,
+        named_run=named_run,
+        restores=frozenset(restores),
     )
 
 
-def own_row(fields: Sequence[str] | None = ("bodytext",), at: int = T + 1) -> HistoryRow:
-    """W's own sys_history row, stamped a second after the step."""
-    return a_row(1, at, Action.MODIFY, fields)
+def own_row(
+    fields: Sequence[str] | None = ("bodytext",), at: int = T - 3, uid: int = 10, action: int = Action.MODIFY
+) -> HistoryRow:
+    """W's own sys_history row: written by W's backend user, stamped when its process started (3 s before the
+    step, as after an approval in the chat's exec strategy)."""
+    return a_row(uid, at, action, fields, channel=EDITOR)
 
 
 def classify(
     *rows: HistoryRow,
     write: Write | None = None,
     presence: Presence = Presence.PRESENT,
-    ai_write_times: Sequence[int] = (T,),
+    others: Sequence[Write] = (),
     oldest: int | None = LONG_AGO,
     window_s: int = WINDOW,
 ) -> WriteOutcome:
     return classify_write(
         write if write is not None else a_write(),
         rows,
-        ai_write_times,
+        others,
         presence,
         oldest,
         window_s,
@@ -96,7 +121,7 @@ def test_no_human_row_with_the_record_still_present_is_accepted_unchanged():
 
 
 def test_a_human_modify_in_the_window_is_edited():
-    rows = (own_row(), a_row(2, T + DAY))
+    rows = (own_row(), a_row(12, T + DAY))
 
     result = classify(*rows)
 
@@ -104,7 +129,7 @@ def test_a_human_modify_in_the_window_is_edited():
 
 
 def test_a_human_delete_in_the_window_is_discarded():
-    rows = (own_row(), a_row(2, T + DAY, Action.DELETE, ()))
+    rows = (own_row(), a_row(12, T + DAY, Action.DELETE, ()))
 
     result = classify(*rows, presence=Presence.DELETED)
 
@@ -130,7 +155,7 @@ def test_the_record_gone_is_discarded_even_without_an_evidence_row(presence):
 
 
 def test_history_trimmed_past_the_write_is_unknown_history_trimmed():
-    rows = (a_row(7, T + 3 * DAY),)
+    rows = (a_row(17, T + 3 * DAY),)
 
     result = classify(*rows, oldest=T + 1)
 
@@ -155,7 +180,7 @@ def test_no_retained_history_row_at_or_before_the_write_is_unknown_never_accepte
 
 
 def test_a_record_whose_history_starts_after_the_write_is_unknown_even_with_later_rows():
-    rows = (a_row(7, T + 3, Action.MODIFY), a_row(8, T + DAY, Action.DELETE, ()))
+    rows = (a_row(17, T + 3, Action.MODIFY), a_row(18, T + DAY, Action.DELETE, ()))
 
     result = classify(*rows, oldest=LONG_AGO)
 
@@ -172,24 +197,24 @@ def test_a_row_up_to_two_seconds_after_the_write_is_its_evidence():
     result = classify(*rows)
 
     assert result.outcome is ACCEPTED
-    assert result.decided_by == (1,)
+    assert result.decided_by == (10,)
 
 
 def test_an_older_retained_row_of_the_record_is_evidence():
-    rows = (a_row(9, T - 30 * DAY, Action.ADD, ("header", "bodytext")),)
+    rows = (a_row(5, T - 30 * DAY, Action.ADD, ("header", "bodytext")),)
 
     result = classify(*rows)
 
     assert result.outcome is ACCEPTED
-    assert result.decided_by == (9,)
+    assert result.decided_by == (5,)
 
 
 def test_the_evidence_row_is_the_newest_row_at_or_just_after_the_write():
-    rows = (a_row(9, T - 30 * DAY, Action.ADD), own_row(at=T + 1), a_row(10, T + DAY))
+    rows = (a_row(5, T - 30 * DAY, Action.ADD), own_row(at=T + 1), a_row(20, T + DAY))
 
     result = classify(*rows)
 
-    assert result.decided_by == (1, 10)
+    assert result.decided_by == (10, 20)
 
 
 # --- DESIGN.md rule 4: human rows inside the window ---------------------------------------------------------
@@ -205,33 +230,34 @@ def test_a_writes_own_row_stamped_a_second_after_the_step_is_evidence_not_a_huma
 
 
 def test_a_later_ai_write_is_not_a_human_edit():
-    later_ai_write = T + 2 * DAY
-    rows = (own_row(), a_row(2, later_ai_write + 1))
+    later = a_write(T + 2 * DAY, event_uid=502)
+    rows = (own_row(), a_row(12, later.written_at - 40, channel=EDITOR))
 
-    result = classify(*rows, ai_write_times=(T, later_ai_write))
+    result = classify(*rows, others=(later,))
 
     assert result.outcome is ACCEPTED
 
 
-def test_a_row_three_seconds_from_any_ai_write_is_a_human_edit():
-    later_ai_write = T + 2 * DAY
-    rows = (own_row(), a_row(2, later_ai_write + 3))
+def test_another_editors_row_three_seconds_after_a_later_ai_write_is_a_human_edit():
+    later = a_write(T + 2 * DAY, event_uid=502)
+    rows = (own_row(), a_row(12, later.written_at - 40, channel=EDITOR), a_row(13, later.written_at + 3))
 
-    result = classify(*rows, ai_write_times=(T, later_ai_write))
+    result = classify(*rows, others=(later,))
 
     assert result.outcome is EDITED
+    assert result.decided_by == (10, 13)
 
 
-def test_ws_own_time_counts_as_an_ai_write_even_when_the_caller_leaves_it_out():
+def test_w_is_among_its_records_writes_even_when_the_caller_leaves_it_out():
     rows = (own_row(at=T + 1),)
 
-    result = classify(*rows, ai_write_times=())
+    result = classify(*rows, others=())
 
     assert result.outcome is ACCEPTED
 
 
 def test_a_row_stamped_at_the_last_second_of_the_window_still_counts():
-    rows = (own_row(), a_row(2, CLOSES))
+    rows = (own_row(), a_row(12, CLOSES))
 
     result = classify(*rows)
 
@@ -239,7 +265,7 @@ def test_a_row_stamped_at_the_last_second_of_the_window_still_counts():
 
 
 def test_rows_after_the_window_never_count():
-    rows = (own_row(), a_row(2, CLOSES + 1), a_row(3, CLOSES + DAY, Action.DELETE, ()))
+    rows = (own_row(), a_row(12, CLOSES + 1), a_row(13, CLOSES + DAY, Action.DELETE, ()))
 
     result = classify(*rows)
 
@@ -248,27 +274,27 @@ def test_rows_after_the_window_never_count():
 
 
 def test_a_delete_in_the_window_is_discarded_even_if_the_record_is_undeleted_later():
-    rows = (own_row(), a_row(2, T + DAY, Action.DELETE, ()), a_row(3, T + 2 * DAY, Action.UNDELETE, ()))
+    rows = (own_row(), a_row(12, T + DAY, Action.DELETE, ()), a_row(13, T + 2 * DAY, Action.UNDELETE, ()))
 
     result = classify(*rows, presence=Presence.PRESENT)
 
     assert result.outcome is DISCARDED
-    assert result.decided_by == (1, 2)
+    assert result.decided_by == (10, 12)
 
 
 def test_a_delete_outranks_a_modify_in_the_window():
-    rows = (own_row(), a_row(2, T + DAY), a_row(3, T + 2 * DAY, Action.DELETE, ()))
+    rows = (own_row(), a_row(12, T + DAY), a_row(13, T + 2 * DAY, Action.DELETE, ()))
 
     result = classify(*rows)
 
     assert result.outcome is DISCARDED
     assert result.edit_scope is None
-    assert result.decided_by == (1, 3)
+    assert result.decided_by == (10, 13)
 
 
 @pytest.mark.parametrize("action", NOT_MODIFICATIONS, ids=lambda action: action.name.lower())
-def test_moves_undeletes_stage_changes_publishes_and_adds_are_not_modifications(action):
-    rows = (own_row(), a_row(2, T + DAY, action, ("pid",)))
+def test_moves_undeletes_stage_changes_and_adds_are_not_modifications(action):
+    rows = (own_row(), a_row(12, T + DAY, action, ("pid",)))
 
     result = classify(*rows)
 
@@ -278,24 +304,25 @@ def test_moves_undeletes_stage_changes_publishes_and_adds_are_not_modifications(
 
 @pytest.mark.parametrize("code", [0, 8, 99, -1])
 def test_an_unknown_action_code_is_not_a_modification(code):
-    rows = (own_row(), a_row(2, T + DAY, code, ("title",)))
+    rows = (own_row(), a_row(12, T + DAY, code, ("title",)))
 
     result = classify(*rows)
 
     assert result.outcome is ACCEPTED
 
 
-def test_an_ai_delete_in_the_window_is_not_a_human_discard_when_the_record_is_back():
-    later_ai_write = T + DAY
+def test_a_delete_in_the_window_is_discarded_whoever_made_it_an_ai_run_too():
+    later = a_write(T + DAY, event_uid=502)
     rows = (
         own_row(),
-        a_row(2, later_ai_write, Action.DELETE, ()),
-        a_row(3, T + 2 * DAY, Action.UNDELETE, ()),
+        a_row(12, later.written_at - 5, Action.DELETE, (), channel=EDITOR),
+        a_row(13, T + 2 * DAY, Action.UNDELETE, ()),
     )
 
-    result = classify(*rows, ai_write_times=(T, later_ai_write))
+    result = classify(*rows, others=(later,))
 
-    assert result.outcome is ACCEPTED
+    assert result.outcome is DISCARDED
+    assert result.decided_by == (10, 12)
 
 
 # --- DESIGN.md rule 2: a gone record, and a delete after the window -----------------------------------------
@@ -303,7 +330,7 @@ def test_an_ai_delete_in_the_window_is_not_a_human_discard_when_the_record_is_ba
 
 @pytest.mark.parametrize("presence", [Presence.DELETED, Presence.ROW_MISSING])
 def test_a_delete_after_the_window_does_not_make_the_write_discarded(presence):
-    rows = (own_row(), a_row(2, CLOSES + DAY, Action.DELETE, ()))
+    rows = (own_row(), a_row(12, CLOSES + DAY, Action.DELETE, ()))
 
     result = classify(*rows, presence=presence)
 
@@ -311,7 +338,11 @@ def test_a_delete_after_the_window_does_not_make_the_write_discarded(presence):
 
 
 def test_a_record_deleted_after_the_window_is_judged_on_the_windows_rows():
-    rows = (own_row(("header",)), a_row(2, T + DAY, Action.MODIFY, ("header",)), a_row(3, CLOSES + 5, 4, ()))
+    rows = (
+        own_row(("header",)),
+        a_row(12, T + DAY, Action.MODIFY, ("header",)),
+        a_row(13, CLOSES + 5, 4, ()),
+    )
 
     result = classify(*rows, presence=Presence.DELETED)
 
@@ -320,7 +351,7 @@ def test_a_record_deleted_after_the_window_is_judged_on_the_windows_rows():
 
 
 def test_a_record_deleted_after_the_window_without_evidence_is_unknown():
-    rows = (a_row(3, CLOSES + 5, Action.DELETE, ()),)
+    rows = (a_row(13, CLOSES + 5, Action.DELETE, ()),)
 
     result = classify(*rows, presence=Presence.DELETED, oldest=T + 10)
 
@@ -329,27 +360,27 @@ def test_a_record_deleted_after_the_window_without_evidence_is_unknown():
 
 
 def test_a_gone_record_with_a_delete_in_the_window_and_another_after_it_is_discarded():
-    later_ai_write = T + DAY
+    later = a_write(T + DAY, event_uid=502)
     rows = (
         own_row(),
-        a_row(2, later_ai_write, Action.DELETE, ()),
-        a_row(3, T + 2 * DAY, Action.UNDELETE, ()),
-        a_row(4, CLOSES + DAY, Action.DELETE, ()),
+        a_row(12, later.written_at, Action.DELETE, (), channel=EDITOR),
+        a_row(13, T + 2 * DAY, Action.UNDELETE, ()),
+        a_row(14, CLOSES + DAY, Action.DELETE, ()),
     )
 
-    result = classify(*rows, presence=Presence.DELETED, ai_write_times=(T, later_ai_write))
+    result = classify(*rows, presence=Presence.DELETED, others=(later,))
 
     assert result.outcome is DISCARDED
-    assert result.decided_by == (1, 2)
+    assert result.decided_by == (10, 12)
 
 
 def test_a_gone_record_without_a_delete_row_is_discarded_and_decided_by_its_evidence():
-    rows = (own_row(), a_row(2, T + DAY))
+    rows = (own_row(), a_row(12, T + DAY))
 
     result = classify(*rows, presence=Presence.TABLE_MISSING)
 
     assert result.outcome is DISCARDED
-    assert result.decided_by == (1,)
+    assert result.decided_by == (10,)
     assert result.first_change_after_s == DAY
 
 
@@ -362,7 +393,7 @@ def test_a_gone_record_without_a_delete_row_is_discarded_and_decided_by_its_evid
     ids=["hidden", "hidden+tstamp", "hidden+bookkeeping"],
 )
 def test_unhide_only_edits_are_edited_with_scope_released_only(changed):
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, Action.MODIFY, changed))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, Action.MODIFY, changed))
 
     result = classify(*rows)
 
@@ -371,16 +402,16 @@ def test_unhide_only_edits_are_edited_with_scope_released_only(changed):
 
 
 def test_a_hide_and_a_later_unhide_are_released_only():
-    rows = (own_row(), a_row(2, T + DAY, fields=("hidden",)), a_row(3, T + 2 * DAY, fields=("hidden",)))
+    rows = (own_row(), a_row(12, T + DAY, fields=("hidden",)), a_row(13, T + 2 * DAY, fields=("hidden",)))
 
     result = classify(*rows)
 
     assert result.edit_scope is EditScope.RELEASED_ONLY
-    assert result.decided_by == (1, 2, 3)
+    assert result.decided_by == (10, 12, 13)
 
 
 def test_released_only_needs_no_knowledge_of_the_written_fields():
-    rows = (a_row(9, T - DAY, Action.MOVE, None), a_row(2, T + DAY, fields=("hidden",)))
+    rows = (a_row(5, T - DAY, Action.MOVE, None), a_row(12, T + DAY, fields=("hidden",)))
 
     result = classify(*rows, write=a_write())
 
@@ -388,7 +419,7 @@ def test_released_only_needs_no_knowledge_of_the_written_fields():
 
 
 def test_an_edit_of_a_field_the_write_wrote_is_same_fields():
-    rows = (own_row(("header", "bodytext")), a_row(2, T + DAY, fields=("bodytext",)))
+    rows = (own_row(("header", "bodytext")), a_row(12, T + DAY, fields=("bodytext",)))
 
     result = classify(*rows)
 
@@ -396,7 +427,7 @@ def test_an_edit_of_a_field_the_write_wrote_is_same_fields():
 
 
 def test_an_edit_of_hidden_and_a_field_the_write_wrote_is_same_fields():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("hidden", "bodytext")))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, fields=("hidden", "bodytext")))
 
     result = classify(*rows)
 
@@ -404,7 +435,7 @@ def test_an_edit_of_hidden_and_a_field_the_write_wrote_is_same_fields():
 
 
 def test_an_edit_of_fields_the_write_did_not_write_is_other_fields():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("hidden", "header")))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, fields=("hidden", "header")))
 
     result = classify(*rows)
 
@@ -412,7 +443,7 @@ def test_an_edit_of_fields_the_write_did_not_write_is_other_fields():
 
 
 def test_the_fields_of_all_human_modifies_are_compared():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("header",)), a_row(3, T + 2 * DAY))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, fields=("header",)), a_row(13, T + 2 * DAY))
 
     result = classify(*rows)
 
@@ -422,7 +453,7 @@ def test_the_fields_of_all_human_modifies_are_compared():
 def test_bookkeeping_fields_are_not_a_change_of_the_written_fields():
     rows = (
         own_row(("bodytext", "tstamp")),
-        a_row(2, T + DAY, fields=("header", "tstamp", "l10n_diffsource")),
+        a_row(12, T + DAY, fields=("header", "tstamp", "l10n_diffsource")),
     )
 
     result = classify(*rows)
@@ -431,7 +462,7 @@ def test_bookkeeping_fields_are_not_a_change_of_the_written_fields():
 
 
 def test_a_modify_of_bookkeeping_fields_alone_is_not_released_only():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=sorted(BOOKKEEPING_FIELDS)))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, fields=sorted(BOOKKEEPING_FIELDS)))
 
     result = classify(*rows)
 
@@ -440,7 +471,11 @@ def test_a_modify_of_bookkeeping_fields_alone_is_not_released_only():
 
 
 def test_an_unreadable_human_modify_row_makes_the_scope_fields_unknown():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("hidden",)), a_row(3, T + 2 * DAY, fields=None))
+    rows = (
+        own_row(("bodytext",)),
+        a_row(12, T + DAY, fields=("hidden",)),
+        a_row(13, T + 2 * DAY, fields=None),
+    )
 
     result = classify(*rows)
 
@@ -449,7 +484,7 @@ def test_an_unreadable_human_modify_row_makes_the_scope_fields_unknown():
 
 
 def test_without_the_written_fields_the_scope_is_fields_unknown():
-    rows = (a_row(9, T - DAY, Action.ADD, ("bodytext",)), a_row(2, T + DAY, fields=("bodytext",)))
+    rows = (a_row(5, T - DAY, Action.ADD, ("bodytext",)), a_row(12, T + DAY, fields=("bodytext",)))
 
     result = classify(*rows, write=a_write())
 
@@ -457,7 +492,7 @@ def test_without_the_written_fields_the_scope_is_fields_unknown():
 
 
 def test_an_own_row_whose_keys_could_not_be_read_makes_the_scope_fields_unknown():
-    rows = (own_row(None), a_row(2, T + DAY, fields=("header",)))
+    rows = (own_row(None), a_row(12, T + DAY, fields=("header",)))
 
     result = classify(*rows)
 
@@ -465,7 +500,7 @@ def test_an_own_row_whose_keys_could_not_be_read_makes_the_scope_fields_unknown(
 
 
 def test_the_fields_w_wrote_come_from_its_own_history_row():
-    rows = (own_row(("bodytext",)), a_row(2, T + DAY, fields=("header",)))
+    rows = (own_row(("bodytext",)), a_row(12, T + DAY, fields=("header",)))
 
     result = classify(*rows)
 
@@ -473,7 +508,7 @@ def test_the_fields_w_wrote_come_from_its_own_history_row():
 
 
 def test_when_the_evidence_is_not_ws_own_row_the_scope_is_fields_unknown():
-    rows = (a_row(9, T - DAY, Action.MODIFY, ("bodytext",)), a_row(2, T + DAY, fields=("header",)))
+    rows = (a_row(5, T - DAY, Action.MODIFY, ("bodytext",)), a_row(12, T + DAY, fields=("header",)))
 
     result = classify(*rows)
 
@@ -483,21 +518,21 @@ def test_when_the_evidence_is_not_ws_own_row_the_scope_is_fields_unknown():
 def test_the_scope_ignores_non_modifications_in_the_window():
     rows = (
         own_row(("bodytext",)),
-        a_row(2, T + DAY, Action.MOVE, ("bodytext",)),
-        a_row(3, T + 2 * DAY, 2, ["pid"]),
+        a_row(12, T + DAY, Action.MOVE, ("bodytext",)),
+        a_row(13, T + 2 * DAY, 2, ["pid"]),
     )
 
     result = classify(*rows)
 
     assert result.edit_scope is EditScope.OTHER_FIELDS
-    assert result.decided_by == (1, 3)
+    assert result.decided_by == (10, 13)
 
 
 # --- first change, decided by -------------------------------------------------------------------------------
 
 
 def test_first_change_after_is_the_seconds_to_the_first_human_row_of_any_kind():
-    rows = (own_row(), a_row(3, T + 2 * DAY), a_row(2, T + 3600, Action.MOVE, ("pid",)))
+    rows = (own_row(), a_row(13, T + 2 * DAY), a_row(12, T + 3600, Action.MOVE, ("pid",)))
 
     result = classify(*rows)
 
@@ -506,10 +541,10 @@ def test_first_change_after_is_the_seconds_to_the_first_human_row_of_any_kind():
 
 
 def test_first_change_after_skips_later_ai_writes():
-    later_ai_write = T + 600
-    rows = (own_row(), a_row(2, later_ai_write + 1), a_row(3, T + DAY))
+    later = a_write(T + 600, event_uid=502)
+    rows = (own_row(), a_row(12, later.written_at - 20, channel=EDITOR), a_row(13, T + DAY))
 
-    result = classify(*rows, ai_write_times=(T, later_ai_write))
+    result = classify(*rows, others=(later,))
 
     assert result.first_change_after_s == DAY
 
@@ -517,26 +552,26 @@ def test_first_change_after_skips_later_ai_writes():
 def test_decided_by_names_the_evidence_row_and_the_deciding_human_rows():
     rows = (
         own_row(),
-        a_row(4, T + 3 * DAY),
-        a_row(2, T + DAY),
-        a_row(3, T + 2 * DAY, Action.PUBLISH, ()),
+        a_row(14, T + 3 * DAY),
+        a_row(12, T + DAY),
+        a_row(13, T + 2 * DAY, Action.PUBLISH, ()),
     )
 
     result = classify(*rows)
 
-    assert result.decided_by == (1, 2, 4)
+    assert result.decided_by == (10, 12, 14)
 
 
 def test_an_accepted_write_is_decided_by_its_evidence_row_alone():
-    rows = (own_row(), a_row(2, T + DAY, Action.MOVE, ("pid",)))
+    rows = (own_row(), a_row(12, T + DAY, Action.MOVE, ("pid",)))
 
     result = classify(*rows)
 
-    assert result.decided_by == (1,)
+    assert result.decided_by == (10,)
 
 
 def test_the_order_of_the_history_rows_does_not_matter():
-    rows = (own_row(), a_row(2, T + DAY), a_row(3, T + 2 * DAY, Action.MOVE, ()))
+    rows = (own_row(), a_row(12, T + DAY), a_row(13, T + 2 * DAY, Action.MOVE, ()))
 
     forwards = classify(*rows)
     backwards = classify(*reversed(rows))
@@ -571,7 +606,7 @@ def test_a_run_with_an_unreadable_target_cannot_be_accepted_unchanged():
     "result",
     [
         classify(own_row()),
-        classify(own_row(), a_row(2, T + DAY)),
+        classify(own_row(), a_row(12, T + DAY)),
         classify(presence=Presence.ROW_MISSING),
         classify(oldest=None),
         unreadable_target(event_uid=77),
@@ -645,7 +680,7 @@ def test_a_window_shorter_than_a_day_is_refused(window_s):
 
 
 def test_a_window_of_one_day_is_allowed():
-    rows = (own_row(), a_row(2, T + DAY + 1))
+    rows = (own_row(), a_row(12, T + DAY + 1))
 
     result = classify(*rows, window_s=MIN_WINDOW_S)
 
@@ -681,7 +716,7 @@ def test_a_runs_outcome_is_its_worst_write_by_precedence(outcomes, expected):
 
 def test_a_run_whose_second_write_was_deleted_is_discarded():
     first = classify(own_row())
-    second = classify(own_row(), a_row(2, T + DAY, Action.DELETE, ()), presence=Presence.DELETED)
+    second = classify(own_row(), a_row(12, T + DAY, Action.DELETE, ()), presence=Presence.DELETED)
 
     result = run_outcome([first.outcome, second.outcome])
 
@@ -712,15 +747,30 @@ stamps = st.one_of(
     st.integers(T - 3, T + 3),
     st.integers(CLOSES - 3, CLOSES + 3),
 )
-row_specs = st.lists(st.tuples(stamps, st.integers(0, 9), field_sets), max_size=8)
-ai_times = st.lists(st.integers(T - DAY, CLOSES + DAY), max_size=3)
+row_specs = st.lists(
+    st.tuples(
+        stamps, st.integers(0, 9), field_sets, st.sampled_from([None, EDITOR, OTHER_EDITOR]), st.booleans()
+    ),
+    max_size=8,
+)
+ai_times = st.lists(
+    st.tuples(st.integers(T - DAY, CLOSES + DAY), st.sampled_from([EDITOR, OTHER_EDITOR])), max_size=3
+)
 oldest_stamps = st.none() | st.integers(T - 10 * DAY, CLOSES)
 
 
-def rows_from(specs: list[tuple[int, int, frozenset[str] | None]]) -> tuple[HistoryRow, ...]:
+def rows_from(
+    specs: list[tuple[int, int, frozenset[str] | None, int | None, bool]],
+) -> tuple[HistoryRow, ...]:
     return tuple(
-        HistoryRow(uid=uid, tstamp=at, actiontype=code, fields=fields)
-        for uid, (at, code, fields) in enumerate(specs, start=1)
+        HistoryRow(uid=uid, tstamp=at, actiontype=code, fields=fields, channel=channel, live=live)
+        for uid, (at, code, fields, channel, live) in enumerate(specs, start=1)
+    )
+
+
+def writes_from(specs: list[tuple[int, int]]) -> tuple[Write, ...]:
+    return tuple(
+        a_write(at, event_uid=600 + i, run=f"run-{i}", channel=lane) for i, (at, lane) in enumerate(specs)
     )
 
 
@@ -746,11 +796,11 @@ def test_a_run_is_accepted_unchanged_only_when_every_write_is(outcomes):
 def test_classify_never_returns_accepted_unchanged_without_an_evidence_row(specs, ai, presence, oldest):
     rows = rows_from(specs)
 
-    result = classify(*rows, presence=presence, ai_write_times=ai, oldest=oldest)
+    result = classify(*rows, presence=presence, others=writes_from(ai), oldest=oldest)
 
     if result.outcome is ACCEPTED:
         assert any(row.tstamp <= T + 2 for row in rows)
-        assert result.decided_by[0] in {row.uid for row in rows if row.tstamp <= T + 2}
+        assert result.decided_by[0] in {row.uid for row in rows}
 
 
 @given(row_specs, ai_times, oldest_stamps, st.randoms())
@@ -759,9 +809,9 @@ def test_classify_does_not_depend_on_the_order_of_the_rows(specs, ai, oldest, ra
     shuffled = list(rows)
     random.shuffle(shuffled)
 
-    result = classify(*shuffled, ai_write_times=ai, oldest=oldest)
+    result = classify(*shuffled, others=writes_from(ai), oldest=oldest)
 
-    assert result == classify(*rows, ai_write_times=ai, oldest=oldest)
+    assert result == classify(*rows, others=writes_from(ai), oldest=oldest)
 
 
 @given(
@@ -771,9 +821,9 @@ def test_rows_after_the_window_never_change_the_answer(specs, ai, late):
     rows = rows_from(specs)
     late_rows = tuple(a_row(1000 + i, at, code) for i, (at, code) in enumerate(late))
 
-    result = classify(*rows, *late_rows, ai_write_times=ai)
+    result = classify(*rows, *late_rows, others=writes_from(ai))
 
-    assert result == classify(*rows, ai_write_times=ai)
+    assert result == classify(*rows, others=writes_from(ai))
 
 
 @given(
@@ -785,18 +835,19 @@ def test_rows_after_the_window_never_change_the_answer(specs, ai, late):
     st.sampled_from(GONE),
 )
 def test_a_record_deleted_after_the_window_reads_as_if_present(specs, ai, deleted_at, presence):
-    rows = (*rows_from(specs), a_row(1000, deleted_at, Action.DELETE, ()))
+    rows = (*rows_from([(at, code, fields, None, True) for at, code, fields in specs]),)
+    rows = (*rows, a_row(1000, deleted_at, Action.DELETE, ()))
 
-    gone = classify(*rows, presence=presence, ai_write_times=ai)
+    gone = classify(*rows, presence=presence, others=writes_from(ai))
 
-    assert gone == classify(*rows, presence=Presence.PRESENT, ai_write_times=ai)
+    assert gone == classify(*rows, presence=Presence.PRESENT, others=writes_from(ai))
 
 
 @given(row_specs, ai_times, st.sampled_from(list(Presence)), oldest_stamps)
 def test_only_edited_writes_have_a_scope_and_only_unknown_ones_a_reason(specs, ai, presence, oldest):
     rows = rows_from(specs)
 
-    result = classify(*rows, presence=presence, ai_write_times=ai, oldest=oldest)
+    result = classify(*rows, presence=presence, others=writes_from(ai), oldest=oldest)
 
     assert (result.edit_scope is not None) == (result.outcome is EDITED)
     assert (result.reason is not None) == (result.outcome is UNKNOWN)
