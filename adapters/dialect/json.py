@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.exc import DBAPIError
 
+from adapters.dialect.exact import exact
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.outcomes import Action
 from core.table_names import MAX_RECORD_UID
@@ -256,3 +258,24 @@ def array_elements(
         joined = source.join(ordinals, n < func.json_length(array))
         return joined, func.json_unquote(func.json_extract(array, func.concat("$[", n, "]")))
     raise NotImplementedError(f"no JSON arrays for the {dialect} dialect")
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
+
+
+def field_value(
+    dialect: str, document: ColumnElement[Any], part: str, field: str
+) -> ColumnElement[Any] | None:
+    """The JSON value of `field` in the document's `part` (oldRecord, newRecord), for an equality inside SQL
+    only (DESIGN.md rule 7, `reverted`): never selected. NULL where the field is missing; None (no expression)
+    for a name that is no column name, which therefore never enters a JSON path."""
+    if part not in ("oldRecord", "newRecord") or not _FIELD_NAME.fullmatch(field):
+        return None
+    if dialect == POSTGRESQL:
+        return document[part][field]
+    path = f'$.{part}."{field}"'
+    if dialect == SQLITE:
+        return document.op("->")(path)
+    if is_mariadb(dialect):
+        return exact(dialect, func.json_extract(document, path))
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")

@@ -1,24 +1,29 @@
-"""The Python reference of derive-outcomes: every due write classified by core.outcomes.classify_write,
-from inputs read without the job's SQL path (the targets parsed from each payload by core.events, the AI
-write times gathered in Python), and what the job stored, side by side."""
+"""The Python reference of derive-outcomes: every due write classified by core.outcomes.classify_writes,
+from inputs read without the job's SQL path (the targets parsed from each payload by core.events, every AI
+write of a record gathered in Python), and what the job stored, side by side.
+
+Who wrote a row is compared inside SQL here too (`_row_facts`): the reference learns which runs' backend user
+wrote each row and whether `_cli_` did, never a user id; values are compared inside SQL, never read."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Connection, Engine, func, select
 
 from adapters import history as history_queries
 from adapters import schema
+from adapters.dialect import json as sqljson
 from adapters.outcomes import decided_by_of
 from core.events import EventProblem, WriteTarget, parse_event, write_target
 from core.outcomes import (
-    SAME_SAVE_S,
+    Action,
+    HistoryRow,
     Presence,
     Write,
     WriteOutcome,
-    classify_write,
+    classify_writes,
     run_outcome,
     unreadable_target,
 )
@@ -84,7 +89,7 @@ def reference(engine: Engine, *, now: int, window_s: int) -> tuple[dict[int, Jud
         targets: dict[int, WriteTarget | None] = {}
         by_run: dict[int, list[int]] = defaultdict(list)
         written_at: dict[int, int] = {}
-        ai_times: dict[tuple[str, int], list[int]] = defaultdict(list)
+        ai_writes: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)  # (event uid, run uid)
         for uid, run_uid, sequence, kind, round_, payload, crdate in events:
             parsed = parse_event(uid, sequence, kind, round_, 0.0, payload, crdate)
             found = None if isinstance(parsed, EventProblem) else write_target(parsed)
@@ -92,7 +97,7 @@ def reference(engine: Engine, *, now: int, window_s: int) -> tuple[dict[int, Jud
             by_run[run_uid].append(uid)
             written_at[uid] = int(crdate)
             if isinstance(found, WriteTarget):
-                ai_times[(found.table, found.uid)].append(int(crdate))
+                ai_writes[(found.table, found.uid)].append((uid, run_uid))
         due = [
             run_uid
             for run_uid, uids in by_run.items()
@@ -106,9 +111,10 @@ def reference(engine: Engine, *, now: int, window_s: int) -> tuple[dict[int, Jud
         for uid in wanted:
             if (target := targets[uid]) is not None:
                 records[target.table].add(target.uid)
-        times = [written_at[uid] for uid in wanted] or [0]
-        history = history_queries.history_rows(
-            connection, records, keys_from=min(times) - SAME_SAVE_S, keys_to=max(times) + window_s
+        written = {key: writes for key, writes in ai_writes.items() if key[1] in records.get(key[0], ())}
+        history = history_queries.history_rows(connection, records, keys_from=0, keys_to=2**31 - 1)
+        lanes, history = _row_facts(
+            connection, written, history, {uid: uuid for uid, (uuid, _) in runs.items()}
         )
         catalog = history_queries.TableCatalog(connection)
         presence: dict[tuple[str, int], Presence] = {}
@@ -124,13 +130,21 @@ def reference(engine: Engine, *, now: int, window_s: int) -> tuple[dict[int, Jud
                 presence.update({(name, uid): state for uid, state in present.items()})
         oldest = history_queries.oldest_retained_tstamp(connection)
 
+    judged: dict[tuple[str, int], dict[int, WriteOutcome]] = {}
+
     def classify(uid: int) -> WriteOutcome:
         target = targets[uid]
         if target is None or target.table in no_records:
             return unreadable_target(uid)
         key = (target.table, target.uid)
-        write = Write(uid, target.table, target.uid, written_at[uid])
-        return classify_write(write, history.get(key, ()), ai_times[key], presence[key], oldest, window_s)
+        if key not in judged:
+            writes = [
+                Write(event, key[0], key[1], written_at[event], runs.get(run, ("", ""))[0], lanes.get(event))
+                for event, run in written.get(key, [])
+                if run in runs
+            ]
+            judged[key] = classify_writes(writes, history.get(key, ()), presence[key], oldest, window_s)
+        return judged[key][uid]
 
     write_outcomes: dict[int, Judged] = {}
     run_outcomes: dict[int, str] = {}
@@ -139,3 +153,106 @@ def reference(engine: Engine, *, now: int, window_s: int) -> tuple[dict[int, Jud
         write_outcomes.update({outcome.event_uid: _judged(outcome) for outcome in classified})
         run_outcomes[run_uid] = run_outcome(outcome.outcome for outcome in classified).value
     return write_outcomes, run_outcomes
+
+
+def _chunks(values: list[int], size: int = 2_000) -> list[list[int]]:
+    return [values[i : i + size] for i in range(0, len(values), size)]
+
+
+def _row_facts(
+    connection: Connection,
+    written: dict[tuple[str, int], list[tuple[int, int]]],
+    history: dict[tuple[str, int], list[HistoryRow]],
+    uuids: dict[int, str],
+) -> tuple[dict[int, int], dict[tuple[str, int], list[HistoryRow]]]:
+    """Each write's lane and each row's lane, live flag, automation flag, named run and restored fields."""
+    h, run = schema.sys_history, schema.agentrun
+    run_uids = sorted({r for writes in written.values() for _, r in writes if r in uuids})
+    same_user: dict[int, set[int]] = defaultdict(set)
+    for chunk in _chunks(run_uids):
+        other = run.alias("other")
+        pairs = select(run.c.uid, other.c.uid).join(other, other.c.be_user == run.c.be_user)
+        for a, b in connection.execute(pairs.where(run.c.uid.in_(chunk), other.c.uid.in_(run_uids))):
+            same_user[int(a)].add(int(b))
+    lanes: dict[int, int] = {}
+    for writes in written.values():
+        for event, r in writes:
+            lanes[event] = min(e for e, other_run in writes if other_run in same_user[r])
+    row_uids = sorted(row.uid for rows in history.values() for row in rows)
+    writers: dict[int, set[int]] = defaultdict(set)
+    live: dict[int, bool] = {}
+    scope: dict[int, str] = {}
+    for chunk in _chunks(row_uids):
+        query = select(h.c.uid, run.c.uid).join(run, run.c.be_user == h.c.userid)
+        for row_uid, r in connection.execute(query.where(h.c.uid.in_(chunk), run.c.uid.in_(run_uids))):
+            writers[int(row_uid)].add(int(r))
+        for row_uid, workspace, correlation in connection.execute(
+            select(h.c.uid, h.c.workspace, h.c.correlation_id).where(h.c.uid.in_(chunk))
+        ):
+            live[int(row_uid)] = not workspace
+            scope[int(row_uid)] = _correlation_scope(correlation or "")
+    automation = _automation_rows(connection, row_uids)
+    by_uuid = {uuid: r for r, uuid in uuids.items() if uuid}
+    facts: dict[tuple[str, int], list[HistoryRow]] = {}
+    for key, rows in history.items():
+        writes = written.get(key, [])
+        record_runs = {r for _, r in writes}
+        restores = _restores(connection, rows)
+        facts[key] = [
+            replace(
+                row,
+                live=live[row.uid],
+                by_automation=row.uid in automation,
+                channel=min((lanes[e] for e, r in writes if r in writers[row.uid]), default=None),
+                named_run=scope[row.uid] if by_uuid.get(scope[row.uid]) in record_runs else None,
+                restores=restores.get(row.uid, frozenset()),
+            )
+            for row in rows
+        ]
+    return lanes, facts
+
+
+def _correlation_scope(correlation_id: str) -> str:
+    """The scope of a DataHandler correlation id, `0400$<scope>:<subject>` (DOMAIN.md), or ''."""
+    head, dollar, rest = correlation_id.partition("$")
+    scope, colon, _ = rest.partition(":")
+    return scope if dollar and colon and head else ""
+
+
+def _automation_rows(connection: Connection, row_uids: list[int]) -> set[int]:
+    """The rows the `_cli_` backend user wrote; none when the database has no be_users table."""
+    if "be_users" not in history_queries.TableCatalog(connection):
+        return set()
+    h, users = schema.sys_history, schema.be_users
+    cli = select(users.c.uid).where(users.c.username == "_cli_")
+    found: set[int] = set()
+    for chunk in _chunks(row_uids):
+        query = select(h.c.uid).where(h.c.uid.in_(chunk), h.c.userid.in_(cli))
+        found.update(int(uid) for uid in connection.execute(query).scalars())
+    return found
+
+
+def _restores(connection: Connection, rows: list[HistoryRow]) -> dict[int, frozenset[tuple[int, str]]]:
+    """Per modify row, the (earlier modify row, field) pairs whose oldRecord value its newRecord value equals,
+    compared inside SQL (adapters.dialect.json.field_value)."""
+    dialect = connection.dialect.name
+    modifies = sorted(
+        (row for row in rows if row.action is Action.MODIFY and row.fields), key=lambda r: r.uid
+    )
+    found: dict[int, set[tuple[int, str]]] = defaultdict(set)
+    h = schema.sys_history
+    newer, older = h.alias("newer"), h.alias("older")
+    new_doc = sqljson.json_document(dialect, newer.c.history_data)
+    old_doc = sqljson.json_document(dialect, older.c.history_data)
+    for i, before in enumerate(modifies):
+        for after in modifies[i + 1 :]:
+            for name in sorted((before.fields or frozenset()) & (after.fields or frozenset())):
+                new_value = sqljson.field_value(dialect, new_doc, "newRecord", name)
+                old_value = sqljson.field_value(dialect, old_doc, "oldRecord", name)
+                if new_value is None or old_value is None:
+                    continue
+                equal = select(func.count()).select_from(newer).join(older, older.c.uid == before.uid)
+                equal = equal.where(newer.c.uid == after.uid, new_value == old_value)
+                if connection.execute(equal).scalar_one():
+                    found[after.uid].add((before.uid, name))
+    return {uid: frozenset(pairs) for uid, pairs in found.items()}

@@ -1,0 +1,370 @@
+"""derive-outcomes on sys_history as TYPO3 writes it (DESIGN.md rules 3, 4 and 7; DOMAIN.md, "When a row is
+stamped", "Who wrote it", "Workspaces", "correlation_id"), on SQLite, MariaDB and PostgreSQL.
+
+The runs and their tool_write events are written with the builder; every sys_history row is planted here with
+its uid (the order TYPO3 inserted it), its stamp (the start of the process that wrote it), its writer, its
+workspace and its correlation id, and the outcome is read back from what `runrecord derive-outcomes` stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select
+
+from adapters import schema
+from core.time import DAY_S
+from data.builder import Installation, Record
+from data.chat import Run, Write
+from jobs.derive import derive_outcomes
+
+DAY = DAY_S
+HOUR = 3600
+WINDOW = 7 * DAY
+NOW = 1_790_000_000
+T = NOW - 30 * DAY
+CREATED = T - 30 * DAY
+EDITOR, OTHER_EDITOR, CLI = 7, 8, 9
+
+
+@dataclass(frozen=True)
+class Row:
+    """A sys_history row as DataHandler inserts it."""
+
+    at: int  # tstamp: the start of the writing process
+    by: int  # userid: the acting backend user
+    action: int = 2
+    new: dict[str, Any] | None = None
+    old: dict[str, Any] | None = None
+    workspace: int = 0
+    correlation_id: str = ""
+
+
+@contextmanager
+def installation(engine: Engine) -> Iterator[Installation]:
+    with engine.begin() as connection:
+        site = Installation(connection)
+        yield site
+        site.finish()
+
+
+def a_page(site: Installation) -> Record:
+    return site.page("Produkte", at=CREATED)
+
+
+def a_run(site: Installation, *, at: int, editor: int = EDITOR) -> Run:
+    chat = site.conversation(configuration="content-assistant", at=at - 120, editor=editor)
+    chat.user("Bitte überarbeite die Seite.", at=at - 120)
+    return chat.run()
+
+
+def written_by(run: Run, record: Record, *, at: int) -> Write:
+    """The model proposes, the editor approves at `at`, the tool writes; its history row is planted apart."""
+    run.propose("update_record", record, fields=("title",))
+    written = run.approve(at=at, history=False)
+    assert written is not None
+    return written
+
+
+def end(run: Run) -> None:
+    run.answer("Gespeichert.")
+    run.finish()
+    run.chat.close()
+
+
+def one_write(site: Installation, record: Record, *, at: int = T, editor: int = EDITOR) -> tuple[Run, Write]:
+    run = a_run(site, at=at, editor=editor)
+    written = written_by(run, record, at=at)
+    end(run)
+    return run, written
+
+
+def plant(engine: Engine, record: Record, *rows: Row) -> list[int]:
+    """The record's rows in the order TYPO3 inserted them, after every row already there; their uids."""
+    h = schema.sys_history
+    with engine.begin() as connection:
+        first = int(connection.execute(select(func.coalesce(func.max(h.c.uid), 0))).scalar_one()) + 1
+        uids = list(range(first, first + len(rows)))
+        for uid, row in zip(uids, rows, strict=True):
+            if row.action == 2:
+                data: str | None = json.dumps({"oldRecord": row.old or {}, "newRecord": row.new or {}})
+            elif row.action == 1:
+                data = json.dumps(row.new or {})
+            else:
+                data = None
+            connection.execute(
+                insert(h).values(
+                    uid=uid,
+                    tstamp=row.at,
+                    actiontype=row.action,
+                    usertype="BE",
+                    userid=row.by,
+                    recuid=record.uid,
+                    tablename=record.table,
+                    history_data=data,
+                    workspace=row.workspace,
+                    correlation_id=row.correlation_id,
+                )
+            )
+        users = schema.be_users
+        if connection.execute(select(func.count()).select_from(users)).scalar_one() == 0:
+            for uid, name in ((EDITOR, "redakteurin"), (OTHER_EDITOR, "redakteur"), (CLI, "_cli_")):
+                connection.execute(insert(users).values(uid=uid, username=name))
+    return uids
+
+
+def ai_row(
+    at: int, *, by: int = EDITOR, title: str = "KI-Titel", before: str = "Produkte", **extra: Any
+) -> Row:
+    return Row(at, by, new={"title": title}, old={"title": before}, **extra)
+
+
+def hand(at: int, *, by: int = OTHER_EDITOR, **new: Any) -> Row:
+    return Row(at, by, new=new or {"title": "von Hand"}, old=dict.fromkeys(new or {"title": ""}, ""))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    outcome: str
+    reason: str = ""
+    edit_scope: str = ""
+    decided_by: tuple[int, ...] = ()
+
+
+def derived(engine: Engine, *writes: Write) -> list[Outcome]:
+    derive_outcomes(engine, now=NOW, window_s=WINDOW, batch_size=1_000)
+    w = schema.write_outcome.c
+    with engine.connect() as connection:
+        rows = {
+            int(row.event_uid): row
+            for row in connection.execute(
+                select(w.event_uid, w.outcome, w.reason, w.edit_scope, w.decided_by)
+            )
+        }
+    return [
+        Outcome(
+            rows[x.event_uid].outcome,
+            rows[x.event_uid].reason,
+            rows[x.event_uid].edit_scope,
+            tuple(json.loads(rows[x.event_uid].decided_by or "[]")),
+        )
+        for x in writes
+    ]
+
+
+ACCEPTED = "accepted_unchanged"
+
+
+def test_an_exec_card_write_stamped_3_s_before_its_event_is_edited_same_fields_by_an_edit_of_its_field(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, edit = plant(installation_engine, page, ai_row(T - 3), hand(T + DAY))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
+
+
+def test_a_write_75_s_into_a_long_turn_is_matched_to_its_row_stamped_at_the_turns_start(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(installation_engine, page, ai_row(T - 75), hand(T + HOUR))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.edit_scope == "same_fields"
+
+
+def test_a_write_of_a_worker_started_three_days_before_is_matched_to_its_row(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(installation_engine, page, ai_row(T - 3 * DAY), hand(T + DAY))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.outcome == "edited"
+    assert result.edit_scope == "same_fields"
+
+
+def test_a_worker_restarted_inside_the_window_writes_ai_rows_not_human_edits(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, first = one_write(site, page)
+        _, second = one_write(site, page, at=T + DAY)
+    plant(installation_engine, page, ai_row(T - 2 * DAY), ai_row(T + DAY // 2, title="Zweiter"))
+
+    results = derived(installation_engine, first, second)
+
+    assert [r.outcome for r in results] == [ACCEPTED, ACCEPTED]
+
+
+def test_a_rewrite_by_a_second_run_a_day_later_is_no_human_edit_of_the_first(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, first = one_write(site, page)
+        _, second = one_write(site, page, at=T + DAY, editor=OTHER_EDITOR)
+    plant(installation_engine, page, ai_row(T - 3), ai_row(T + DAY - 4, by=OTHER_EDITOR, title="Neu"))
+
+    results = derived(installation_engine, first, second)
+
+    assert [r.outcome for r in results] == [ACCEPTED, ACCEPTED]
+
+
+def test_the_chatting_editors_hand_edit_between_two_ai_writes_edits_the_first_only(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, first = one_write(site, page)
+        _, second = one_write(site, page, at=T + 2 * HOUR)
+    own, edit, _ = plant(
+        installation_engine, page, ai_row(T - 3), hand(T + HOUR, by=EDITOR), ai_row(T + 2 * HOUR - 10)
+    )
+
+    results = derived(installation_engine, first, second)
+
+    assert results[0] == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
+    assert results[1].outcome == ACCEPTED
+
+
+def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, _, publish = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Entwurf"}, workspace=1),
+        Row(T + 2 * DAY, OTHER_EDITOR, action=7),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, publish))
+
+
+def test_a_draft_published_after_the_window_is_accepted_unchanged(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Entwurf"}, workspace=1),
+        Row(T + WINDOW + DAY, OTHER_EDITOR, action=7),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.outcome == ACCEPTED
+
+
+def test_a_cli_task_that_overwrote_the_title_is_unknown_changed_by_automation(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(installation_engine, page, ai_row(T - 3), hand(T + DAY, by=CLI))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("unknown", reason="changed_by_automation")
+
+
+def test_a_cli_task_on_another_field_changes_nothing(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(installation_engine, page, ai_row(T - 3), hand(T + DAY, by=CLI, description="Automatisch"))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.outcome == ACCEPTED
+
+
+def test_an_editor_who_restored_the_old_title_reverted_the_write(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(
+        installation_engine,
+        page,
+        ai_row(T - 3, before="Produkte"),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Produkte"}, old={"title": "KI-Titel"}),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.outcome == "edited"
+    assert result.edit_scope == "reverted"
+
+
+def test_a_rewrite_of_the_title_that_is_not_a_revert_is_same_fields(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(
+        installation_engine,
+        page,
+        ai_row(T - 3, before="Produkte"),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "produkte"}, old={"title": "KI-Titel"}),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result.edit_scope == "same_fields"
+
+
+def test_a_row_whose_correlation_id_names_the_run_is_its_own_whatever_its_stamp(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        run, write = one_write(site, page)
+    own, edit = plant(
+        installation_engine,
+        page,
+        ai_row(T + 40, correlation_id=f"0400${run.uuid}:0123456789abcdef0123456789abcdef"),
+        hand(T + DAY),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
+
+
+def test_two_writes_with_one_row_between_them_leave_the_first_unknown_own_row_unclear(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, first = one_write(site, page)
+        _, second = one_write(site, page, at=T + HOUR)
+    plant(installation_engine, page, ai_row(T - 10), hand(T + DAY))
+
+    results = derived(installation_engine, first, second)
+
+    assert results[0] == Outcome("unknown", reason="own_row_unclear")
+    assert results[1].outcome == "edited"
