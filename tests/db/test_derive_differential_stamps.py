@@ -1,0 +1,136 @@
+"""derive-outcomes in SQL and core's reference agree on sys_history as TYPO3 writes it (DESIGN.md, "The data
+path"; rules 3, 4 and 7), on all three dialects: hypothesis builds each record's story in the order TYPO3
+inserted its rows — AI writes stamped 0 s to days before their event, one worker stamp shared by several runs
+and records, a worker restarted inside a window, the chatting editor's own hand edits, drafts and publishes,
+`_cli_` rows, reverts, correlation ids naming the run — and both paths judge every write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine, delete
+
+from adapters import schema
+from data.builder import Installation
+from tests.db.test_derive_differential import _agree
+from tests.db.test_derive_typo3_stamps import (
+    CLI,
+    DAY,
+    EDITOR,
+    NOW,
+    OTHER_EDITOR,
+    WINDOW,
+    Row,
+    a_page,
+    one_write,
+    plant,
+)
+
+T = NOW - 30 * DAY
+WORKER_STARTED = T - 3 * DAY
+WORKER_RESTARTED = T + 2 * DAY
+
+# Seconds from the step before: writes within a second, a turn, an hour, a day, past a window.
+steps = st.sampled_from((1, 2, 3, 60, 3_600, DAY, WINDOW + 1))
+# How long before its event an AI row is stamped: exec (0 s, an approval's few seconds, a long turn) or the
+# worker's start (None).
+lags = st.sampled_from((0, 3, 75, None, None))
+fields = st.sets(st.sampled_from(("title", "description", "hidden")), min_size=1, max_size=2)
+
+ai_write = st.fixed_dictionaries(
+    {
+        "kind": st.just("ai"),
+        "editor": st.sampled_from((EDITOR, EDITOR, OTHER_EDITOR, CLI)),
+        "lag": lags,
+        "row": st.sampled_from(("row", "row", "row", "none", "named")),
+        "fields": fields,
+    }
+)
+other_row = st.fixed_dictionaries(
+    {
+        "kind": st.just("row"),
+        "by": st.sampled_from((EDITOR, OTHER_EDITOR, CLI)),
+        "action": st.sampled_from((2, 2, 2, 3, 4, 5, 7)),
+        "workspace": st.sampled_from((0, 0, 1)),
+        "fields": fields,
+        "revert": st.booleans(),
+        "lag": st.sampled_from((0, 0, 30, 2 * DAY)),
+    }
+)
+story = st.lists(st.tuples(steps, st.one_of(ai_write, other_row)), min_size=1, max_size=7)
+
+
+def _plant(engine: Engine, stories: list[list[tuple[int, dict[str, Any]]]]) -> None:
+    planned: list[tuple[Any, list[Row]]] = []
+    with engine.begin() as connection:
+        site = Installation(connection)
+        for index, steps_of_record in enumerate(stories):
+            page = a_page(site)
+            at = T + index * 7
+            values = {"title": "Produkte", "description": "", "hidden": 0}
+            before: dict[str, Any] = dict(values)
+            rows: list[Row] = []
+            for step, (seconds, item) in enumerate(steps_of_record):
+                at += seconds
+                if item["kind"] == "ai":
+                    run, _ = one_write(site, page, at=at, editor=item["editor"])
+                    if item["row"] == "none":
+                        continue
+                    stamp = WORKER_RESTARTED if at > WORKER_RESTARTED else WORKER_STARTED
+                    stamp = stamp if item["lag"] is None else at - item["lag"]
+                    before = dict(values)
+                    new = dict.fromkeys(sorted(item["fields"]), f"KI {index}.{step}")
+                    old = {name: values[name] for name in new}
+                    values.update(new)
+                    named = f"0400${run.uuid}:{'0' * 32}" if item["row"] == "named" else ""
+                    rows.append(Row(stamp, item["editor"], new=new, old=old, correlation_id=named))
+                else:
+                    names = sorted(item["fields"])
+                    new = {name: before[name] if item["revert"] else f"Hand {index}.{step}" for name in names}
+                    old = {name: values[name] for name in names}
+                    if item["workspace"] == 0 and item["action"] == 2:
+                        values.update(new)
+                    rows.append(
+                        Row(
+                            at - item["lag"],
+                            item["by"],
+                            action=item["action"],
+                            new=new,
+                            old=old,
+                            workspace=item["workspace"],
+                        )
+                    )
+            planned.append((page, rows))
+        site.finish()
+    for page, rows in planned:
+        if rows:
+            plant(engine, page, *rows)
+
+
+def _clear(engine: Engine) -> None:
+    with engine.begin() as connection:
+        for table in (
+            schema.write_outcome,
+            schema.run_outcome,
+            schema.call_outcome,
+            schema.write_target,
+            schema.pending_run,
+            schema.observed,
+            schema.scan_mark,
+            schema.sys_history,
+            schema.be_users,
+        ):
+            connection.execute(delete(table))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stories=st.lists(story, min_size=1, max_size=6))
+def test_the_sql_path_and_core_agree_on_history_as_typo3_stamps_it(
+    installation_engine: Engine, stories: list[list[tuple[int, dict[str, Any]]]]
+) -> None:
+    _clear(installation_engine)
+    _plant(installation_engine, stories)
+
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
