@@ -78,17 +78,6 @@ def write_outcomes_of(connection: Connection, run_uid: int) -> dict[int, StoredW
     return found
 
 
-def derived_write_times(
-    connection: Connection, tablename: str, recuid: int, *, written_from: int, written_to: int
-) -> list[int]:
-    """When derived writes of any run wrote the record between the two times (DESIGN.md rule 4), sorted."""
-    w = write_outcome.c
-    query = select(w.written_at).where(
-        w.tablename == tablename, w.recuid == recuid, w.written_at.between(written_from, written_to)
-    )
-    return sorted({int(at) for at in connection.execute(query).scalars()})
-
-
 def decided_by_of(stored: object) -> tuple[int, ...] | None:
     """The stored column read: its uids, or None when it is NULL or not a JSON array of integers."""
     if not isinstance(stored, str):

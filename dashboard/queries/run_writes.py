@@ -8,19 +8,18 @@ keys of history_data are read (in SQL, by adapters.history), never its values or
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
-from adapters import outcomes as stored_outcomes
 from adapters import schema
 from adapters.history import history_rows
 from adapters.outcomes import StoredWriteOutcome
 from core.events import Event, Segment, write_completeness, write_target
 from core.events import WriteTarget as Target
-from core.outcomes import SAME_SAVE_S, Action, HistoryRow
+from core.outcomes import SAME_SAVE_S, Action, HistoryRow, RowPart, row_part
 from dashboard.queries.common import when
 from dashboard.queries.runs import observed_later
 
@@ -34,8 +33,8 @@ ACTIONS = {
     Action.PUBLISH: "publish",
 }
 
-EVIDENCE = "evidence: the write's own row is retained"
-DECIDED = "decided the outcome"
+EVIDENCE = RowPart.EVIDENCE.value
+DECIDED = RowPart.DECIDED.value
 NOT_RECORDED = "not recorded"
 
 
@@ -70,11 +69,6 @@ def write_views(
         return []
     has_history = schema.sys_history.name in tables
     targets = [write_target(event) for event in writes]
-    own = [
-        (target, event.crdate)
-        for event, target in zip(writes, targets, strict=True)
-        if isinstance(target, Target)
-    ]
     views = []
     for event, target in zip(writes, targets, strict=True):
         saved = stored.get(event.uid)
@@ -84,7 +78,7 @@ def write_views(
             record = target.record
             if has_history:
                 decided = saved.decided_by if saved is not None else None
-                history, gone = _history(connection, event, target, decided, own, tables, window_s)
+                history, gone = _history(connection, event, target, decided, window_s)
                 if gone:
                     note = (
                         f"{len(gone)} of the history rows that decided this outcome are no longer retained: "
@@ -134,74 +128,35 @@ def _history(
     connection: Connection,
     event: Event,
     target: Target,
-    decided_by: Collection[int] | None,
-    own: Sequence[tuple[Target, int]],
-    tables: frozenset[str],
+    decided_by: Sequence[int] | None,
     window_s: int,
 ) -> tuple[list[dict[str, Any]], set[int]]:
     """The record's retained history rows around the write, each marked by the part it played, and the
-    stored deciding rows that are no longer retained."""
+    stored deciding rows that are no longer retained.
+
+    Around the write: the rows inserted from its evidence row on (uid order; TYPO3 stamps a row with the
+    start of the process that wrote it, so an AI row may be stamped days before the write) up to the window's
+    end, and the deletes after it; without a recorded evidence row, the rows stamped from the write on."""
     t = event.crdate
     closes = t + window_s
-    rows = history_rows(
-        connection, {target.table: [target.uid]}, keys_from=t - SAME_SAVE_S, keys_to=closes
-    ).get((target.table, target.uid), [])
-    ai_times = _ai_write_times(connection, target, t, closes, own, tables)
+    rows = history_rows(connection, {target.table: [target.uid]}, keys_from=0, keys_to=closes).get(
+        (target.table, target.uid), []
+    )
     decided = set(decided_by or ())
-    ordered = sorted(rows, key=lambda row: (row.tstamp, row.uid))
-    shown = [row for row in ordered if row.uid in decided or _around(row, t, closes)]
-    marked = [
-        _history_row(row, t, closes, decided, ai_times, recorded=decided_by is not None) for row in shown
-    ]
+    head = decided_by[0] if decided_by else None
+    ordered = sorted(rows, key=lambda row: row.uid)
+    shown = [row for row in ordered if row.uid in decided or _around(row, t, closes, head)]
+    marked = [_history_row(row, t, closes, decided_by) for row in shown]
     return marked, decided - {row.uid for row in rows}
 
 
-def _ai_write_times(
-    connection: Connection,
-    target: Target,
-    t: int,
-    closes: int,
-    own: Sequence[tuple[Target, int]],
-    tables: frozenset[str],
-) -> list[int]:
-    """When runs wrote the record in the window: this run's and every derived run's (DESIGN.md rule 4)."""
-    times = {at for written, at in own if written == target}
-    if schema.write_outcome.name in tables:
-        times |= set(
-            stored_outcomes.derived_write_times(
-                connection, target.table, target.uid, written_from=t - SAME_SAVE_S, written_to=closes
-            )
-        )
-    return sorted(times)
+def _around(row: HistoryRow, t: int, closes: int, head: int | None) -> bool:
+    if row.tstamp > closes:
+        return row.action is Action.DELETE
+    return row.uid >= head if head is not None else row.tstamp >= t - SAME_SAVE_S
 
 
-def _around(row: HistoryRow, t: int, closes: int) -> bool:
-    in_window = t - SAME_SAVE_S <= row.tstamp <= closes
-    later_delete = row.tstamp > closes and row.action is Action.DELETE
-    return in_window or later_delete
-
-
-def _history_row(
-    row: HistoryRow,
-    t: int,
-    closes: int,
-    decided: set[int],
-    ai_times: Sequence[int],
-    *,
-    recorded: bool,
-) -> dict[str, Any]:
-    # A stored deciding row stamped by the write's own save is its evidence (DESIGN.md rule 3); the others
-    # are the human rows that decided it (a human row is never within SAME_SAVE_S of the write: rule 4).
-    if row.uid in decided:
-        part = EVIDENCE if row.tstamp <= t + SAME_SAVE_S else DECIDED
-    elif any(abs(row.tstamp - at) <= SAME_SAVE_S for at in ai_times):
-        part = "an AI write, not a human change"
-    elif row.tstamp > closes:
-        part = "after the window"
-    elif row.tstamp > t:
-        part = "in the window, not a modification" if recorded else "in the window"
-    else:
-        part = "the write's own save"
+def _history_row(row: HistoryRow, t: int, closes: int, decided_by: Sequence[int] | None) -> dict[str, Any]:
     action = row.action
     return {
         "history uid": row.uid,
@@ -209,7 +164,7 @@ def _history_row(
         "after the write": duration(row.tstamp - t),
         "action": ACTIONS[action] if action is not None else f"action {row.actiontype}",
         "fields": ", ".join(sorted(row.fields)) if row.fields else "",
-        "part": part,
+        "part": row_part(row.uid, row.tstamp, decided_by, closes).value,
     }
 
 
