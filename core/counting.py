@@ -167,11 +167,12 @@ OUTCOME_METRICS: Mapping[Metric, Mapping[CallOutcome, Counted]] = {
         CallOutcome.UNKNOWN: NUMERATOR,
     },
 }
-# A run's edit scope when its EDITED writes differ (DESIGN.md rule 7): a real edit of a field the run wrote
-# decides, then a scope that cannot rule one out, then an edit of other fields; only a run whose every EDITED
-# write merely released the record is released_only. So released_only + other_fields is the share of EDITED
-# runs that over-report (003_…, "Revisit when": "EDITED is measured and high").
+# A run's edit scope when its EDITED writes differ (DESIGN.md rule 7): an editor undoing the run decides, then
+# a real edit of a field the run wrote, then a scope that cannot rule one out, then an edit of other fields;
+# only a run whose every EDITED write merely released the record is released_only. So released_only +
+# other_fields is the share of EDITED runs that over-report (003_…, "Revisit when": "EDITED is measured and high").
 SCOPE_PRECEDENCE: tuple[EditScope, ...] = (
+    EditScope.REVERTED,
     EditScope.SAME_FIELDS,
     EditScope.FIELDS_UNKNOWN,
     EditScope.OTHER_FIELDS,
@@ -179,6 +180,7 @@ SCOPE_PRECEDENCE: tuple[EditScope, ...] = (
 )
 SCOPE_METRICS: Mapping[EditScope, Metric] = {
     EditScope.RELEASED_ONLY: Metric.EDITED_RELEASED_ONLY,
+    EditScope.REVERTED: Metric.EDITED_REVERTED,
     EditScope.SAME_FIELDS: Metric.EDITED_SAME_FIELDS,
     EditScope.OTHER_FIELDS: Metric.EDITED_OTHER_FIELDS,
     EditScope.FIELDS_UNKNOWN: Metric.EDITED_FIELDS_UNKNOWN,

@@ -31,6 +31,7 @@ class Metric(StrEnum):
     UNKNOWN_SHARE = "unknown_share"
     EDITED_RELEASED_ONLY = "edited_released_only"
     EDITED_SAME_FIELDS = "edited_same_fields"
+    EDITED_REVERTED = "edited_reverted"
     EDITED_OTHER_FIELDS = "edited_other_fields"
     EDITED_FIELDS_UNKNOWN = "edited_fields_unknown"
     NOTHING_SAVED_RATE = "nothing_saved_rate"
@@ -75,8 +76,8 @@ _COUNT = "the same (a count, not a rate)"
 _KNOWN_OUTCOME = "derived runs with a known outcome (accepted_unchanged, edited, discarded)"
 _OUTCOME_EXCLUDED = "derived runs whose outcome is unknown, or a value no rule writes"
 _SCOPE = (
-    "EDITED runs of scope {scope} (a run's scope is the first of same_fields, fields_unknown, other_fields, "
-    "released_only among its EDITED writes)"
+    "EDITED runs of scope {scope} (a run's scope is the first of reverted, same_fields, fields_unknown, "
+    "other_fields, released_only among its EDITED writes)"
 )
 _EDITED_RUNS = "EDITED runs"
 _SCOPE_EXCLUDED = "EDITED runs without a scoped EDITED write"
@@ -163,6 +164,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "runs with an outcome value no rule writes",
     ),
     _scope(Metric.EDITED_RELEASED_ONLY, "released_only", "released only (only hidden changed)"),
+    _scope(Metric.EDITED_REVERTED, "reverted", "reverted (every field the AI wrote set back)"),
     _scope(Metric.EDITED_SAME_FIELDS, "same_fields", "same fields (the AI's own fields)"),
     _scope(Metric.EDITED_OTHER_FIELDS, "other_fields", "other fields"),
     _scope(Metric.EDITED_FIELDS_UNKNOWN, "fields_unknown", "fields unknown"),
