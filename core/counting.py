@@ -170,7 +170,8 @@ OUTCOME_METRICS: Mapping[Metric, Mapping[CallOutcome, Counted]] = {
 # A run's edit scope when its EDITED writes differ (DESIGN.md rule 7): an editor undoing the run decides, then
 # a real edit of a field the run wrote, then a scope that cannot rule one out, then an edit of other fields;
 # only a run whose every EDITED write merely released the record is released_only. So released_only +
-# other_fields is the share of EDITED runs that over-report (003_…, "Revisit when": "EDITED is measured and high").
+# other_fields is the share of EDITED runs that over-report (003_…, "Revisit when": "EDITED is measured and
+# high").
 SCOPE_PRECEDENCE: tuple[EditScope, ...] = (
     EditScope.REVERTED,
     EditScope.SAME_FIELDS,
