@@ -56,7 +56,9 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    and_,
     bindparam,
+    case,
     column,
     func,
     insert,
@@ -642,6 +644,34 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
     ).subquery("history")
     pages = table_clause("pages", column("uid"), column("deleted"))
     observed = schema.call_outcome
+    run, other, lane_run = schema.agentrun, TARGETS.alias("other"), schema.agentrun.alias("lane_run")
+    cli = select(schema.be_users.c.uid).where(schema.be_users.c.username == "_cli_")
+    same_record = and_(other.c.tablename == bindparam("table"), other.c.recuid == bindparam("uid"))
+    # Who wrote a row is compared in SQL (DESIGN.md rule 3): the row's lane, never its user.
+    row_lane = (
+        select(func.min(other.c.event_uid))
+        .select_from(other.join(lane_run, lane_run.c.uid == other.c.run_uid))
+        .where(same_record, lane_run.c.be_user == h.c.userid)
+        .scalar_subquery()
+    )
+    write_lane = (
+        select(func.min(other.c.event_uid))
+        .select_from(other.join(lane_run, lane_run.c.uid == other.c.run_uid))
+        .where(same_record, lane_run.c.be_user == run.c.be_user)
+        .scalar_subquery()
+    )
+    history = plans.fenced(
+        dialect,
+        select(
+            h.c.uid,
+            h.c.tstamp,
+            h.c.actiontype,
+            sqljson.json_document(dialect, h.c.history_data).label("document"),
+            case((func.coalesce(h.c.workspace, 0) == 0, 1), else_=0).label("live"),
+            case((h.c.userid.in_(cli), 1), else_=0).label("automation"),
+            row_lane.label("lane"),
+        ).where(h.c.tablename == bindparam("table"), h.c.recuid == bindparam("uid")),
+    ).subquery("history")
     return {
         # Every row's keys: one record has a handful of rows, not worth a condition on tstamp.
         "history": select(
@@ -649,10 +679,13 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             history.c.tstamp,
             history.c.actiontype,
             sqljson.record_keys(dialect, history.c.document, history.c.actiontype),
+            history.c.live,
+            history.c.automation,
+            history.c.lane,
         ),
-        "ai": select(w.c.written_at).where(
-            w.c.tablename == bindparam("table"), w.c.recuid == bindparam("uid")
-        ),
+        "ai": select(w.c.event_uid, w.c.written_at, run.c.uuid, write_lane)
+        .select_from(w.join(run, run.c.uid == w.c.run_uid))
+        .where(w.c.tablename == bindparam("table"), w.c.recuid == bindparam("uid")),
         "presence": select(pages.c.deleted).where(pages.c.uid == bindparam("uid")),
         "write": bulk.insert_or_ignore(dialect, schema.write_outcome),
         "run": bulk.insert_or_ignore(dialect, schema.run_outcome),
@@ -675,16 +708,20 @@ def _loop_write(
         return unreadable_target(event_uid)
     record = {"table": tablename, "uid": recuid}
     history = [
-        HistoryRow(uid, tstamp, actiontype, sqljson.fields_of(keys))
-        for uid, tstamp, actiontype, keys in connection.execute(statements["history"], record)
+        HistoryRow(uid, tstamp, actiontype, sqljson.fields_of(keys), bool(live), bool(automation), lane)
+        for uid, tstamp, actiontype, keys, live, automation, lane in connection.execute(
+            statements["history"], record
+        )
     ]
-    ai_times = list(connection.execute(statements["ai"], record).scalars())
+    writes = [
+        Write(uid, tablename, recuid, at, uuid, lane)
+        for uid, at, uuid, lane in connection.execute(statements["ai"], record)
+    ]
     assert tablename == "pages", "the benchmark writes pages only"
     found = connection.execute(statements["presence"], {"uid": recuid}).first()
     presence = Presence.ROW_MISSING if found is None else Presence.DELETED if found[0] else Presence.PRESENT
-    return classify_write(
-        Write(event_uid, tablename, recuid, written_at), history, ai_times, presence, oldest, WINDOW
-    )
+    own = next(w for w in writes if w.event_uid == event_uid)
+    return classify_write(own, history, writes, presence, oldest, WINDOW)
 
 
 def _loop_write_row(
