@@ -4,6 +4,7 @@ the window, pending derivations; each with an explicit state when there is nothi
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, make_url, select, text
 from streamlit.testing.v1 import AppTest
 
 from adapters.database import make_engine
@@ -57,6 +58,23 @@ def test_health_shows_the_history_horizon_against_the_window_and_the_pending_der
     assert any("History retained since" in s.value and "window of 7 days" in s.value for s in app.success)
     labels = {metric.label: metric.value for metric in app.metric}
     assert int(labels["Writes pending derivation"]) > 0  # the runs still inside their window
+
+
+def test_an_installation_without_be_users_reads_every_row_as_human_and_health_says_so(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "without-be-users.sqlite"
+    shutil.copy(make_url(measured_db_url).database or "", copy)
+    engine = make_engine(f"sqlite:///{copy}")
+    with engine.begin() as connection:
+        connection.execute(text("DROP TABLE be_users"))
+    engine.dispose()
+
+    with_users = _health(dashboard, measured_db_url)
+    without = _health(dashboard, f"sqlite:///{copy}")
+
+    assert not any("no be_users table" in w.value for w in with_users.warning)
+    assert any("no be_users table" in w.value and "_cli_" in w.value for w in without.warning)
 
 
 def test_health_lists_a_stuck_conversation_by_uid_and_status_only(
