@@ -3,7 +3,8 @@ stamped", "Who wrote it", "Workspaces", "correlation_id"), on SQLite, MariaDB an
 
 The runs and their tool_write events are written with the builder; every sys_history row is planted here with
 its uid (the order TYPO3 inserted it), its stamp (the start of the process that wrote it), its writer, its
-workspace and its correlation id, and the outcome is read back from what `runrecord derive-outcomes` stored.
+workspace and its correlation id; `runrecord derive-outcomes` runs, and the outcome is read back from what it
+stored.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from click.testing import CliRunner
 from sqlalchemy import Engine, func, insert, select
 
 from adapters import schema
 from core.time import DAY_S
 from data.builder import Installation, Record
 from data.chat import Run, Write
-from jobs.derive import derive_outcomes
+from jobs.cli import main
 
 DAY = DAY_S
 HOUR = 3600
@@ -136,7 +139,11 @@ class Outcome:
 
 
 def derived(engine: Engine, *writes: Write) -> list[Outcome]:
-    derive_outcomes(engine, now=NOW, window_s=WINDOW, batch_size=1_000)
+    """What `runrecord derive-outcomes` stored for the writes."""
+    url = engine.url.render_as_string(hide_password=False)
+    now = datetime.fromtimestamp(NOW, UTC).isoformat()
+    result = CliRunner().invoke(main, ["derive-outcomes", "--db", url, "--now", now], prog_name="runrecord")
+    assert result.exit_code == 0, result.output
     w = schema.write_outcome.c
     with engine.connect() as connection:
         rows = {
