@@ -188,7 +188,7 @@ def test_the_upstream_tables_have_the_columns_of_an_installations_own_in_their_o
         }
     connection.close()
 
-    ours_upstream = {table.name: [column.name for column in table.columns] for table in upstream.sorted_tables}
+    ours_upstream = {name: [c.name for c in table.columns] for name, table in upstream.tables.items()}
 
     assert {name: theirs.get(name) for name in ours_upstream} == ours_upstream
     assert "be_users" in ours_upstream and "be_users" not in REQUIRED_UPSTREAM
