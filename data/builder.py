@@ -104,6 +104,7 @@ class HistoryRow:
     old: Mapping[str, Any] | None  # modify rows: oldRecord; None when history_data is not a modify's
     new: Mapping[str, Any] | None  # modify rows: newRecord, add rows: the fields; None when unreadable
     names_run: str = ""  # the run uuid its correlation_id names ('' for a DataHandler scope of its own)
+    insertion: tuple[int, int] = (0, 0)  # sorts rows into the order of their uids
     uid: int = 0  # given when it is numbered: at once in CALLS order, at the flush in MOMENTS order
 
     @property
@@ -311,9 +312,10 @@ class Installation:
         else:
             data = None
         readable = raw_data is None and action in (Action.ADD, Action.MODIFY)
+        inserted = at if moment is None else moment
         planted = HistoryRow(
             stamp=at,
-            moment=at if moment is None else moment,
+            moment=inserted,
             call=self._calls,
             action=action,
             user=by,
@@ -321,6 +323,9 @@ class Installation:
             old=dict(old or {}) if readable and action == Action.MODIFY else None,
             new=dict(new or {}) if readable else None,
             names_run=names_run,
+            insertion=(0, self._calls)
+            if self.history_order == HistoryOrder.CALLS
+            else (inserted, self._calls),
         )
         self._calls += 1
         record.history.append(planted)
