@@ -365,7 +365,7 @@ def test_generate_writes_the_editors_and_one_cli_user_into_be_users(empty_db_url
 
     with engine.connect() as connection:
         users = connection.execute(select(schema.be_users.c.uid, schema.be_users.c.username))
-        names = dict(users.tuples().all())
+        names: dict[int, str] = {row.uid: row.username for row in users}
         writers = set(connection.execute(select(schema.sys_history.c.userid).distinct()).scalars())
     engine.dispose()
 
