@@ -83,6 +83,28 @@ sys_history = Table(
     Index("recordident_2", "tablename", "tstamp"),
 )
 
+# TYPO3 core's backend users: runrecord reads uid and username only, inside SQL, to know the `_cli_` user that
+# scheduler tasks and CLI commands act as (DESIGN.md rule 4).
+be_users = Table(
+    "be_users",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("tstamp"),
+    _int("crdate"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    Column("disable", SmallInteger, nullable=False, server_default="0"),
+    _str("username", 50),
+    _str("password", 100),
+    Column("admin", SmallInteger, nullable=False, server_default="0"),
+    Column("usergroup", Text, nullable=True),
+    _str("realName", 80),
+    _str("email", 255),
+    _str("lang", 10, "default"),
+    _int("workspace_id"),
+    Index("be_users_username", "username"),
+)
+
 pages = Table(
     "pages",
     upstream,
@@ -115,29 +137,6 @@ tt_content = Table(
     _str("CType", 255),
     _str("header", 255),
     Column("bodytext", _medium_text(), nullable=True),
-)
-
-# TYPO3's backend users. runrecord reads only uid and username, inside SQL, to know the `_cli_` user that
-# scheduler tasks and CLI commands write as (DOMAIN.md, "Who wrote it"); not required: without it no row is
-# automation.
-be_users = Table(
-    "be_users",
-    upstream,
-    _uid(),
-    _int("pid"),
-    _int("tstamp"),
-    _int("crdate"),
-    Column("deleted", SmallInteger, nullable=False, server_default="0"),
-    Column("disable", SmallInteger, nullable=False, server_default="0"),
-    _str("username", 50),
-    _str("password", 100),
-    Column("admin", SmallInteger, nullable=False, server_default="0"),
-    Column("usergroup", Text, nullable=True),
-    _str("realName", 80),
-    _str("email", 255),
-    _str("lang", 10, "default"),
-    _int("workspace_id"),
-    Index("be_users_username", "username"),
 )
 
 # --- upstream: nr-llm -------------------------------------------------------------------------------------
