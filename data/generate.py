@@ -363,6 +363,7 @@ def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | Non
                 "configuration": run.chat.configuration,
                 "skill": run.chat.skill,
                 "processing": None if planted.processing is None else planted.processing.value,
+                "cases": dict(sorted(planted.cases.items())),
                 "status": run.status,
                 "last_write_at": last_write,
                 "due": due,
