@@ -233,7 +233,10 @@ def _plans(site: Installation, story: Story, seed: int, processing: ProcessingCh
     def plan(stream: str, *, cases: bool = True) -> HistoryPlan:
         return HistoryPlan(worker, seed=stream, choice=processing, cli_user=cli, editors=EDITORS, cases=cases)
 
-    return Plans(plan(str(seed)), plan(f"campaign:{seed}"), plan(f"stories:{seed}", cases=False), worker, cli)
+    # The campaign's tours run as the other conversations do, without planted cases: they hold most of the SEO
+    # tours of the canary's weeks, whose EDITED rates the canary is compared on (CANARY_CONFIGURATION).
+    campaign = plan(f"campaign:{seed}", cases=False)
+    return Plans(plan(str(seed)), campaign, plan(f"stories:{seed}", cases=False), worker, cli)
 
 
 def _flush_now_and_then(site: Installation, written: int, story: Story, at: int) -> None:

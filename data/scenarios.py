@@ -196,11 +196,11 @@ FOLLOW_UP_REWRITE_SHARE = 0.5  # follow_up: the second run rewrites the first ru
 # What else may happen to a record the editor otherwise kept (Fate.KEPT), each in the window of its writes
 # unless said: (case, share of kept records).
 KEPT_RECORD_CASES: tuple[tuple[str, float], ...] = (
-    ("reverted", 0.05),  # the history module's rollback: every AI-written field back to its value before
-    ("draft_published_inside", 0.04),  # edited as a draft in a workspace, published in the window
-    ("draft_published_after", 0.04),  # the draft edited in the window, published after it
-    ("cli_same_field", 0.04),  # a scheduler task (the _cli_ user) overwrites a field the AI wrote
-    ("cli_other_field", 0.04),  # … another field
+    ("reverted", 0.08),  # the history module's rollback: every AI-written field back to its value before
+    ("draft_published_inside", 0.06),  # edited as a draft in a workspace, published in the window
+    ("draft_published_after", 0.06),  # the draft edited in the window, published after it
+    ("cli_same_field", 0.06),  # a scheduler task (the _cli_ user) overwrites a field the AI wrote
+    ("cli_other_field", 0.06),  # … another field
 )
 DRAFT_WORKSPACE = 1
 CLI_STARTED_BEFORE_S = (5, 900)  # a scheduler task's rows are stamped when its command started
