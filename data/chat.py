@@ -42,6 +42,7 @@ OFFERED_TOOLS = (
     "crm_push_draft",
 )
 HELD_BACK_TOOLS = frozenset({"translate_page"})
+_WORSE = {"complete": 0, "unconfirmed": 1, "partial": 2}  # core.run_record: the worse completeness wins
 
 
 class Processing(StrEnum):
@@ -93,6 +94,15 @@ class _Segment:
     at: int = 0
     has_answer: bool = False
     answered: tuple[int, str | None] | None = None  # its last assistant message: (crdate, notice)
+
+    def record_write(self, record: str, completeness: str) -> None:
+        """The chat lists a record once per segment: written twice, the worse completeness stands."""
+        for index, (written, known) in enumerate(self.writes):
+            if written == record:
+                if _WORSE[completeness] > _WORSE[known]:
+                    self.writes[index] = (record, completeness)
+                return
+        self.writes.append((record, completeness))
 
     def count(self, tool: str, *, failed: bool) -> None:
         calls = self.tools.setdefault(tool, [0, 0])
@@ -475,7 +485,7 @@ class Run:
         self.writes.append(planted)
         record.ai_fields.update(fields)
         self.wrote = True
-        self.segment.writes.append((record.ref, completeness or "unconfirmed"))
+        self.segment.record_write(record.ref, completeness or "unconfirmed")
         return planted
 
     # --- cards and questions ------------------------------------------------------------------------------

@@ -618,8 +618,8 @@ def _later_round_write(w: Writer, run: Run, element: Record) -> None:
     """The run thinks on for two model rounds after the approved write and shortens the text it wrote, in the
     same segment: a write a minute or two after its process started."""
     assert w.plan is not None and w.planted is not None
-    run.llm("get_content", ms=w.plan.plants.uniform(*LATER_ROUND_MS))
-    run.tool("get_content")
+    run.llm("chat_set_progress", ms=w.plan.plants.uniform(*LATER_ROUND_MS))
+    run.tool("chat_set_progress", ms=4.0)  # a display call: the chat's record leaves it out
     run.llm("update_content", ms=w.plan.plants.uniform(*LATER_ROUND_MS))
     run.write(element, {"bodytext": "neu: bodytext, kürzer"}, tool="update_content")
     w.planted.cases["write_in_a_later_round"] += 1
