@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Table
 
 from adapters import schema
 from core.outcomes import Action
@@ -82,6 +82,23 @@ def new_value(field_name: str) -> Any:
 def empty_value(field_name: str) -> Any:
     """What a field the record was created without holds: 0 for a number, else an empty text."""
     return 0 if field_name in INTEGER_FIELDS else ""
+
+
+def _column_defaults(table: Table) -> dict[str, Any]:
+    """Each column's value when an insert leaves it out: a record row with every column is written in one
+    executemany with the others (data/rows.py writes a run of rows with the same columns at once)."""
+    defaults: dict[str, Any] = {}
+    for column in table.columns:
+        default = column.server_default
+        if default is None:
+            defaults[column.name] = None
+        else:
+            text = str(getattr(default, "arg", ""))
+            defaults[column.name] = int(text) if text.lstrip("-").isdigit() else text
+    return defaults
+
+
+_COLUMN_DEFAULTS = {table.name: _column_defaults(table) for table in (schema.pages, schema.tt_content)}
 
 
 class HistoryOrder(StrEnum):
@@ -420,14 +437,12 @@ class Installation:
         for record in self._records.values():
             record.written = True
             if not record.gone:
+                table = schema.pages if record.table == "pages" else schema.tt_content
                 self.rows.add(
-                    schema.pages if record.table == "pages" else schema.tt_content,
-                    {
-                        "uid": record.uid,
-                        **record.values,
-                        "deleted": int(record.deleted),
-                        "hidden": int(record.hidden),
-                    },
+                    table,
+                    _COLUMN_DEFAULTS[table.name]
+                    | record.values
+                    | {"uid": record.uid, "deleted": int(record.deleted), "hidden": int(record.hidden)},
                 )
         self._records.clear()
         self.rows.flush()
