@@ -15,7 +15,14 @@ Tests, the demo generator and the benchmarks all build their data with it, so no
     site.finish()
 
 This module holds the installation, its records and their history; data/chat.py the
-conversations and runs. Rows are written in the shapes of DOMAIN.md and DESIGN.md ("Chat-side JSON").
+conversations and runs.
+
+A sys_history row is stamped (`at`) with the start of the PHP process that wrote it, and its uid is the
+order in which rows were inserted, the order of the real writes (DOMAIN.md, "When a row is stamped"). A test
+that builds rows one after the other gets uids in the order of its calls (`HistoryOrder.CALLS`): the calls are
+the insertions. The generator tells each conversation's story in one go, fates weeks after its writes, so it
+asks for `HistoryOrder.MOMENTS`: rows wait, and are numbered by their real `moment` when the installation
+flushes them. Rows are written in the shapes of DOMAIN.md and DESIGN.md ("Chat-side JSON").
 Every uid is assigned here.
 Each run also keeps the run-record entries the chat would have stored for it (`Run.planted_entries`), so
 that the record logic can be checked against what was planted.
@@ -23,20 +30,22 @@ that the record logic can be checked against what was planted.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import json
 import random
 import uuid as uuidlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Table
 
 from adapters import schema
 from core.outcomes import Action
-from data.rows import RowBuffer
+from data.rows import Row, RowBuffer
 
 if TYPE_CHECKING:
     from data.chat import Conversation
@@ -61,11 +70,64 @@ def compact_json(value: Any) -> str:
 
 
 INTEGER_FIELDS = frozenset({"og_image", "hidden", "pid", "sorting"})
+# The backend user scheduler tasks and CLI commands write as (DOMAIN.md, "Who wrote it").
+CLI_USERNAME = "_cli_"
 
 
 def new_value(field_name: str) -> Any:
     """A value the AI writes into a field: a file reference count for an image, else a text."""
     return 1 if field_name in INTEGER_FIELDS else f"neu: {field_name}"
+
+
+def empty_value(field_name: str) -> Any:
+    """What a field the record was created without holds: 0 for a number, else an empty text."""
+    return 0 if field_name in INTEGER_FIELDS else ""
+
+
+def _column_defaults(table: Table) -> dict[str, Any]:
+    """Each column's value when an insert leaves it out: a record row with every column is written in one
+    executemany with the others (data/rows.py writes a run of rows with the same columns at once)."""
+    defaults: dict[str, Any] = {}
+    for column in table.columns:
+        default = column.server_default
+        if default is None:
+            defaults[column.name] = None
+        else:
+            text = str(getattr(default, "arg", ""))
+            defaults[column.name] = int(text) if text.lstrip("-").isdigit() else text
+    return defaults
+
+
+_COLUMN_DEFAULTS = {table.name: _column_defaults(table) for table in (schema.pages, schema.tt_content)}
+
+
+class HistoryOrder(StrEnum):
+    """How sys_history rows get their uids (insertion order)."""
+
+    CALLS = "calls"  # in the order of the builder's calls: the calls are the insertions
+    MOMENTS = "moments"  # by each row's real moment, when the installation flushes them
+
+
+@dataclass
+class HistoryRow:
+    """A sys_history row as planted: who wrote it when, what it holds, where it stands in insertion order."""
+
+    stamp: int  # tstamp: the start of the process that wrote it
+    moment: int  # when it was really inserted
+    call: int  # the order of the builder's calls
+    action: Action
+    user: int
+    workspace: int
+    old: Mapping[str, Any] | None  # modify rows: oldRecord; None when history_data is not a modify's
+    new: Mapping[str, Any] | None  # modify rows: newRecord, add rows: the fields; None when unreadable
+    names_run: str = ""  # the run uuid its correlation_id names ('' for a DataHandler scope of its own)
+    insertion: tuple[int, int] = (0, 0)  # sorts rows into the order of their uids
+    uid: int = 0  # given when it is numbered: at once in CALLS order, at the flush in MOMENTS order
+
+    @property
+    def keys(self) -> frozenset[str] | None:
+        """The fields a modify or add row holds; None when its history_data cannot be read."""
+        return None if self.new is None else frozenset(self.new)
 
 
 def iso(unix: int) -> str:
@@ -83,10 +145,24 @@ class Record:
     deleted: bool = False
     hidden: bool = False
     gone: bool = False  # hard-deleted: no row left
-    history_times: list[int] = field(default_factory=list)  # tstamps of its sys_history rows
-    delete_times: list[int] = field(default_factory=list)
+    history: list[HistoryRow] = field(default_factory=list)  # its sys_history rows, in the order planted
     written: bool = False  # its row was flushed: its story must be complete by then
     ai_fields: set[str] = field(default_factory=set)  # the fields AI writes changed
+    before_ai: dict[str, Any] = field(default_factory=dict)  # each AI-written field's value before the first
+
+    @property
+    def history_times(self) -> list[int]:
+        """The tstamps of its sys_history rows."""
+        return [row.stamp for row in self.history]
+
+    @property
+    def delete_times(self) -> list[int]:
+        """The tstamps of its delete rows."""
+        return [row.stamp for row in self.history if row.action == Action.DELETE]
+
+    def value(self, field_name: str) -> Any:
+        """What a field holds now."""
+        return self.values.get(field_name, empty_value(field_name))
 
     @property
     def ref(self) -> str:
@@ -103,15 +179,23 @@ class Installation:
         seed: int = 0,
         flush_rows: int | None = None,
         on_flush: Any = None,
+        history_order: HistoryOrder = HistoryOrder.CALLS,
     ) -> None:
         kwargs: dict[str, Any] = {"on_flush": on_flush}
         if flush_rows is not None:
             kwargs["flush_rows"] = flush_rows
         self.rows = RowBuffer(connection, **kwargs)
         self.random = random.Random(seed)
+        # DataHandler's correlation scopes, from a stream of their own so that run uuids stay as they were.
+        self._scopes = random.Random(f"correlation:{seed}")
         self._records: dict[str, Record] = {}
         self.oldest_history: int | None = None
         self._configurations: dict[str, int] = {}
+        self._users: dict[str, int] = {}
+        self.history_order = history_order
+        self._calls = 0
+        self._waiting: list[tuple[int, int, HistoryRow, Row]] = []  # MOMENTS order: (moment, call, row)
+        self._numbered_up_to: int | None = None  # the latest moment numbered so far
 
     # --- uids and identifiers -----------------------------------------------------------------------------
 
@@ -132,6 +216,20 @@ class Installation:
         )
         self._configurations[identifier] = uid
         return uid
+
+    def backend_user(self, username: str, *, uid: int | None = None, at: int = 0) -> int:
+        """A be_users row; returns its uid (a username is written once)."""
+        if username in self._users:
+            return self._users[username]
+        table = schema.be_users
+        uid = self.rows.uid(table) if uid is None else uid
+        self.rows.add(table, {"uid": uid, "username": username, "tstamp": at, "crdate": at})
+        self._users[username] = uid
+        return uid
+
+    def cli_user(self, *, uid: int | None = None, at: int = 0) -> int:
+        """The `_cli_` backend user scheduler tasks and CLI commands write as; returns its uid."""
+        return self.backend_user(CLI_USERNAME, uid=uid, at=at)
 
     def page(
         self, title: str, *, at: int, pid: int = 0, hidden: bool = False, by: int = 1, history: bool = True
@@ -183,14 +281,45 @@ class Installation:
         old: Mapping[str, Any] | None = None,
         by: int = 1,
         raw_data: str | None = None,
+        moment: int | None = None,
+        workspace: int = 0,
+        names_run: str = "",
     ) -> int:
-        """A sys_history row as TYPO3's DataHandler writes it; returns its uid."""
+        """A sys_history row as TYPO3's DataHandler writes it, stamped `at` (its process's start) and inserted
+        at `moment` (default: `at`); returns its uid, or 0 in MOMENTS order, where the flush numbers it.
+
+        `workspace` > 0 records a draft; `names_run` a run uuid the DataHandler run was given as its
+        correlation scope (DOMAIN.md, "correlation_id"), else the row gets a scope of its own."""
+        return self.history_row(
+            record,
+            action,
+            at=at,
+            new=new,
+            old=old,
+            by=by,
+            raw_data=raw_data,
+            moment=moment,
+            workspace=workspace,
+            names_run=names_run,
+        ).uid
+
+    def history_row(
+        self,
+        record: Record,
+        action: Action,
+        *,
+        at: int,
+        new: Mapping[str, Any] | None = None,
+        old: Mapping[str, Any] | None = None,
+        by: int = 1,
+        raw_data: str | None = None,
+        moment: int | None = None,
+        workspace: int = 0,
+        names_run: str = "",
+    ) -> HistoryRow:
+        """history(), returning the planted row itself."""
         if record.written:
             raise ValueError(f"{record.ref} was already written; build its whole story before a flush")
-        uid = self.rows.uid(schema.sys_history)
-        record.history_times.append(at)
-        if action == Action.DELETE:
-            record.delete_times.append(at)
         if raw_data is not None:
             data: str | None = raw_data
         elif action == Action.MODIFY:
@@ -199,26 +328,62 @@ class Installation:
             data = compact_json(dict(new or {}))
         else:
             data = None
-        self.rows.add(
-            schema.sys_history,
-            {
-                "uid": uid,
-                "tstamp": at,
-                "actiontype": int(action),
-                "usertype": "BE",
-                "userid": by,
-                "recuid": record.uid,
-                "tablename": record.table,
-                "history_data": data,
-            },
+        readable = raw_data is None and action in (Action.ADD, Action.MODIFY)
+        inserted = at if moment is None else moment
+        planted = HistoryRow(
+            stamp=at,
+            moment=inserted,
+            call=self._calls,
+            action=action,
+            user=by,
+            workspace=workspace,
+            old=dict(old or {}) if readable and action == Action.MODIFY else None,
+            new=dict(new or {}) if readable else None,
+            names_run=names_run,
+            insertion=(0, self._calls)
+            if self.history_order == HistoryOrder.CALLS
+            else (inserted, self._calls),
         )
+        self._calls += 1
+        record.history.append(planted)
+        scope = names_run or f"{self._scopes.getrandbits(128):032x}"
+        target = hashlib.md5(f"{record.table}:{record.uid}".encode(), usedforsecurity=False).hexdigest()
+        row = {
+            "tstamp": at,
+            "actiontype": int(action),
+            "usertype": "BE",
+            "userid": by,
+            "recuid": record.uid,
+            "tablename": record.table,
+            "history_data": data,
+            "workspace": workspace,
+            "correlation_id": f"0400${scope}:{target}",
+        }
+        if self.history_order == HistoryOrder.CALLS:
+            self._number(planted, row)
+        else:
+            heapq.heappush(self._waiting, (planted.moment, planted.call, planted, row))
         if self.oldest_history is None or at < self.oldest_history:
             self.oldest_history = at
-        return uid
+        return planted
+
+    def _number(self, planted: HistoryRow, row: Row) -> None:
+        planted.uid = self.rows.uid(schema.sys_history)
+        self.rows.add(schema.sys_history, {"uid": planted.uid, **row})
+
+    def _number_waiting(self, before: int | None) -> None:
+        """Number the waiting rows inserted before `before` (every one with None), in their moments' order."""
+        waiting = self._waiting
+        while waiting and (before is None or waiting[0][0] < before):
+            moment, _, planted, row = heapq.heappop(waiting)
+            if self._numbered_up_to is not None and moment < self._numbered_up_to:
+                raise ValueError(f"a sys_history row inserted at {moment} came after later ones")
+            self._numbered_up_to = moment
+            self._number(planted, row)
 
     def human_edit(self, record: Record, changes: Mapping[str, Any], *, at: int, by: int = 1) -> int:
         """An editor changes fields of a record in the backend."""
-        old = {name: record.values.get(name, "") for name in changes}
+        old = {name: record.value(name) for name in changes}
         record.values.update(changes)
         return self.history(record, Action.MODIFY, at=at, new=changes, old=old, by=by)
 
@@ -264,24 +429,25 @@ class Installation:
 
     # --- writing ------------------------------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Write the finished records and every queued row."""
+    def flush(self, *, history_before: int | None = None) -> None:
+        """Write the finished records and every queued row; in MOMENTS order the sys_history rows inserted
+        before `history_before` (every one with None): the caller promises that none inserted earlier is to
+        come."""
+        self._number_waiting(history_before)
         for record in self._records.values():
             record.written = True
             if not record.gone:
+                table = schema.pages if record.table == "pages" else schema.tt_content
                 self.rows.add(
-                    schema.pages if record.table == "pages" else schema.tt_content,
-                    {
-                        "uid": record.uid,
-                        **record.values,
-                        "deleted": int(record.deleted),
-                        "hidden": int(record.hidden),
-                    },
+                    table,
+                    _COLUMN_DEFAULTS[table.name]
+                    | record.values
+                    | {"uid": record.uid, "deleted": int(record.deleted), "hidden": int(record.hidden)},
                 )
         self._records.clear()
         self.rows.flush()
 
     def finish(self) -> None:
         """Write everything; the installation is complete."""
-        self.flush()
+        self.flush(history_before=None)
         self.rows.finish()

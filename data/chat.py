@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 from adapters import schema
 from core.cards import APPROVE_ANSWER, CardDecision, CardOutcome
@@ -14,6 +15,7 @@ from core.run_status import RunStatus, is_finished
 from data.builder import (
     DISPLAY_TOOLS,
     QUESTION_TOOL,
+    HistoryRow,
     Installation,
     Privacy,
     Record,
@@ -40,6 +42,25 @@ OFFERED_TOOLS = (
     "crm_push_draft",
 )
 HELD_BACK_TOOLS = frozenset({"translate_page"})
+_WORSE = {"complete": 0, "unconfirmed": 1, "partial": 2}  # core.run_record: the worse completeness wins
+
+
+class Processing(StrEnum):
+    """How the chat runs a turn (DOMAIN.md, "When a row is stamped"), which decides an AI row's tstamp."""
+
+    EXEC = "exec"  # a process forked per request (a message, an approval): stamped when that request came
+    WORKER = "worker"  # one long-running ai-chat:worker: stamped when the worker (re)started
+
+
+class Processes(Protocol):
+    """The PHP processes a conversation's segments run in."""
+
+    @property
+    def processing(self) -> Processing: ...
+
+    def started(self, request_at: int) -> int:
+        """When the process that handles a request made at `request_at` started (its EXEC_TIME)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,8 @@ class Write:
     fields: tuple[str, ...]
     completeness: str | None
     readable: bool = True
+    user: int = 1  # the run's be_user: the chatting editor
+    own_row: HistoryRow | None = None  # the sys_history row the write inserted
 
 
 @dataclass
@@ -65,11 +88,21 @@ class _Segment:
     decision: tuple[str, str] | None = None
     undecided: tuple[str, str] | None = None
     ended: str = "unknown"
+    process_start: int | None = None  # when the process that runs it started; None: stamped as it writes
     position: int = 0
     card_outcomes_before: int = 0
     at: int = 0
     has_answer: bool = False
     answered: tuple[int, str | None] | None = None  # its last assistant message: (crdate, notice)
+
+    def record_write(self, record: str, completeness: str) -> None:
+        """The chat lists a record once per segment: written twice, the worse completeness stands."""
+        for index, (written, known) in enumerate(self.writes):
+            if written == record:
+                if _WORSE[completeness] > _WORSE[known]:
+                    self.writes[index] = (record, completeness)
+                return
+        self.writes.append((record, completeness))
 
     def count(self, tool: str, *, failed: bool) -> None:
         calls = self.tools.setdefault(tool, [0, 0])
@@ -131,6 +164,10 @@ class Conversation:
         self.stores_run_record = True
         self.run_record_override: str | None = None
         self.card_outcomes_override: str | None = None
+        # None: an AI row is stamped when it is written (a test's own stamps); else the processes the chat ran
+        # its segments in (data/scenarios.py).
+        self.processes: Processes | None = None
+        self.names_runs = False  # an nr-llm that passes the run's uuid as the DataHandler correlation scope
 
     @property
     def position(self) -> int:
@@ -279,6 +316,7 @@ class Run:
         self.status = "running"
         self.termination = ""
         self.segments: list[_Segment] = [_Segment(0, "turn", card_outcomes_before=len(chat.card_outcomes))]
+        self.segment.process_start = self._process_start()
         self.waiting_for: str | None = None  # "card" | "question"
         self.pending: list[tuple[str, Record | None, tuple[str, ...]]] = []
         self.beside: list[str] = []  # calls requested in the waiting round beside the proposal or question
@@ -383,24 +421,32 @@ class Run:
     ) -> Write:
         """The tool runs, the DataHandler writes the record, and nr-llm leaves a tool_write step.
 
-        `history=False` plants a write without its sys_history row; `raw_target` replaces the write
-        target with a malformed one (a payload that is not JSON when given as text).
+        The row is inserted at the write and stamped when the segment's process started (the conversation's
+        `processes`); without processes, `history_delay` seconds after the write. `history=False` plants a
+        write without its sys_history row; `raw_target` replaces the write target with a malformed one (a
+        payload that is not JSON when given as text).
         """
         changes = dict(fields) if isinstance(fields, Mapping) else {f: new_value(f) for f in fields}
         self.tool(tool, ms=85.0)
         written_at = self.now
+        own: HistoryRow | None = None
         if history and not record.gone:
-            old = {name: record.values.get(name, "") for name in changes}
+            old = {name: record.value(name) for name in changes}
+            for name, value in old.items():
+                record.before_ai.setdefault(name, value)
             record.values.update(changes)
-            self.site.history(
+            started = self.segment.process_start
+            own = self.site.history_row(
                 record,
                 Action.MODIFY,
-                at=written_at + history_delay,
+                at=written_at + history_delay if started is None else started,
+                moment=written_at,
                 new=changes,
                 old=old,
                 by=self.chat.editor,
+                names_run=self.uuid if self.chat.names_runs else "",
             )
-        return self._tool_write(record, tool, tuple(changes), completeness, written_at, raw_target)
+        return self._tool_write(record, tool, tuple(changes), completeness, written_at, raw_target, own)
 
     def _tool_write(
         self,
@@ -410,6 +456,7 @@ class Run:
         completeness: str | None,
         written_at: int,
         raw_target: Mapping[str, Any] | str | None,
+        own: HistoryRow | None = None,
     ) -> Write:
         payload: dict[str, Any] = {
             "toolName": tool,
@@ -424,11 +471,21 @@ class Run:
         uid = self._event("tool_write", payload, ms=0.0)
         if isinstance(raw_target, str):
             self.site.rows.rows(schema.agentrun_event)[-1]["payload"] = raw_target
-        planted = Write(uid, self.uuid, record, written_at, fields, completeness, readable=readable)
+        planted = Write(
+            uid,
+            self.uuid,
+            record,
+            written_at,
+            fields,
+            completeness,
+            readable=readable,
+            user=self.chat.editor,
+            own_row=own,
+        )
         self.writes.append(planted)
         record.ai_fields.update(fields)
         self.wrote = True
-        self.segment.writes.append((record.ref, completeness or "unconfirmed"))
+        self.segment.record_write(record.ref, completeness or "unconfirmed")
         return planted
 
     # --- cards and questions ------------------------------------------------------------------------------
@@ -472,8 +529,14 @@ class Run:
 
     def _open_segment(self, opened_by: str) -> _Segment:
         segment = _Segment(len(self.segments), opened_by, card_outcomes_before=len(self.chat.card_outcomes))
+        segment.process_start = self._process_start()
         self.segments.append(segment)
         return segment
+
+    def _process_start(self) -> int | None:
+        """When the process for the request that opens a segment now started."""
+        processes = self.chat.processes
+        return None if processes is None else processes.started(self.now)
 
     def _decide(self, at: int | None) -> tuple[str, Record | None, tuple[str, ...]]:
         if not self.pending:

@@ -10,15 +10,22 @@ the planted facts, not by calling the classification in core.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import accumulate
 
+from core.outcomes import Action
 from core.time import DAY_S
-from data.builder import INTEGER_FIELDS, Installation, Record
+from data.builder import INTEGER_FIELDS, HistoryRow, Installation, Record
 from data.chat import Write
 
 DAY = DAY_S
-EVIDENCE_SLACK_S = 2  # DESIGN.md rule 3: a row up to 2 s after the step is the write's own
+# DESIGN.md rule 3: a row whose floor (the greatest stamp inserted up to it) is at most this after a write's
+# moment could have been inserted by then: the same save, stamped to the second.
+SAME_SAVE_S = 2
+BOOKKEEPING_FIELDS = frozenset({"tstamp", "l10n_diffsource"})  # DataHandler's, not the editor's
+_SAVES = (Action.ADD, Action.MODIFY)  # the rows a save inserts: an own row is one of them
 
 # Precedence of a run's outcome, worst first (003_…, "One outcome per RUN").
 PRECEDENCE = ("discarded", "edited", "unknown", "accepted_unchanged")
@@ -137,32 +144,150 @@ def _other_field(record: Record, written: set[str]) -> str:
     return next(name for name in TEXT_FIELDS[record.table] if name not in written)
 
 
+class RecordReading:
+    """One record's planted sys_history rows read as DESIGN.md rules 3 and 4 read them: the rows left after
+    trimming, in insertion order, each with its floor, and the own row the matching gives every write."""
+
+    def __init__(
+        self, record: Record, writes: Sequence[Write], *, horizon: int, cli_user: int | None
+    ) -> None:
+        self.record = record
+        self.cli_user = cli_user
+        rows = sorted((row for row in record.history if row.stamp >= horizon), key=lambda row: row.insertion)
+        self.rows = rows
+        self.floors = list(accumulate((row.stamp for row in rows), max))
+        ai = sorted((w for w in writes if w.readable), key=lambda w: (w.written_at, w.event_uid))
+        self.own: dict[int, int | None] = {}  # event uid -> index of its own row, None: no own row
+        self.unclear: set[int] = set()  # writes whose own row the rows cannot tell
+        named = {row.names_run for row in rows if row.names_run}
+        for uuid in named:
+            naming = [i for i, row in enumerate(rows) if row.names_run == uuid and row.action in _SAVES]
+            for rank, write in enumerate(w for w in ai if w.run_uuid == uuid):
+                self.own[write.event_uid] = naming[rank] if rank < len(naming) else None
+        for user in dict.fromkeys(w.user for w in ai if w.run_uuid not in named):
+            self._match_channel([w for w in ai if w.user == user and w.run_uuid not in named], user)
+        self.ai_rows = {i for i in self.own.values() if i is not None}
+        self.ai_rows |= {i for i, row in enumerate(rows) if row.names_run}
+
+    def _match_channel(self, writes: list[Write], user: int) -> None:
+        """Each write of one user takes the latest candidate row the later writes leave it (from the last)."""
+        candidates = [
+            i
+            for i, row in enumerate(self.rows)
+            if row.action in _SAVES and row.workspace == 0 and row.user == user and not row.names_run
+        ]
+        could = [sum(self.floors[c] <= w.written_at + SAME_SAVE_S for c in candidates) for w in writes]
+        left = len(candidates) + 1
+        for i in reversed(range(len(writes))):
+            left = min(could[i], left - 1)  # pos_i = min over j >= i of (p_j - (j - i))
+            uid = writes[i].event_uid
+            if left >= 1:
+                self.own[uid] = candidates[left - 1]
+            else:
+                self.own[uid] = None
+                if could[i] >= 1:
+                    self.unclear.add(uid)
+
+    def misread(self, write: Write) -> bool:
+        """Whether the matching gives the write another row than the one it inserted."""
+        index = self.own.get(write.event_uid)
+        return index is not None and self.rows[index] is not write.own_row
+
+    def boundary(self, write: Write) -> int:
+        """The index the window starts after: the own row, else the last row inserted by the write."""
+        index = self.own.get(write.event_uid)
+        if index is not None:
+            return index
+        evidence = [i for i, floor in enumerate(self.floors) if floor <= write.written_at + SAME_SAVE_S]
+        return evidence[-1] if evidence else -1
+
+    def changed_keys(self, index: int) -> frozenset[str] | None:
+        """The fields a modify or publish row changed (bookkeeping aside); None when they cannot be read."""
+        row = self.rows[index]
+        if row.action == Action.MODIFY:
+            return None if row.keys is None else row.keys - BOOKKEEPING_FIELDS
+        previous = max((i for i in range(index) if self.rows[i].action == Action.PUBLISH), default=-1)
+        drafts = [self.rows[i] for i in range(previous + 1, index) if self.rows[i].workspace > 0]
+        if not drafts or any(draft.keys is None for draft in drafts):
+            return None
+        return frozenset().union(*(draft.keys or frozenset() for draft in drafts)) - BOOKKEEPING_FIELDS
+
+
 def expected_write(
-    write: Write, planted: PlantedFate, *, horizon: int, oldest_retained: int | None, window_s: int
+    write: Write, reading: RecordReading, *, oldest_retained: int | None, window_s: int
 ) -> Expected:
-    """The outcome DESIGN.md's rules give this write, from what was planted."""
+    """The outcome DESIGN.md's rules give this write, from the rows that were planted for its record."""
     if not write.readable:
         return Expected("unknown", "unreadable_target")
-    record = write.record
-    t = write.written_at
-    retained = [h for h in record.history_times if h >= horizon]
-    deletes_after_window = [d for d in record.delete_times if d >= horizon and d > t + window_s]
-    deletes_inside = [d for d in record.delete_times if t < d <= t + window_s]
-    gone = record.gone or record.deleted
-    if gone and not (deletes_after_window and not deletes_inside):
+    record, rows, t = reading.record, reading.rows, write.written_at
+    boundary = reading.boundary(write)
+    after = range(boundary + 1, len(rows))
+    delete_after_window = any(
+        rows[i].action == Action.DELETE and rows[i].workspace == 0 and rows[i].stamp > t + window_s
+        for i in after
+    )
+    if (record.gone or record.deleted) and not delete_after_window:
         return Expected("discarded")
-    if not any(h <= t + EVIDENCE_SLACK_S for h in retained):
+    own = reading.own.get(write.event_uid)
+    if own is None and boundary < 0:
         trimmed = oldest_retained is None or oldest_retained > t
         return Expected("unknown", "history_trimmed" if trimmed else "no_history_row")
-    in_window = t < planted.at <= t + window_s
-    if not in_window or planted.fate in (Fate.KEPT, Fate.MOVED):
-        return Expected("accepted_unchanged")
-    if planted.fate in (Fate.DELETED, Fate.DELETED_THEN_RESTORED, Fate.HARD_DELETED):
+    if write.event_uid in reading.unclear:
+        return Expected("unknown", "own_row_unclear")
+    window = [i for i in after if rows[i].stamp <= t + window_s and i not in reading.ai_rows]
+    if any(rows[i].action == Action.DELETE and rows[i].workspace == 0 for i in window):
         return Expected("discarded")
-    if planted.fields <= {"hidden"}:
-        return Expected("edited", edit_scope="released_only")
-    same = bool(planted.fields & set(write.fields))
-    return Expected("edited", edit_scope="same_fields" if same else "other_fields")
+    changes = (Action.MODIFY, Action.PUBLISH)
+    automation = {i for i in window if rows[i].user == reading.cli_user}
+    human = [
+        i for i in window if rows[i].workspace == 0 and i not in automation and rows[i].action in changes
+    ]
+    own_keys = None if own is None or rows[own].keys is None else (rows[own].keys or frozenset())
+    wrote = None if own_keys is None else own_keys - BOOKKEEPING_FIELDS
+    if human:
+        return Expected("edited", edit_scope=_edit_scope(reading, write, human, own, wrote))
+    for i in sorted(automation):
+        keys = reading.changed_keys(i) if rows[i].action in changes else frozenset()
+        if rows[i].action in changes and (wrote is None or keys is None or keys & wrote):
+            return Expected("unknown", "changed_by_automation")
+    return Expected("accepted_unchanged")
+
+
+def _edit_scope(
+    reading: RecordReading, write: Write, human: list[int], own: int | None, wrote: frozenset[str] | None
+) -> str:
+    """DESIGN.md rule 7, from the window's human modify and publish rows."""
+    keys = [reading.changed_keys(i) for i in human]
+    if any(k is None for k in keys):
+        return "fields_unknown"
+    changed = frozenset().union(*(k or frozenset() for k in keys))
+    if changed == {"hidden"}:
+        return "released_only"
+    if own is None or wrote is None:
+        return "fields_unknown"
+    rows = reading.rows
+    own_row = rows[own]
+    if (
+        own_row.action == Action.MODIFY
+        and own_row.old is not None
+        and _reverted(reading, human, own_row, wrote)
+    ):
+        return "reverted"
+    return "same_fields" if (changed & wrote) - {"hidden"} else "other_fields"
+
+
+def _reverted(reading: RecordReading, human: list[int], own_row: HistoryRow, wrote: frozenset[str]) -> bool:
+    """Every field the write wrote holds again, after the window's last human modify of it, its old value."""
+    old = own_row.old or {}
+    for name in wrote:
+        last = [
+            reading.rows[i]
+            for i in human
+            if reading.rows[i].action == Action.MODIFY and name in (reading.rows[i].new or {})
+        ]
+        if not last or (last[-1].new or {}).get(name) != old.get(name):
+            return False
+    return True
 
 
 def run_outcome(outcomes: list[str]) -> str:

@@ -41,8 +41,9 @@ from adapters.database import (
 )
 from adapters.history import oldest_retained_tstamp
 from core.window import window_closed
-from data.builder import Installation
-from data.fates import DAY, Expected, expected_write, run_outcome
+from data.builder import HistoryOrder, Installation
+from data.chat import Write
+from data.fates import DAY, Expected, RecordReading, expected_write, run_outcome
 from data.own_transcript import alt_text_story
 from data.scenarios import (
     CAMPAIGN_TOURS_PER_CONVERSATION,
@@ -51,11 +52,15 @@ from data.scenarios import (
     CANARY_EDIT_SHARE,
     CANARY_PROMOTED_SHARE,
     CANARY_SHARE,
+    EDITORS,
     SCENARIOS,
     SEO_CONFIGURATION,
+    HistoryPlan,
     Planted,
+    ProcessingChoice,
     Rollout,
     Story,
+    Worker,
     Writer,
     bad_rows,
     campaign_tour,
@@ -63,6 +68,13 @@ from data.scenarios import (
 )
 
 FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's story is complete
+# sys_history rows are numbered by their real moment (builder.HistoryOrder.MOMENTS) when a flush has passed
+# them: a conversation's records are created up to 30 days before it (scenarios.Writer.page), and the everyday
+# conversations start within an hour of their order, so no row inserted more than this before the newest
+# conversation is still to come; except the last story's, told at its fixed date (LAST_STORY_DAYS).
+HISTORY_LOOKBACK_S = 31 * DAY
+LAST_STORY_DAYS = 10  # the alt-text conversation, told last, starts this many days before Story.week
+CLI_USER_UID = EDITORS[-1] + 1  # the _cli_ backend user, beside the editors
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,13 @@ class Summary:
     first_notice_at: int | None = None
     stuck_conversations: int = 0
     campaign_tours: int = 0
+    # How the chat's processes stamped the AI rows (scenarios.ProcessingChoice), and the history cases planted
+    # beside the fates (scenarios.KEPT_RECORD_CASES and the rest), counted over every write and conversation.
+    writes_by_processing: dict[str, int] = field(default_factory=dict)
+    worker_writes_with_a_restart_in_their_window: int = 0
+    planted_cases: dict[str, int] = field(default_factory=dict)
+    # Writes whose own row, as the rules match it, is another row than the one the write inserted.
+    own_rows_misread: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,13 +145,15 @@ def generate(
     window_days: int = 7,
     manifest: Path | None = None,
     progress: Callable[[Progress], None] | None = None,
+    processing: ProcessingChoice = ProcessingChoice.MIXED,
 ) -> GenerateReport:
     """Write a deterministic installation of `conversations` conversations, and the SEO campaign's tours
     (campaign_tours), into an empty database.
 
     `create_tables(engine)` creates every table, upstream and ours, on the empty database first (the
     migrations are the jobs' to run: jobs.schema_setup.init_installation); a failure of it, as of anything
-    after it, leaves no database behind.
+    after it, leaves no database behind. `processing` is how the chat runs the turns of every conversation
+    (scenarios.ProcessingChoice), which decides how its sys_history rows are stamped.
     """
     if conversations < 2:
         raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
@@ -151,7 +172,8 @@ def generate(
                     done = summary.conversations
                     progress(Progress(done, total, rows, time.perf_counter() - started))
 
-            site = Installation(connection, seed=seed, on_flush=flushed)
+            site = Installation(connection, seed=seed, on_flush=flushed, history_order=HistoryOrder.MOMENTS)
+            plans = _plans(site, story, seed, processing)
             rng = random.Random(seed)
             # The answers the chat flags under a wider word list (scenarios.WIDER_FLAGGED) are drawn from a
             # stream of their own, so that the main stream draws what it drew before they were planted.
@@ -162,17 +184,17 @@ def generate(
             # The SEO campaign's tours are written between the everyday conversations as their times come, so
             # that uids follow time as in an installation; from streams of their own, so that the main
             # stream draws what it drew before they were planted.
-            campaign = Campaign(site, story, tours, seed)
+            campaign = Campaign(site, story, tours, seed, plans.campaign)
             summary.campaign_tours = tours
             for index in range(conversations):
                 written = _conversations(
-                    site, story, rng, index, conversations, seed, notices, canary, campaign
+                    site, story, rng, index, conversations, seed, notices, canary, campaign, plans
                 )
                 for planted in written:
-                    _record(planted, story, summary, runs_out)
-                    _flush_now_and_then(site, summary.conversations)
+                    _record(planted, story, summary, runs_out, plans)
+                    _flush_now_and_then(site, summary.conversations, story, planted.at)
             for planted in campaign.due(None):  # two conversations have no last one for the tours to precede
-                _record(planted, story, summary, runs_out)
+                _record(planted, story, summary, runs_out, plans)
             site.finish()
             connection.execute(delete(schema.sys_history).where(schema.sys_history.c.tstamp < story.horizon))
             oldest = oldest_retained_tstamp(connection)
@@ -190,18 +212,47 @@ def campaign_tours(conversations: int) -> int:
     return round(conversations * CAMPAIGN_TOURS_PER_CONVERSATION)
 
 
-def _flush_now_and_then(site: Installation, written: int) -> None:
+@dataclass(frozen=True)
+class Plans:
+    """The history plans of the installation's streams of conversations, sharing one worker."""
+
+    everyday: HistoryPlan
+    campaign: HistoryPlan
+    stories: HistoryPlan  # the stories told at fixed dates: their processes, no planted case
+    worker: Worker
+    cli_user: int
+
+
+def _plans(site: Installation, story: Story, seed: int, processing: ProcessingChoice) -> Plans:
+    """The backend users, the worker and the plans; each from a random stream of its own."""
+    for number, editor in enumerate(EDITORS, start=1):
+        site.backend_user(f"redaktion{number:02d}", uid=editor, at=story.start - 60 * DAY)
+    cli = site.cli_user(uid=CLI_USER_UID, at=story.start - 60 * DAY)
+    worker = Worker(random.Random(f"worker:{seed}"), since=story.start - 40 * DAY, until=story.now)
+
+    def plan(stream: str, *, cases: bool = True) -> HistoryPlan:
+        return HistoryPlan(worker, seed=stream, choice=processing, cli_user=cli, editors=EDITORS, cases=cases)
+
+    # The campaign's tours run as the other conversations do, without planted cases: they hold most of the SEO
+    # tours of the canary's weeks, whose EDITED rates the canary is compared on (CANARY_CONFIGURATION).
+    campaign = plan(f"campaign:{seed}", cases=False)
+    return Plans(plan(str(seed)), campaign, plan(f"stories:{seed}", cases=False), worker, cli)
+
+
+def _flush_now_and_then(site: Installation, written: int, story: Story, at: int) -> None:
     if written % FLUSH_EVERY_CONVERSATIONS == 0:
-        site.flush()
+        last_story = story.week - LAST_STORY_DAYS * DAY
+        site.flush(history_before=min(at, last_story) - HISTORY_LOOKBACK_S)
 
 
 class Campaign:
     """The SEO campaign's tours in time order: each week's share of them (CAMPAIGN_WEEK_WEIGHTS) spread over
     the week, each written once the everyday conversations have reached its time."""
 
-    def __init__(self, site: Installation, story: Story, tours: int, seed: int) -> None:
+    def __init__(self, site: Installation, story: Story, tours: int, seed: int, plan: HistoryPlan) -> None:
         self.site = site
         self.story = story
+        self.plan = plan
         self.rng = random.Random(f"campaign:{seed}")
         self.canary = Rollout(random.Random(f"campaign-canary:{seed}"))
         times = [
@@ -215,7 +266,9 @@ class Campaign:
         """The tours that start before `before` and are not written yet; with None, every one left."""
         while self._times and (before is None or self._times[0] < before):
             at = self._times.popleft()
-            yield campaign_tour(Writer(self.site, self.story, self.rng, at, canary=self.canary))
+            yield campaign_tour(
+                Writer(self.site, self.story, self.rng, at, canary=self.canary, plan=self.plan)
+            )
 
 
 def _per_week(tours: int) -> list[int]:
@@ -235,27 +288,40 @@ def _conversations(
     notices: random.Random,
     canary: Rollout,
     campaign: Campaign,
+    plans: Plans,
 ) -> Iterator[Planted]:
     """The conversation of `index`, after the campaign's tours that start before it."""
     if index == 0:
-        yield seo_tour_story(Writer(site, story, rng, story.week - 12 * DAY))
+        yield seo_tour_story(Writer(site, story, rng, story.week - 12 * DAY, plan=plans.stories))
     elif index == 1:
-        yield bad_rows(Writer(site, story, rng, story.week - 20 * DAY))
+        yield bad_rows(Writer(site, story, rng, story.week - 20 * DAY, plan=plans.stories))
     elif index == total - 1:
         yield from campaign.due(None)
         # The last conversation draws from a random stream of its own, so that none before it depends on it.
-        yield alt_text_story(Writer(site, story, random.Random(f"alt-text:{seed}"), story.week - 10 * DAY))
+        alt_text = random.Random(f"alt-text:{seed}")
+        at = story.week - LAST_STORY_DAYS * DAY
+        yield alt_text_story(Writer(site, story, alt_text, at, plan=plans.stories))
     else:
         span = story.week - 4 * 3600 - story.start
         at = story.start + int(span * index / total) + rng.randint(0, 3600)
         scenarios, weights = zip(*SCENARIOS, strict=True)
         scenario = rng.choices(scenarios, weights)[0]
         yield from campaign.due(at)
-        yield scenario(Writer(site, story, rng, at, notices, canary))
+        yield scenario(Writer(site, story, rng, at, notices, canary, plans.everyday))
 
 
-def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None) -> None:
+def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None, plans: Plans) -> None:
     summary.conversations += 1
+    for case, count in planted.cases.items():
+        summary.planted_cases[case] = summary.planted_cases.get(case, 0) + count
+    by_record: dict[str, list[Write]] = {}
+    for run in planted.runs:
+        for write in run.writes:
+            by_record.setdefault(write.record.ref, []).append(write)
+    readings = {
+        ref: RecordReading(writes[0].record, writes, horizon=story.horizon, cli_user=plans.cli_user)
+        for ref, writes in by_record.items()
+    }
     summary.claims_unwritten += len(planted.claims_unwritten)
     summary.notice_disagreements += len(planted.notice_disagreements)
     summary.stuck_conversations += int(planted.stuck)
@@ -269,11 +335,16 @@ def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | Non
             summary.first_notice_at = answer[0] if first is None else min(first, answer[0])
         expected: list[tuple[int, str, Expected]] = []
         for write in run.writes:
-            _, fate = planted.fates[write.record.ref]
-            outcome = expected_write(
-                write, fate, horizon=story.horizon, oldest_retained=story.horizon, window_s=story.window_s
-            )
+            reading = readings[write.record.ref]
+            outcome = expected_write(write, reading, oldest_retained=story.horizon, window_s=story.window_s)
             expected.append((write.event_uid, write.record.ref, outcome))
+            summary.own_rows_misread += int(reading.misread(write))
+            if planted.processing is not None:
+                _count(summary.writes_by_processing, planted.processing.value)
+                if planted.processing == plans.worker.processing and plans.worker.restarted_between(
+                    write.written_at, write.written_at + story.window_s
+                ):
+                    summary.worker_writes_with_a_restart_in_their_window += 1
         summary.writes += len(expected)
         last_write = max((w.written_at for w in run.writes), default=None)
         due = last_write is not None and window_closed(last_write, story.now, story.window_s)
@@ -294,6 +365,8 @@ def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | Non
                 "conversation": planted.conversation,
                 "configuration": run.chat.configuration,
                 "skill": run.chat.skill,
+                "processing": None if planted.processing is None else planted.processing.value,
+                "cases": dict(sorted(planted.cases.items())),
                 "status": run.status,
                 "last_write_at": last_write,
                 "due": due,

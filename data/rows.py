@@ -18,6 +18,7 @@ Row = dict[str, Any]
 
 # Upstream tables in the order they are flushed; ours are never written by the builder.
 TABLES: tuple[Table, ...] = (
+    schema.be_users,
     schema.nrllm_configuration,
     schema.pages,
     schema.tt_content,

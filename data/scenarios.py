@@ -7,14 +7,18 @@ Conversation 1 is the story of 000_6007b8db2f9b43d2.txt.
 
 from __future__ import annotations
 
+import bisect
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
+from core.outcomes import Action
 from core.periods import Grain, period_start, unix_of
 from data.builder import Installation, Privacy, Record
-from data.chat import Conversation, Run, Write
-from data.fates import DAY, Fate, PlantedFate, apply_fate, canary_edit
+from data.chat import Conversation, Processes, Processing, Run, Write
+from data.fates import DAY, TEXT_FIELDS, Fate, PlantedFate, apply_fate, canary_edit
 
 SEO_CONFIGURATION = "seo-assistant"
 CONTENT_CONFIGURATION = "content-assistant"
@@ -166,11 +170,123 @@ class Rollout:
         return False
 
 
+# --- how the chat's processes stamp history (DOMAIN.md, "When a row is stamped") ----------------------------
+
+# exec: ai-chat:process is forked per request (a message, an approval) and stamps its rows with its start; it
+# records its first event this many seconds later.
+EXEC_BOOT_S = (1, 5)
+# worker: one ai-chat:worker stamps every row with its start; it is restarted (a deploy, a crash, a host
+# reboot) after this many seconds, so that a worker row is hours to days older than its write, and a restart
+# falls inside many writes' windows.
+WORKER_RESTART_S = (12 * 3600, 9 * DAY)
+WORKER_SHARE = 0.5  # --processing mixed: the share of conversations the worker runs
+# A later nr-llm passes the run's uuid as the DataHandler correlation scope: the share of conversations whose
+# runs name themselves in their rows.
+NAMED_RUN_SHARE = 0.04
+# The chatting editor edits the page by hand while the next card of a tour waits: the share of SEO tours with
+# at least two approved cards that get one such edit, this many seconds after a write (more than the 2 s of a
+# save, less than the next card's approval).
+HAND_EDIT_BETWEEN_WRITES_SHARE = 0.15
+HAND_EDIT_AFTER_WRITE_S = (4, 9)
+# A content edit whose run, after the approved write, thinks for more model rounds and writes the text again
+# in the same segment: its row is stamped when the approval's process started, a minute or two before it.
+LATER_ROUND_SHARE = 0.25
+LATER_ROUND_MS = (20_000.0, 45_000.0)
+FOLLOW_UP_REWRITE_SHARE = 0.5  # follow_up: the second run rewrites the first run's field too
+# What else may happen to a record the editor otherwise kept (Fate.KEPT), each in the window of its writes
+# unless said: (case, share of kept records).
+KEPT_RECORD_CASES: tuple[tuple[str, float], ...] = (
+    ("reverted", 0.08),  # the history module's rollback: every AI-written field back to its value before
+    ("draft_published_inside", 0.06),  # edited as a draft in a workspace, published in the window
+    ("draft_published_after", 0.06),  # the draft edited in the window, published after it
+    ("cli_same_field", 0.06),  # a scheduler task (the _cli_ user) overwrites a field the AI wrote
+    ("cli_other_field", 0.06),  # … another field
+)
+DRAFT_WORKSPACE = 1
+CLI_STARTED_BEFORE_S = (5, 900)  # a scheduler task's rows are stamped when its command started
+
+
+class ProcessingChoice(StrEnum):
+    """`runrecord generate --processing`: how the chat runs every conversation's turns."""
+
+    EXEC = "exec"
+    WORKER = "worker"
+    MIXED = "mixed"  # per conversation, WORKER_SHARE of them by the worker
+
+
+class Forked:
+    """exec: a process per request, started EXEC_BOOT_S before the request's first event."""
+
+    processing = Processing.EXEC
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def started(self, request_at: int) -> int:
+        return request_at - self.rng.randint(*EXEC_BOOT_S)
+
+
+class Worker:
+    """worker: the installation's one ai-chat:worker, with its restarts from `since` to `until`."""
+
+    processing = Processing.WORKER
+
+    def __init__(self, rng: random.Random, *, since: int, until: int) -> None:
+        starts = [since]
+        while starts[-1] < until:
+            starts.append(starts[-1] + rng.randint(*WORKER_RESTART_S))
+        self.starts = starts
+
+    def started(self, request_at: int) -> int:
+        return self.starts[max(bisect.bisect_right(self.starts, request_at) - 1, 0)]
+
+    def restarted_between(self, start: int, end: int) -> bool:
+        """Whether the worker restarted after `start` and up to `end`."""
+        return bisect.bisect_right(self.starts, end) > bisect.bisect_right(self.starts, start)
+
+
+class HistoryPlan:
+    """How a stream of conversations writes sys_history beyond the story: the processes of each conversation
+    and the rows planted beside its fates. Every draw comes from streams of its own, so that the story draws
+    what it drew before."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        *,
+        seed: str,
+        choice: ProcessingChoice,
+        cli_user: int,
+        editors: tuple[int, ...],
+        cases: bool = True,
+    ) -> None:
+        self.worker = worker
+        self.cases = cases  # False: the processes only, no planted case (the stories told at fixed dates)
+        self.choice = choice
+        self.rng = random.Random(f"processing:{seed}")
+        self.plants = random.Random(f"plants:{seed}")
+        self.forked = Forked(self.rng)
+        self.cli_user = cli_user
+        self.editors = editors
+
+    def processes(self) -> Processes:
+        """The processes the next conversation runs in."""
+        worker = self.choice == ProcessingChoice.WORKER or (
+            self.choice == ProcessingChoice.MIXED and self.rng.random() < WORKER_SHARE
+        )
+        return self.worker if worker else self.forked
+
+    def chance(self, share: float) -> bool:
+        """True for `share` of the calls, when cases are planted."""
+        return self.cases and self.plants.random() < share
+
+
 @dataclass
 class Planted:
     """What one conversation planted, for the manifest."""
 
     conversation: int
+    at: int = 0  # when the conversation started
     runs: list[Run] = field(default_factory=list)
     fates: dict[str, tuple[Record, PlantedFate]] = field(default_factory=dict)  # by record ref
     claims_unwritten: list[tuple[int, str]] = field(default_factory=list)  # (message sorting, run uuid)
@@ -178,6 +294,8 @@ class Planted:
     notice_disagreements: list[tuple[int, str]] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
     stuck: bool = False
+    processing: Processing | None = None  # None: AI rows stamped as they are written
+    cases: Counter[str] = field(default_factory=Counter)  # the planted history cases, by name
 
 
 class Writer:
@@ -191,8 +309,10 @@ class Writer:
         at: int,
         notices: random.Random | None = None,
         canary: Rollout | None = None,
+        plan: HistoryPlan | None = None,
     ) -> None:
         self.site = site
+        self.plan = plan  # the processes and the planted history cases; None: neither
         self.story = story
         self.rng = rng
         self.notices = notices  # decides WIDER_FLAGGED answers; None: the chat flags none so
@@ -208,7 +328,13 @@ class Writer:
             configuration=configuration, at=self.at, skill=skill, page=page, editor=self.editor
         )
         chat.stores_run_record = self.at >= self.story.run_record_since
-        self.planted = Planted(chat.uid)
+        self.planted = Planted(chat.uid, self.at)
+        if self.plan is not None:
+            chat.processes = self.plan.processes()
+            chat.names_runs = self.plan.chance(NAMED_RUN_SHARE)
+            self.planted.processing = chat.processes.processing
+            if chat.names_runs:
+                self.planted.cases["run_named_by_correlation_id"] += 1
         return chat
 
     def page(self, title: str, *, fate: Fate | None = None, history: bool = True) -> tuple[Record, Fate]:
@@ -264,7 +390,81 @@ class Writer:
                 rng=canary.rng,
                 editor=self.editor,
             )
+        plan = self.plan
+        if planted.fate == Fate.KEPT and plan is not None and plan.cases and all(w.readable for w in writes):
+            self._kept_record_case(record, writes)
         self.planted.fates[record.ref] = (record, planted)
+
+    def _kept_record_case(self, record: Record, writes: list[Write]) -> None:
+        """Perhaps one of KEPT_RECORD_CASES for a record the editor otherwise kept."""
+        plan, planted = self.plan, self.planted
+        assert plan is not None and planted is not None
+        roll = plan.plants.random()
+        case = None
+        for name, share in KEPT_RECORD_CASES:
+            if roll < share:
+                case = name
+                break
+            roll -= share
+        if case is None:
+            return
+        first = min(w.written_at for w in writes)
+        last = max(w.written_at for w in writes)
+        room = max(first + self.story.window_s - last - 60, 120)
+        inside = last + plan.plants.randint(60, room)
+        written = sorted(record.ai_fields)
+        other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
+        site = self.site
+        if case == "reverted":
+            site.human_edit(
+                record, {name: record.before_ai[name] for name in written}, at=inside, by=self.editor
+            )
+        elif case.startswith("draft_published"):
+            name = plan.plants.choice((*written, other))
+            drafted = last + plan.plants.randint(60, max(room // 2, 61))
+            site.history(
+                record,
+                Action.MODIFY,
+                at=drafted,
+                new={name: "Entwurf"},
+                old={name: record.value(name)},
+                by=self.editor,
+                workspace=DRAFT_WORKSPACE,
+            )
+            if case == "draft_published_inside":
+                published = drafted + plan.plants.randint(60, max(last + room - drafted, 61))
+            else:
+                published = last + self.story.window_s + plan.plants.randint(DAY // 2, 10 * DAY)
+            record.values[name] = "Entwurf"
+            site.history(record, Action.PUBLISH, at=published, by=plan.plants.choice(plan.editors))
+        else:
+            name = plan.plants.choice(written) if case == "cli_same_field" else other
+            started = inside - plan.plants.randint(*CLI_STARTED_BEFORE_S)
+            old = {name: record.value(name)}
+            record.values[name] = "vom Import"
+            site.history(
+                record,
+                Action.MODIFY,
+                at=started,
+                moment=inside,
+                new={name: "vom Import"},
+                old=old,
+                by=plan.cli_user,
+            )
+        planted.cases[case] += 1
+
+    def hand_edit_between_writes(self, record: Record, after: Write) -> None:
+        """Perhaps the chatting editor's own edit of the record while the next card waits."""
+        plan, planted = self.plan, self.planted
+        if plan is None or planted is None or planted.cases["hand_edit_between_writes"]:
+            return
+        if not plan.chance(HAND_EDIT_BETWEEN_WRITES_SHARE):
+            return
+        at = after.written_at + plan.plants.randint(*HAND_EDIT_AFTER_WRITE_S)
+        other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
+        name = plan.plants.choice((*after.fields, other))
+        self.site.human_edit(record, {name: "von Hand"}, at=at, by=self.editor)
+        planted.cases["hand_edit_between_writes"] += 1
 
     def claim_probability(self) -> float:
         return 0.24 if self.at < self.story.release else 0.06
@@ -344,7 +544,9 @@ def seo_tour(w: Writer) -> Planted:
             return w.close(chat)
         roll = w.rng.random()
         if roll < 0.76:
-            run.approve(at=run.now + w.rng.randint(10, 300), completeness=_completeness(w.rng))
+            written = run.approve(at=run.now + w.rng.randint(10, 300), completeness=_completeness(w.rng))
+            if written is not None and index < cards - 1:
+                w.hand_edit_between_writes(page, written)
         elif roll < 0.83:
             run.decline("Behalten", at=run.now + 20)
         elif roll < 0.9:
@@ -404,10 +606,23 @@ def content_edit(w: Writer) -> Planted:
         run.finish()
     else:
         run.approve(at=run.now + w.rng.randint(5, 900), completeness=_completeness(w.rng))
+        if w.plan is not None and w.plan.chance(LATER_ROUND_SHARE):
+            _later_round_write(w, run, element)
         run.answer("Erledigt: der Teaser ist aktualisiert.")
         run.finish()
     w.settle(element, fate)
     return w.close(chat)
+
+
+def _later_round_write(w: Writer, run: Run, element: Record) -> None:
+    """The run thinks on for two model rounds after the approved write and shortens the text it wrote, in the
+    same segment: a write a minute or two after its process started."""
+    assert w.plan is not None and w.planted is not None
+    run.llm("chat_set_progress", ms=w.plan.plants.uniform(*LATER_ROUND_MS))
+    run.tool("chat_set_progress", ms=4.0)  # a display call: the chat's record leaves it out
+    run.llm("update_content", ms=w.plan.plants.uniform(*LATER_ROUND_MS))
+    run.write(element, {"bodytext": "neu: bodytext, kürzer"}, tool="update_content")
+    w.planted.cases["write_in_a_later_round"] += 1
 
 
 def talk(w: Writer) -> Planted:
@@ -523,8 +738,15 @@ def follow_up(w: Writer) -> Planted:
     first.finish()
     chat.user("Und jetzt bitte noch die Beschreibung.", at=first.now + DAY)
     second = w.track(chat.run())
-    second.propose("update_page_seo", page, fields=("description",))
-    second.approve(at=second.now + 30)
+    if w.plan is not None and w.planted is not None and w.plan.chance(FOLLOW_UP_REWRITE_SHARE):
+        # The second run rewrites the first run's title as well: an AI write, not a human edit of it.
+        second.propose("update_page_seo", page, fields=("seo_title", "description"))
+        changes = {"seo_title": "neu: seo_title, zweite Fassung", "description": "neu: description"}
+        second.approve(at=second.now + 30, changes=changes)
+        w.planted.cases["second_run_rewrite"] += 1
+    else:
+        second.propose("update_page_seo", page, fields=("description",))
+        second.approve(at=second.now + 30)
     second.answer("Die Beschreibung ist gespeichert.")
     second.finish()
     w.settle(page, fate)

@@ -138,11 +138,26 @@ def init_db(db_url: str, with_upstream: bool) -> None:
     default=None,
     help="Where to write what was planted [default: beside a SQLite file, none for a server].",
 )
+@click.option(
+    "--processing",
+    type=click.Choice(["exec", "worker", "mixed"]),
+    default="mixed",
+    show_default=True,
+    help="How the chat runs turns, which decides how its sys_history rows are stamped: a process per request "
+    "(exec), one long-running worker (worker), or either per conversation (mixed).",
+)
 def generate_command(
-    db_url: str, conversations: int, seed: int, now_text: str | None, window_days: int, manifest: Path | None
+    db_url: str,
+    conversations: int,
+    seed: int,
+    now_text: str | None,
+    window_days: int,
+    manifest: Path | None,
+    processing: str,
 ) -> None:
     """Write a realistic installation (every table, ours included) into an empty database."""
     from data.generate import default_manifest, generate
+    from data.scenarios import ProcessingChoice
     from jobs.schema_setup import init_installation
 
     target = parse_url(db_url)
@@ -155,6 +170,7 @@ def generate_command(
         window_days=window_days,
         manifest=manifest or default_manifest(target),
         progress=_progress_printer(),
+        processing=ProcessingChoice(processing),
     )
     summary = report.summary
     click.echo(

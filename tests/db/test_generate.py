@@ -81,7 +81,7 @@ def test_conversation_1_reads_back_as_six_approved_cards_on_one_page_and_the_que
                 schema.sys_history.c.recuid == uid,
                 schema.sys_history.c.actiontype == Action.MODIFY,
             )
-            .order_by(schema.sys_history.c.tstamp)
+            .order_by(schema.sys_history.c.uid)
         ).all()
         messages = [
             json.loads(payload)
@@ -96,7 +96,8 @@ def test_conversation_1_reads_back_as_six_approved_cards_on_one_page_and_the_que
     assert [(c["decision"], c["answer"]) for c in cards] == [("approved", "Übernehmen")] * 6
     assert len(writes) == 6 and len(targets) == 1 and table == "pages"
     assert [c["record"] for c in cards] == [f"pages:{uid}"] * 6
-    assert [h.tstamp for h in history] == [w.crdate for w in writes]
+    # Inserted in the order of the writes, each stamped when its process started: at or before the write.
+    assert len(history) == 6 and all(h.tstamp <= w.crdate for h, w in zip(history, writes, strict=True))
     written_fields = [next(iter(json.loads(h.history_data)["newRecord"])) for h in history]
     assert written_fields == [field for card in cards for field in card["fields"]]
     question = next(i for i, m in enumerate(messages) if m["content"] == "was ist hier passiert?")
@@ -357,3 +358,33 @@ def test_generate_refuses_a_database_with_half_the_upstream_tables(
     with engine.connect() as connection:
         assert sorted(inspect(connection).get_table_names()) == ["sys_history", "tx_nrllm_agentrun"]
     engine.dispose()
+
+
+def test_generate_writes_the_editors_and_one_cli_user_into_be_users(empty_db_url: str) -> None:
+    engine = _generate(empty_db_url, 5)
+
+    with engine.connect() as connection:
+        users = connection.execute(select(schema.be_users.c.uid, schema.be_users.c.username))
+        names: dict[int, str] = {row.uid: row.username for row in users}
+        writers = set(connection.execute(select(schema.sys_history.c.userid).distinct()).scalars())
+    engine.dispose()
+
+    assert list(names.values()).count("_cli_") == 1
+    assert writers <= set(names)
+
+
+@pytest.mark.parametrize("processing", ["exec", "worker"])
+def test_generate_processing_runs_every_conversation_so(
+    processing: str, tmp_path: Path, run_cli: Callable
+) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+
+    result = run_cli(
+        "generate", "--db", url, "--conversations", "30", "--now", NOW.isoformat(), "--processing", processing
+    )
+
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads((tmp_path / "demo.manifest.json").read_text())
+    runs = [json.loads(line) for line in (tmp_path / manifest["runs_file"]).read_text().splitlines()]
+    assert set(manifest["summary"]["writes_by_processing"]) == {processing}
+    assert {run["processing"] for run in runs} == {processing}

@@ -177,6 +177,23 @@ def test_init_db_creates_only_our_tables_on_an_installations_own_tables(
     assert tables_of(url) - before == OUR_TABLES
 
 
+def test_the_upstream_tables_have_the_columns_of_an_installations_own_in_their_order(
+    installation_sql: Path,
+) -> None:
+    with sqlite3.connect(":memory:") as connection:
+        connection.executescript(installation_sql.read_text(encoding="utf-8"))
+        theirs = {
+            name: [column[1] for column in connection.execute(f"PRAGMA table_info({name})")]
+            for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    connection.close()
+
+    ours_upstream = {name: [c.name for c in table.columns] for name, table in upstream.tables.items()}
+
+    assert {name: theirs.get(name) for name in ours_upstream} == ours_upstream
+    assert "be_users" in ours_upstream and "be_users" not in REQUIRED_UPSTREAM
+
+
 def test_init_db_creates_a_missing_sqlite_file(tmp_path: Path, run_cli: Callable[..., Result]) -> None:
     path = tmp_path / "new.sqlite"
 
