@@ -83,6 +83,29 @@ sys_history = Table(
     Index("recordident_2", "tablename", "tstamp"),
 )
 
+# TYPO3 core's backend users, with the columns it always has (upstream-schema/installation.sqlite.sql beside
+# DOMAIN.md). runrecord reads uid and username only, inside SQL, to know the `_cli_` user (scheduler tasks
+# and CLI commands): DESIGN.md rule 4; nothing of it is ever selected.
+be_users = Table(
+    "be_users",
+    upstream,
+    _uid(),
+    _int("pid"),
+    _int("tstamp"),
+    _int("crdate"),
+    Column("deleted", SmallInteger, nullable=False, server_default="0"),
+    Column("disable", SmallInteger, nullable=False, server_default="0"),
+    _str("username", 50),
+    _str("password", 100),
+    Column("admin", SmallInteger, nullable=False, server_default="0"),
+    Column("usergroup", Text, nullable=True),
+    _str("realName", 80),
+    _str("email", 255),
+    _str("lang", 10, "default"),
+    _int("workspace_id"),
+    Index("be_users_username", "username"),
+)
+
 pages = Table(
     "pages",
     upstream,
