@@ -8,6 +8,7 @@ differential tests hold the two together.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,9 @@ from sqlalchemy import ColumnElement, and_, case, false, func, literal, or_, tru
 from core.outcomes import (
     EDIT_SCOPE_DECISION,
     PRECEDENCE,
+    WINDOW_TESTS,
     WRITE_DECISION,
+    Action,
     CallOutcome,
     Presence,
     ScopeTest,
@@ -34,13 +37,17 @@ class FactColumns:
     deletes_after_window: ColumnElement[Any]
     evidence_uid: ColumnElement[Any]  # NULL without evidence
     history_reaches_back: ColumnElement[bool]
-    human_deletes: ColumnElement[Any]
-    human_modifies: ColumnElement[Any]
-    unreadable_modifies: ColumnElement[Any]
+    own_row_unclear: ColumnElement[Any]  # 1 when the rows cannot tell which is W's own
+    human_actions: Mapping[Action, ColumnElement[Any]]  # the window's human rows of each WINDOW_TESTS action
+    unreadable_changes: ColumnElement[Any]  # human changes whose keys cannot be read
+    automation_unreadable: ColumnElement[Any]  # automation changes whose keys cannot be read
+    automation_keys: ColumnElement[Any]  # keys the window's automation changes changed
+    automation_same: ColumnElement[Any]  # of those, the ones W wrote
     written_fields: ColumnElement[Any]  # W's own row's keys (text), NULL when it has none readable
     changed: ColumnElement[Any]  # distinct changed fields, bookkeeping left out
     release_changed: ColumnElement[Any]  # of those, RELEASE_FIELD (0 or 1)
     same_changed: ColumnElement[Any]  # of those other than RELEASE_FIELD, the ones W wrote
+    reverted: ColumnElement[Any]  # 1 when every field W wrote holds its old value again
 
 
 def _count(column: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -58,24 +65,39 @@ def write_test(test: WriteTest, facts: FactColumns) -> ColumnElement[bool]:
         return and_(facts.evidence_uid.is_(None), ~facts.history_reaches_back)
     if test is WriteTest.NO_EVIDENCE:
         return facts.evidence_uid.is_(None)
-    if test is WriteTest.HUMAN_DELETE:
-        return _count(facts.human_deletes) > 0
-    if test is WriteTest.HUMAN_MODIFY:
-        return _count(facts.human_modifies) > 0
-    return true()
+    if test is WriteTest.OWN_ROW_UNCLEAR:
+        return _count(facts.own_row_unclear) > 0
+    if test is WriteTest.AUTOMATION_CHANGE:
+        # core.outcomes._meets: any automation change whose keys cannot be read; any key when W's fields
+        # are unknown; else one of W's fields.
+        return or_(
+            _count(facts.automation_unreadable) > 0,
+            and_(facts.written_fields.is_(None), _count(facts.automation_keys) > 0),
+            _count(facts.automation_same) > 0,
+        )
+    if test is WriteTest.OTHERWISE:
+        return true()
+    action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
+    if action is None:
+        raise NotImplementedError(f"no SQL for the write test {test}")
+    return _count(facts.human_actions[action]) > 0
 
 
 def scope_test(test: ScopeTest, facts: FactColumns) -> ColumnElement[bool]:
     """core.outcomes.scope_test_holds, in SQL."""
     if test is ScopeTest.CHANGED_UNREADABLE:
-        return _count(facts.unreadable_modifies) > 0
+        return _count(facts.unreadable_changes) > 0
     if test is ScopeTest.ONLY_RELEASE_CHANGED:
         return and_(_count(facts.changed) == 1, _count(facts.release_changed) == 1)
     if test is ScopeTest.WRITTEN_UNKNOWN:
         return facts.written_fields.is_(None)
+    if test is ScopeTest.REVERTED:
+        return _count(facts.reverted) > 0
     if test is ScopeTest.SAME_FIELD_CHANGED:
         return and_(facts.written_fields.is_not(None), _count(facts.same_changed) > 0)
-    return true()
+    if test is ScopeTest.OTHERWISE:
+        return true()
+    raise NotImplementedError(f"no SQL for the scope test {test}")
 
 
 def outcome(facts: FactColumns) -> ColumnElement[Any]:

@@ -83,8 +83,9 @@ sys_history = Table(
     Index("recordident_2", "tablename", "tstamp"),
 )
 
-# TYPO3 core's backend users: runrecord reads uid and username only, inside SQL, to know the `_cli_` user that
-# scheduler tasks and CLI commands act as (DESIGN.md rule 4).
+# TYPO3 core's backend users, with the columns it always has (upstream-schema/installation.sqlite.sql beside
+# DOMAIN.md). runrecord reads uid and username only, inside SQL, to know the `_cli_` user (scheduler tasks
+# and CLI commands): DESIGN.md rule 4; nothing of it is ever selected.
 be_users = Table(
     "be_users",
     upstream,

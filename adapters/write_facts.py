@@ -9,13 +9,14 @@ every batch:
     batch_run      the page of due runs (adapters.write_targets.due_page_query)
     batch_write    their writes, with whether the target is readable and its table there (rule 6)
     batch_record   the written records, with whether each is still there (rule 2)
-    batch_history  every retained sys_history row of those records, joined on (tablename, recuid) only — a
-                   tstamp condition on sys_history makes SQLite choose its (tablename, tstamp) index and scan
-                   per write — with the keys of add and modify rows (never their values, rule 7) and whether
-                   the row is an AI write's own (within SAME_SAVE_S of any run's write to it, rule 4)
-    batch_evidence the newest row at or just after each write (rule 3)
-    batch_human    the human rows of each write's window (rule 4)
-    batch_human_agg, batch_delete, batch_changed, batch_written, batch_scope: their counts per write
+    (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
+                   boundary and evidence, rule 3)
+    batch_window   the rows of each due write's window (rule 4), batch_window_agg their counts per write
+    batch_delete_row, batch_delete: the records' live deletes, and those after each write's window (rule 2)
+    batch_draft_row, batch_draft_of: the records' draft rows, and the drafts each publish of a window moved
+    batch_keys     the keys of the rows a rule asks about: own rows, window modifies, drafts (rule 7)
+    batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written and changed fields
+    batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
     batch_decider, batch_decided: the sys_history uids that decided each write, as the stored JSON array
     batch_mine     the runs whose row this transaction inserted (the unique key decides, as before)
@@ -55,25 +56,26 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    union,
     update,
 )
 from sqlalchemy import table as table_clause
 from sqlalchemy.dialects import mysql
 
-from adapters import decision, schema, survival
+from adapters import decision, own_rows, schema, survival
 from adapters import write_targets as targets
 from adapters.dialect import aggregate, bulk, plans
 from adapters.dialect import json as sqljson
 from adapters.dialect import session as sqlsession
-from adapters.dialect.exact import exact, exact_values, read_exact
-from adapters.dialect.names import is_mariadb
+from adapters.dialect.exact import exact, exact_values, read_exact, same_record
 from adapters.history import RecordTable, TableCatalog
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from core.outcomes import (
+    _CHANGES,
+    _WITH_FIELDS,
     BOOKKEEPING_FIELDS,
     RELEASE_FIELD,
     RULE_VERSION,
-    SAME_SAVE_S,
     WINDOW_TESTS,
     Action,
     CallOutcome,
@@ -88,9 +90,10 @@ _scratch = MetaData()
 # table name, a table without uid); a well-formed name this database has no table of (the record is gone).
 READABLE, UNREADABLE, TABLE_MISSING = 0, 1, 2
 
+# The actions whose rows change the live record's fields, and those whose history_data names fields.
+_CHANGE_ACTIONS = tuple(action.value for action in _CHANGES)
+_FIELD_ACTIONS = tuple(action.value for action in _WITH_FIELDS)
 # Field names compared byte for byte, as Python compares them (MariaDB's default collation ignores case).
-# The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
-HISTORY_INDEX = "recordident_1"
 _FIELD = Text().with_variant(mysql.TEXT(collation="utf8mb4_bin"), "mysql", "mariadb")
 _NAME = String(MAX_TABLE_NAME)
 
@@ -101,6 +104,11 @@ def _temporary(name: str, *columns: Any) -> Table:
 
 def _int(name: str, *, nullable: bool = False, key: bool = False) -> Column[int]:
     return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
+
+
+def _human_column(action: Action) -> str:
+    """batch_window_agg's count of the window's human rows of an action WINDOW_TESTS asks about."""
+    return f"human_{action.name.lower()}"
 
 
 batch_run = _temporary(
@@ -130,53 +138,82 @@ batch_record = _temporary(
     _int("first_write_at"),  # the first and the last write to the record in this batch
     _int("last_write_at"),
 )
-batch_history = _temporary(
-    "tx_runrecord_batch_history",
-    _int("uid", key=True),
+batch_window = _temporary(
+    "tx_runrecord_batch_window",
+    _int("event_uid"),
+    _int("uid"),
     Column("tablename", String(255), nullable=False),
     _int("recuid"),
     _int("tstamp"),
     _int("actiontype"),
-    Column("fields", Text, nullable=True),
-    Column("ai_row", SmallInteger, nullable=False),
+    Column("automation", SmallInteger, nullable=False),
+    _int("epoch"),
 )
-batch_evidence = _temporary(
-    "tx_runrecord_batch_evidence",
+batch_window_agg = _temporary(
+    "tx_runrecord_batch_window_agg",
     _int("event_uid", key=True),
-    _int("uid", nullable=True),
-    _int("written_at"),
+    _int("first_tstamp", nullable=True),  # the first human row's
+    *(_int(_human_column(action)) for action in WINDOW_TESTS),
 )
-batch_human = _temporary(
-    "tx_runrecord_batch_human",
-    _int("event_uid"),
+batch_delete_row = _temporary(
+    "tx_runrecord_batch_delete_row",
+    Column("tablename", String(255), nullable=False),
+    _int("recuid"),
     _int("uid"),
     _int("tstamp"),
-    _int("actiontype"),
-    Column("fields", Text, nullable=True),
 )
-batch_human_agg = _temporary(
-    "tx_runrecord_batch_human_agg",
-    _int("event_uid", key=True),
-    _int("first_tstamp"),
-    _int("deletes"),
-    _int("modifies"),
-    _int("unreadable_modifies"),
+batch_delete = _temporary("tx_runrecord_batch_delete", _int("event_uid", key=True), _int("after_window"))
+batch_draft_row = _temporary(
+    "tx_runrecord_batch_draft_row",
+    Column("tablename", String(255), nullable=False),
+    _int("recuid"),
+    _int("epoch"),
+    _int("uid"),
 )
-batch_delete = _temporary(
-    "tx_runrecord_batch_delete",
-    _int("event_uid", key=True),
-    _int("in_window"),
-    _int("after_window"),
+batch_draft_of = _temporary(
+    "tx_runrecord_batch_draft_of",
+    _int("event_uid"),
+    _int("publish_uid"),
+    _int("draft_uid"),
+    Column("automation", SmallInteger, nullable=False),
 )
-batch_changed = _temporary("tx_runrecord_batch_changed", _int("event_uid"), Column("field", _FIELD))
+batch_keys = _temporary(
+    "tx_runrecord_batch_keys", _int("uid", key=True), Column("fields", Text, nullable=True)
+)
 batch_written = _temporary("tx_runrecord_batch_written", _int("event_uid"), Column("field", _FIELD))
+batch_changed = _temporary(
+    "tx_runrecord_batch_changed",
+    _int("event_uid"),
+    _int("uid"),
+    Column("field", _FIELD),
+    Column("automation", SmallInteger, nullable=False),
+)
+batch_unreadable = _temporary(
+    "tx_runrecord_batch_unreadable",
+    _int("event_uid"),
+    _int("uid"),
+    Column("automation", SmallInteger, nullable=False),
+)
+batch_unreadable_agg = _temporary(
+    "tx_runrecord_batch_unreadable_agg",
+    _int("event_uid", key=True),
+    _int("human"),
+    _int("automation"),
+    _int("last_human", nullable=True),
+)
 batch_scope = _temporary(
     "tx_runrecord_batch_scope",
     _int("event_uid", key=True),
     _int("changed"),
     _int("release_changed"),
     _int("same_changed"),
+    _int("automation_changed"),
+    _int("automation_same"),
 )
+batch_last = _temporary(
+    "tx_runrecord_batch_last", _int("event_uid"), Column("field", _FIELD), _int("last_uid", nullable=True)
+)
+batch_revert = _temporary("tx_runrecord_batch_revert", _int("event_uid", key=True), _int("reverted"))
 batch_fact = _temporary(
     "tx_runrecord_batch_fact",
     _int("event_uid", key=True),
@@ -209,29 +246,30 @@ batch_ordinal = _temporary("tx_runrecord_batch_ordinal", _int("n", key=True))
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
-    # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (_record_match).
+    # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (same_record).
     Index("tx_runrecord_batch_record_record", batch_record.c.tablename, batch_record.c.recuid),
+    Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
+    # A record's deletes and drafts without reading its other rows: a record written a hundred times has
+    # thousands.
     Index(
-        "tx_runrecord_batch_history_record",
-        batch_history.c.tablename,
-        batch_history.c.recuid,
-        batch_history.c.tstamp,
-        batch_history.c.uid,
+        "tx_runrecord_batch_delete_row_record",
+        batch_delete_row.c.tablename,
+        batch_delete_row.c.recuid,
+        batch_delete_row.c.uid,
     ),
-    # A record's deletes without reading its other rows: a record written a hundred times has thousands.
     Index(
-        "tx_runrecord_batch_history_action",
-        batch_history.c.actiontype,
-        batch_history.c.tablename,
-        batch_history.c.recuid,
-        batch_history.c.tstamp,
+        "tx_runrecord_batch_draft_row_record",
+        batch_draft_row.c.tablename,
+        batch_draft_row.c.recuid,
+        batch_draft_row.c.epoch,
     ),
-    Index("tx_runrecord_batch_human_event", batch_human.c.event_uid),
-    Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
+    Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
+    # The write only: a field name is TEXT, which MariaDB indexes by a prefix alone.
     Index("tx_runrecord_batch_written_event", batch_written.c.event_uid),
+    Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
     Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
 )
-BATCH_TABLES = tuple(_scratch.tables.values())
+BATCH_TABLES = (*own_rows.TABLES.tables.values(), *_scratch.tables.values())
 
 
 # --- one batch ---------------------------------------------------------------------------------------------
@@ -297,10 +335,17 @@ def derive_batch(
     timer("targets")
     _fill_records(connection, settings, tables)
     timer("presence")
-    _fill_history(connection, settings)
+    own_rows.match_own_rows(
+        connection,
+        batch_record,
+        batch_write,
+        automation=catalog.has_columns(schema.be_users.name, "uid", "username"),
+        statistics=lambda *tables: settings.statistics(connection, *tables),
+    )
     timer("history")
     _fill_window(connection, settings)
     timer("window")
+    _fill_keys(connection, settings)
     _fill_scope(connection, settings)
     timer("scope")
     _fill_facts(connection, settings)
@@ -429,163 +474,141 @@ def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElemen
     return func.coalesce(found, Presence.ROW_MISSING.value)
 
 
-def _fill_history(connection: Connection, settings: BatchSettings) -> None:
+def _fill_window(connection: Connection, settings: BatchSettings) -> None:
+    """The rows of each due write's window, and the deletes after it (DESIGN.md rules 2 and 4).
+
+    A window row is inserted after W's own row (uid above its boundary), stamped up to t + window, records
+    the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it); automation's
+    rows are kept only where a rule asks about them (its changes and deletes)."""
     dialect = connection.dialect.name
-    h, r = schema.sys_history, batch_record
+    m, h = own_rows.batch_match, own_rows.batch_history
+    closes = m.c.written_at + settings.window_s
+    delete = h.c.actiontype == Action.DELETE.value
+    asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
+    after = and_(
+        same_record(dialect, m, h),
+        h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
+        h.c.uid > m.c.boundary,
+        h.c.live == 1,
+        or_(h.c.ai_row == 0, delete),
+    )
+    rows = (
+        select(
+            m.c.event_uid,
+            h.c.uid,
+            h.c.tablename,
+            h.c.recuid,
+            h.c.tstamp,
+            h.c.actiontype,
+            h.c.automation,
+            h.c.epoch,
+        )
+        .select_from(m.join(h, and_(after, h.c.tstamp <= closes, asked)))
+        .where(m.c.due == 1)
+    )
+    connection.execute(insert(batch_window).from_select([c.name for c in batch_window.c], rows))
+    settings.statistics(connection, batch_window)
+    connection.execute(
+        insert(batch_window_agg).from_select([c.name for c in batch_window_agg.c], _window_counts())
+    )
+    # Rule 2: a record gone counts as DISCARDED unless its delete came only after the window.
+    deletes = select(h.c.tablename, h.c.recuid, h.c.uid, h.c.tstamp).where(h.c.live == 1, delete)
+    connection.execute(insert(batch_delete_row).from_select([c.name for c in batch_delete_row.c], deletes))
+    d = batch_delete_row
+    late = (
+        select(m.c.event_uid, func.count())
+        .select_from(m.join(d, and_(same_record(dialect, m, d), d.c.uid > m.c.boundary, d.c.tstamp > closes)))
+        .where(m.c.due == 1)
+        .group_by(m.c.event_uid)
+    )
+    connection.execute(insert(batch_delete).from_select(["event_uid", "after_window"], late))
+    settings.statistics(connection, batch_window_agg, batch_delete)
+
+
+def _is_human(rows: Any) -> ColumnElement[bool]:
+    """A window row no automation wrote, or a delete (automation's deletes count, rule 4)."""
+    return or_(rows.c.automation == 0, rows.c.actiontype == Action.DELETE.value)
+
+
+def _window_counts() -> Select[Any]:
+    u = batch_window.c
+    human = _is_human(batch_window)
+    per_action = [
+        func.sum(case((and_(human, u.actiontype == action.value), 1), else_=0)) for action in WINDOW_TESTS
+    ]
+    return select(u.event_uid, func.min(case((human, u.tstamp))), *per_action).group_by(u.event_uid)
+
+
+def _fill_keys(connection: Connection, settings: BatchSettings) -> None:
+    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): each
+    due write's own add or modify row, the window's modify rows, and the drafts each publish of a window moved
+    onto the record (the record's draft rows since its previous publish)."""
+    dialect = connection.dialect.name
+    h, w, m = own_rows.batch_history, batch_window, own_rows.batch_match
+    drafts = select(h.c.tablename, h.c.recuid, h.c.epoch, h.c.uid).where(
+        h.c.live == 0, h.c.actiontype.in_(_FIELD_ACTIONS)
+    )
+    connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
+    d = batch_draft_row
+    moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
+        w.join(d, and_(same_record(dialect, w, d), d.c.epoch == w.c.epoch - 1))
+    )
+    moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
+    settings.statistics(connection, batch_draft_of)
+    wanted = union(
+        select(m.c.own_uid.label("uid")).where(m.c.due == 1, m.c.own_action.in_(_FIELD_ACTIONS)),
+        select(w.c.uid).where(w.c.actiontype == Action.MODIFY.value),
+        select(batch_draft_of.c.draft_uid),
+    ).subquery("wanted")
+    s = schema.sys_history
     joined, found = plans.inner_probe(
-        dialect,
-        r,
-        h,
-        _record_match(dialect, r, h),
-        (h.c.uid, h.c.tablename, h.c.recuid, h.c.tstamp, h.c.actiontype, h.c.history_data),
-        "history",
-    )
-    t = targets.target
-    ai_write = select(t.c.event_uid).where(
-        _record_match(dialect, found, t),
-        t.c.written_at.between(found.c.tstamp - SAME_SAVE_S, found.c.tstamp + SAME_SAVE_S),
-    )
-    ai_row = plans.by_index(dialect, ai_write, t, "tx_runrecord_write_target_record").exists()
-    # Keys are read only where a rule can ask for them: a write's own save (from SAME_SAVE_S before the
-    # record's first write in the batch) and the modifications inside a window (up to its last write's end).
-    # An add row long before, which lists every field of the record, is left unread.
-    with_fields = and_(
-        found.c.actiontype.in_((Action.ADD.value, Action.MODIFY.value)),
-        found.c.tstamp.between(r.c.first_write_at - SAME_SAVE_S, r.c.last_write_at + settings.window_s),
+        dialect, wanted, s, s.c.uid == wanted.c.uid, (s.c.uid, s.c.actiontype, s.c.history_data), "keyed"
     )
 
     def fill(guarded: bool) -> None:
         document = sqljson.json_document(dialect, found.c.history_data, guarded=guarded)
         keys = sqljson.record_keys(dialect, document, found.c.actiontype)
-        rows = select(
-            found.c.uid,
-            found.c.tablename,
-            found.c.recuid,
-            found.c.tstamp,
-            found.c.actiontype,
-            case((with_fields, keys)),
-            case((ai_row, 1), else_=0),
-        ).select_from(joined)
-        rows = plans.by_index(dialect, plans.in_order(dialect, rows), h, HISTORY_INDEX)
-        connection.execute(insert(batch_history).from_select([c.name for c in batch_history.c], rows))
+        rows = plans.in_order(dialect, select(found.c.uid, keys).select_from(joined))
+        connection.execute(insert(batch_keys).from_select(["uid", "fields"], rows))
 
     sqljson.cast_first(connection, fill)
-    settings.statistics(connection, batch_history)
-
-
-def _own_fields(evidence: Table, history: Table) -> ColumnElement[Any]:
-    """The keys of the evidence row when it is W's own save (an add or modify at or after W less
-    SAME_SAVE_S, rule 7), else NULL: `history` is joined on the evidence's uid."""
-    own = and_(
-        history.c.tstamp >= evidence.c.written_at - SAME_SAVE_S,
-        history.c.actiontype.in_((Action.ADD.value, Action.MODIFY.value)),
-    )
-    return case((own, history.c.fields))
-
-
-def _record_match(dialect: str, left: Any, right: Any) -> ColumnElement[bool]:
-    """The same record: the same uid in a table of the same name, byte for byte (DESIGN.md rule 6). On
-    MariaDB the plain comparison ignores case ("Pages" = "pages") but finds the rows by index; the exact
-    comparison beside it keeps the other table's rows out."""
-    same = and_(right.c.tablename == left.c.tablename, right.c.recuid == left.c.recuid)
-    if not is_mariadb(dialect):
-        return same
-    return and_(same, exact(dialect, right.c.tablename) == exact(dialect, left.c.tablename))
-
-
-def _fill_window(connection: Connection, settings: BatchSettings) -> None:
-    """The evidence row, the human rows and the deletes of each readable write (rules 2-4)."""
-    dialect = connection.dialect.name
-    w, h = batch_write, batch_history
-    t = w.c.written_at
-    readable = w.c.target_state != UNREADABLE
-    # Rule 3: the newest row (tstamp, uid) stamped at most SAME_SAVE_S after W, one index seek a write (a
-    # join would pair every write with every earlier row of its record: many writes to one record).
-    newest = (
-        select(h.c.uid)
-        .where(_record_match(dialect, w, h), h.c.tstamp <= t + SAME_SAVE_S)
-        .order_by(h.c.tstamp.desc(), h.c.uid.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    evidence = select(w.c.event_uid, newest, w.c.written_at).where(readable)
-    connection.execute(insert(batch_evidence).from_select(["event_uid", "uid", "written_at"], evidence))
-    # Rule 4: rows after W's own save, up to the window's end, that are no AI write's own.
-    in_window = and_(h.c.tstamp > t + SAME_SAVE_S, h.c.tstamp <= t + settings.window_s, h.c.ai_row == 0)
-    human = (
-        select(w.c.event_uid, h.c.uid, h.c.tstamp, h.c.actiontype, h.c.fields)
-        .select_from(w.join(h, and_(_record_match(dialect, w, h), in_window)))
-        .where(readable)
-    )
-    connection.execute(insert(batch_human).from_select([c.name for c in batch_human.c], human))
-    connection.execute(
-        insert(batch_human_agg).from_select([c.name for c in batch_human_agg.c], _human_counts())
-    )
-    closes = t + settings.window_s
-    deletes = (
-        select(
-            w.c.event_uid,
-            func.sum(case((and_(h.c.tstamp > t, h.c.tstamp <= closes), 1), else_=0)),
-            func.sum(case((h.c.tstamp > closes, 1), else_=0)),
-        )
-        .select_from(w.join(h, and_(_record_match(dialect, w, h), h.c.actiontype == Action.DELETE.value)))
-        .where(readable)
-        .group_by(w.c.event_uid)
-    )
-    connection.execute(insert(batch_delete).from_select([c.name for c in batch_delete.c], deletes))
-    settings.statistics(connection, batch_evidence, batch_human, batch_human_agg, batch_delete)
-
-
-def _human_counts() -> Select[Any]:
-    u = batch_human.c
-
-    def rows_of(condition: ColumnElement[bool]) -> ColumnElement[int]:
-        return func.sum(case((condition, 1), else_=0))
-
-    modify = u.actiontype == Action.MODIFY.value
-    return select(
-        u.event_uid,
-        func.min(u.tstamp),
-        rows_of(u.actiontype == Action.DELETE.value),
-        rows_of(modify),
-        rows_of(and_(modify, u.fields.is_(None))),
-    ).group_by(u.event_uid)
+    settings.statistics(connection, batch_keys)
 
 
 def _fill_scope(connection: Connection, settings: BatchSettings) -> None:
-    """The changed and written field names of each write with human modifications, and their counts
-    (rule 7): only keys, exploded from the key lists batch_history holds."""
+    """The written and changed field names of each due write, the changes whose keys cannot be read, their
+    counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
+    key lists batch_keys holds; values compared in SQL only."""
     dialect = connection.dialect.name
     ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
     if ordinals is not None:
         _fill_ordinals(connection)
-    u = batch_human
-    source, field = sqljson.array_elements(dialect, u, u.c.fields, ordinals)
-    changed = (
-        select(u.c.event_uid, field)
-        .select_from(source)
-        .where(
-            u.c.actiontype == Action.MODIFY.value,
-            u.c.fields.is_not(None),
-            field.not_in(sorted(BOOKKEEPING_FIELDS)),
-        )
-        .distinct()
-    )
-    connection.execute(insert(batch_changed).from_select(["event_uid", "field"], changed))
-    e, h = batch_evidence, batch_history
-    own_fields = _own_fields(e, h)
-    evidence = e.join(h, h.c.uid == e.c.uid)
-    source, field = sqljson.array_elements(dialect, evidence, h.c.fields, ordinals)
-    written = select(e.c.event_uid, field).select_from(source).where(own_fields.is_not(None)).distinct()
-    connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
-    settings.statistics(connection, batch_changed, batch_written)
+    m, k, w, d = own_rows.batch_match, batch_keys, batch_window, batch_draft_of
+    bookkeeping = sorted(BOOKKEEPING_FIELDS)
+    source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
+    written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
+    connection.execute(insert(batch_written).from_select(["event_uid", "field"], written.distinct()))
+    columns = ["event_uid", "uid", "field", "automation"]
+    source, field = sqljson.array_elements(dialect, w.join(k, k.c.uid == w.c.uid), k.c.fields, ordinals)
+    modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
+    modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
+    connection.execute(insert(batch_changed).from_select(columns, modified))
+    source, field = sqljson.array_elements(dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals)
+    published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
+    connection.execute(insert(batch_changed).from_select(columns, published.where(field.not_in(bookkeeping))))
+    _fill_unreadable(connection)
+    settings.statistics(connection, batch_written, batch_changed, batch_unreadable_agg)
     c, wr = batch_changed.c, batch_written.c
+    human, known = c.automation == 0, wr.field.is_not(None)
     counts = (
         select(
             c.event_uid,
-            func.count(),
-            func.sum(case((c.field == RELEASE_FIELD, 1), else_=0)),
-            func.sum(case((and_(c.field != RELEASE_FIELD, wr.field.is_not(None)), 1), else_=0)),
+            func.count(case((human, c.field)).distinct()),
+            func.max(case((and_(human, c.field == RELEASE_FIELD), 1), else_=0)),
+            func.count(case((and_(human, c.field != RELEASE_FIELD, known), c.field)).distinct()),
+            func.sum(case((c.automation == 1, 1), else_=0)),
+            func.sum(case((and_(c.automation == 1, known), 1), else_=0)),
         )
         .select_from(
             batch_changed.outerjoin(batch_written, and_(wr.event_uid == c.event_uid, wr.field == c.field))
@@ -593,11 +616,116 @@ def _fill_scope(connection: Connection, settings: BatchSettings) -> None:
         .group_by(c.event_uid)
     )
     connection.execute(insert(batch_scope).from_select([col.name for col in batch_scope.c], counts))
+    _fill_reverted(connection)
+
+
+def _fill_unreadable(connection: Connection) -> None:
+    """The window's changes whose keys cannot be read: a modify's history_data, or a publish without drafts
+    or with a draft whose history_data cannot be read (core.outcomes._changed_keys gives None)."""
+    w, k, d = batch_window, batch_keys, batch_draft_of
+    columns = ["event_uid", "uid", "automation"]
+    modifies = (
+        select(w.c.event_uid, w.c.uid, w.c.automation)
+        .select_from(w.outerjoin(k, k.c.uid == w.c.uid))
+        .where(w.c.actiontype == Action.MODIFY.value, k.c.fields.is_(None))
+    )
+    connection.execute(insert(batch_unreadable).from_select(columns, modifies))
+    publishes = (
+        select(w.c.event_uid, w.c.uid, w.c.automation)
+        .select_from(
+            w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
+                k, k.c.uid == d.c.draft_uid
+            )
+        )
+        .where(w.c.actiontype == Action.PUBLISH.value)
+        .group_by(w.c.event_uid, w.c.uid, w.c.automation)
+        .having(or_(func.count(d.c.draft_uid) == 0, func.count(d.c.draft_uid) > func.count(k.c.fields)))
+    )
+    connection.execute(insert(batch_unreadable).from_select(columns, publishes))
+    u = batch_unreadable.c
+    human = u.automation == 0
+    counts = select(
+        u.event_uid,
+        func.sum(case((human, 1), else_=0)),
+        func.sum(case((human, 0), else_=1)),
+        func.max(case((human, u.uid))),
+    ).group_by(u.event_uid)
+    connection.execute(
+        insert(batch_unreadable_agg).from_select([c.name for c in batch_unreadable_agg.c], counts)
+    )
+
+
+def _fill_reverted(connection: Connection) -> None:
+    """Whether each due write whose own row is a modify was reverted (core.outcomes._reverted): for every
+    field it wrote, the last human change of that field in its window (or a later human change whose keys
+    cannot be read) is a modify whose newRecord value equals W's own row's oldRecord value."""
+    dialect = connection.dialect.name
+    m, wr, c, ua = own_rows.batch_match, batch_written, batch_changed, batch_unreadable_agg
+    last_named = func.max(c.c.uid)
+    unreadable = ua.c.last_human
+    latest = case(
+        (unreadable.is_(None), last_named),
+        (last_named.is_(None), unreadable),
+        (unreadable > last_named, unreadable),
+        else_=last_named,
+    )
+    lasts = (
+        select(wr.c.event_uid, wr.c.field, latest)
+        .select_from(
+            wr.join(m, m.c.event_uid == wr.c.event_uid)
+            .outerjoin(c, and_(c.c.event_uid == wr.c.event_uid, c.c.field == wr.c.field, c.c.automation == 0))
+            .outerjoin(ua, ua.c.event_uid == wr.c.event_uid)
+        )
+        .where(m.c.own_action == Action.MODIFY.value)
+        .group_by(wr.c.event_uid, wr.c.field, unreadable)
+    )
+    connection.execute(insert(batch_last).from_select(["event_uid", "field", "last_uid"], lasts))
+    s = schema.sys_history
+    last = batch_last
+    joined, later = plans.outer_probe(
+        dialect,
+        last.join(m, m.c.event_uid == last.c.event_uid),
+        s,
+        s.c.uid == last.c.last_uid,
+        (s.c.actiontype, s.c.history_data),
+        "later",
+    )
+    own = s.alias("own")
+    joined, mine = plans.outer_probe(
+        dialect,
+        joined,
+        own,
+        and_(own.c.uid == m.c.own_uid, last.c.last_uid.is_not(None)),
+        (own.c.history_data,),
+        "own",
+    )
+
+    def fill(guarded: bool) -> None:
+        new = sqljson.json_document(dialect, later.c.history_data, guarded=guarded)
+        old = sqljson.json_document(dialect, mine.c.history_data, guarded=guarded)
+        same = case(
+            (
+                and_(later.c.actiontype == Action.MODIFY.value, sqljson.is_plain_key(dialect, last.c.field)),
+                case((sqljson.same_value(dialect, new, old, last.c.field), 1), else_=0),
+            ),
+            else_=0,
+        )
+        restored = func.sum(same)
+        rows = (
+            select(last.c.event_uid, case((restored == func.count(), 1), else_=0))
+            .select_from(joined)
+            .group_by(last.c.event_uid)
+        )
+        connection.execute(
+            insert(batch_revert).from_select(["event_uid", "reverted"], plans.in_order(dialect, rows))
+        )
+
+    sqljson.cast_first(connection, fill)
 
 
 def _fill_ordinals(connection: Connection) -> None:
     """Ordinals from 0 up to the longest key list of the batch (adapters.dialect.json.array_elements)."""
-    longest = connection.execute(select(func.max(func.json_length(batch_history.c.fields)))).scalar()
+    longest = connection.execute(select(func.max(func.json_length(batch_keys.c.fields)))).scalar()
     have = connection.execute(select(func.count()).select_from(batch_ordinal)).scalar_one()
     wanted = int(longest or 0)
     if wanted > have:
@@ -605,33 +733,41 @@ def _fill_ordinals(connection: Connection) -> None:
 
 
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
-    w, r, e, a, d, s = batch_write, batch_record, batch_evidence, batch_human_agg, batch_delete, batch_scope
-    h = batch_history
+    w, r, m, k = batch_write, batch_record, own_rows.batch_match, batch_keys
+    a, d, s, ua, rv = batch_window_agg, batch_delete, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
+    written_fields = case((m.c.own_action.in_(_FIELD_ACTIONS), k.c.fields))
     facts = decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
-        deletes_in_window=d.c.in_window,
+        deletes_in_window=a.c[_human_column(Action.DELETE)],
         deletes_after_window=d.c.after_window,
-        evidence_uid=e.c.uid,
+        evidence_uid=case((m.c.boundary > 0, m.c.boundary)),
         history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
-        human_deletes=a.c.deletes,
-        human_modifies=a.c.modifies,
-        unreadable_modifies=a.c.unreadable_modifies,
-        written_fields=_own_fields(e, h),
+        own_row_unclear=m.c.unclear,
+        human_actions={action: a.c[_human_column(action)] for action in WINDOW_TESTS},
+        unreadable_changes=ua.c.human,
+        automation_unreadable=ua.c.automation,
+        automation_keys=s.c.automation_changed,
+        automation_same=s.c.automation_same,
+        written_fields=written_fields,
         changed=s.c.changed,
         release_changed=s.c.release_changed,
         same_changed=s.c.same_changed,
+        reverted=rv.c.reverted,
     )
     outcome = decision.outcome(facts)
-    first_change = case((outcome == CallOutcome.UNKNOWN.value, None), else_=a.c.first_tstamp - w.c.written_at)
+    since = a.c.first_tstamp - w.c.written_at
+    first_change = case((outcome == CallOutcome.UNKNOWN.value, None), (since < 0, 0), else_=since)
     source = (
-        w.outerjoin(r, _record_match(dialect, w, r))
-        .outerjoin(e, e.c.event_uid == w.c.event_uid)
-        .outerjoin(h, h.c.uid == e.c.uid)
+        w.outerjoin(r, same_record(dialect, w, r))
+        .outerjoin(m, m.c.event_uid == w.c.event_uid)
+        .outerjoin(k, k.c.uid == m.c.own_uid)
         .outerjoin(a, a.c.event_uid == w.c.event_uid)
         .outerjoin(d, d.c.event_uid == w.c.event_uid)
         .outerjoin(s, s.c.event_uid == w.c.event_uid)
+        .outerjoin(ua, ua.c.event_uid == w.c.event_uid)
+        .outerjoin(rv, rv.c.event_uid == w.c.event_uid)
     )
     rows = select(
         w.c.event_uid,
@@ -651,36 +787,27 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
 
 
 def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
-    """The sys_history uids that decided each write (core.outcomes.WriteOutcome.decided_by), JSON arrays."""
+    """The sys_history uids that decided each write (core.outcomes.WriteOutcome.decided_by), JSON arrays: its
+    evidence row (its own row, else the last row inserted by its moment), then the window's rows of the
+    action that decided, or every delete of the window for a record that is gone (rule 2)."""
     dialect = connection.dialect.name
-    f, e, u, h = batch_fact, batch_evidence, batch_human, batch_history
+    f, m, u = batch_fact, own_rows.batch_match, batch_window
     columns = ["event_uid", "uid"]
     evidence = (
-        select(e.c.event_uid, e.c.uid)
-        .select_from(e.join(f, f.c.event_uid == e.c.event_uid))
-        .where(f.c.outcome != CallOutcome.UNKNOWN.value, e.c.uid.is_not(None))
+        select(m.c.event_uid, m.c.boundary)
+        .select_from(m.join(f, f.c.event_uid == m.c.event_uid))
+        .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
     )
     connection.execute(insert(batch_decider).from_select(columns, evidence))
-    # Rule 2: a gone record is decided by its evidence and every delete row of the window.
-    t = f.c.written_at
-    in_window_delete = and_(
-        h.c.actiontype == Action.DELETE.value, h.c.tstamp > t, h.c.tstamp <= t + settings.window_s
-    )
-    gone = (
-        select(f.c.event_uid, h.c.uid)
-        .select_from(f.join(h, and_(_record_match(dialect, f, h), in_window_delete)))
-        .where(f.c.decision == WriteTest.RECORD_GONE.value)
-    )
-    connection.execute(insert(batch_decider).from_select(columns, gone))
-    # The window's classification: the human rows of the action that decided.
-    by_action = [
-        and_(f.c.decision == test.value, u.c.actiontype == action.value)
+    delete = u.c.actiontype == Action.DELETE.value
+    by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
+        (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
         for action, test in WINDOW_TESTS.items()
     ]
     window = (
         select(u.c.event_uid, u.c.uid)
         .select_from(u.join(f, f.c.event_uid == u.c.event_uid))
-        .where(case(*[(condition, 1) for condition in by_action], else_=0) == 1)
+        .where(or_(*[and_(decided, row) for decided, row in by_test]))
     )
     connection.execute(insert(batch_decider).from_select(columns, window))
     distinct = select(batch_decider.c.event_uid, batch_decider.c.uid).distinct()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, LargeBinary, cast
+from sqlalchemy import ColumnElement, LargeBinary, and_, cast
 
 from adapters.dialect.names import is_mariadb
 
@@ -24,3 +24,18 @@ def read_exact(value: str | bytes) -> str:
 def exact_values(dialect: str, texts: Iterable[str]) -> list[Any]:
     """Texts to compare with an `exact` column: bytes on MariaDB."""
     return [text.encode("utf-8") for text in texts] if is_mariadb(dialect) else list(texts)
+
+
+def same_record(dialect: str, left: Any, right: Any) -> ColumnElement[bool]:
+    """The same record of two tables with tablename and recuid columns: the same uid in a table of the same
+    name, byte for byte (DESIGN.md rule 6). On MariaDB the plain comparison ignores case ("Pages" = "pages")
+    but finds the rows by index; the exact comparison beside it keeps the other table's rows out."""
+    same = and_(right.c.tablename == left.c.tablename, right.c.recuid == left.c.recuid)
+    if not is_mariadb(dialect):
+        return same
+    return and_(same, exact(dialect, right.c.tablename) == exact(dialect, left.c.tablename))
+
+
+def record_partition(dialect: str, rows: Any) -> list[ColumnElement[Any]]:
+    """PARTITION BY (or GROUP BY) one record: its table name byte for byte, and its uid."""
+    return [exact(dialect, rows.c.tablename), rows.c.recuid]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,19 +18,22 @@ from sqlalchemy import (
     Connection,
     FromClause,
     Integer,
+    LargeBinary,
+    String,
     Table,
     Text,
+    and_,
     case,
     cast,
     func,
     literal,
+    or_,
     select,
     true,
 )
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.exc import DBAPIError
 
-from adapters.dialect.exact import exact
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.outcomes import Action
 from core.table_names import MAX_RECORD_UID
@@ -260,22 +262,57 @@ def array_elements(
     raise NotImplementedError(f"no JSON arrays for the {dialect} dialect")
 
 
-_FIELD_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
+# A field name that may enter a JSON path (MariaDB and SQLite read the field through a path text); any other
+# name is never compared, so it never holds its old value again (DESIGN.md rule 7, `reverted`).
+PLAIN_KEY_CHARACTERS = "A-Za-z0-9_"
 
 
-def field_value(
-    dialect: str, document: ColumnElement[Any], part: str, field: str
-) -> ColumnElement[Any] | None:
-    """The JSON value of `field` in the document's `part` (oldRecord, newRecord), for an equality inside SQL
-    only (DESIGN.md rule 7, `reverted`): never selected. NULL where the field is missing; None (no expression)
-    for a name that is no column name, which therefore never enters a JSON path."""
-    if part not in ("oldRecord", "newRecord") or not _FIELD_NAME.fullmatch(field):
-        return None
-    if dialect == POSTGRESQL:
-        return document[part][field]
-    path = f'$.{part}."{field}"'
+def is_plain_key(dialect: str, field: ColumnElement[Any]) -> ColumnElement[bool]:
+    """Whether the field name is one or more of the characters PLAIN_KEY_CHARACTERS."""
     if dialect == SQLITE:
-        return document.op("->")(path)
+        return and_(
+            func.length(field) > 0, field.op("NOT GLOB", is_comparison=True)(f"*[^{PLAIN_KEY_CHARACTERS}]*")
+        )
+    if dialect == POSTGRESQL:
+        return field.op("~")(f"^[{PLAIN_KEY_CHARACTERS}]+$")
     if is_mariadb(dialect):
-        return exact(dialect, func.json_extract(document, path))
-    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+        # Binary: no collation folds another character into the class.
+        pattern = literal(f"^[{PLAIN_KEY_CHARACTERS}]+$", String())
+        return cast(field, LargeBinary).op("REGEXP", is_comparison=True)(pattern)
+    raise NotImplementedError(f"no key test for the {dialect} dialect")
+
+
+def same_value(
+    dialect: str,
+    new_document: ColumnElement[Any],
+    old_document: ColumnElement[Any],
+    field: ColumnElement[Any],
+) -> ColumnElement[bool]:
+    """Whether newRecord[field] of one history document equals oldRecord[field] of another, as JSON values.
+
+    Compared inside the statement only: the values are never selected (DESIGN.md rule 7, "Privacy"). The
+    documents are json_document's (NULL when not JSON); a missing field is never equal. `field` must pass
+    is_plain_key first (the caller's CASE asks it before this). PostgreSQL compares jsonb values; MariaDB
+    with JSON_EQUALS; SQLite the JSON type and json_extract's SQL value (objects and arrays as their minified
+    text). The dialects agree on the values TYPO3 writes (strings and integers, one json_encode), and may
+    differ on 1.5 against 1.50 or on an escaped against a literal character.
+    """
+    if dialect == POSTGRESQL:
+        new = new_document.op("->")(literal("newRecord")).op("->")(field)
+        old = old_document.op("->")(literal("oldRecord")).op("->")(field)
+        return new.op("=")(old)
+    new_path = (
+        func.concat('$.newRecord."', field, '"') if dialect != SQLITE else '$.newRecord."' + field + '"'
+    )
+    old_path = (
+        func.concat('$.oldRecord."', field, '"') if dialect != SQLITE else '$.oldRecord."' + field + '"'
+    )
+    if dialect == SQLITE:
+        new_type, old_type = func.json_type(new_document, new_path), func.json_type(old_document, old_path)
+        same_scalar = func.json_extract(new_document, new_path) == func.json_extract(old_document, old_path)
+        return and_(new_type == old_type, or_(new_type == "null", same_scalar))
+    if is_mariadb(dialect):
+        new = func.json_extract(new_document, new_path)
+        old = func.json_extract(old_document, old_path)
+        return func.coalesce(func.json_equals(new, old), 0) == 1
+    raise NotImplementedError(f"no JSON comparison for the {dialect} dialect")

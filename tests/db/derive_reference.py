@@ -7,10 +7,11 @@ wrote each row and whether `_cli_` did, never a user id; values are compared ins
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, String, func, literal, select
 
 from adapters import history as history_queries
 from adapters import schema
@@ -29,6 +30,9 @@ from core.outcomes import (
 )
 from core.run_status import is_finished
 from core.window import window_cutoff
+
+# The field names that may enter a JSON path (adapters.dialect.json.PLAIN_KEY_CHARACTERS).
+PLAIN_KEY = re.compile(f"[{sqljson.PLAIN_KEY_CHARACTERS}]+")
 
 
 @dataclass(frozen=True)
@@ -247,12 +251,10 @@ def _restores(connection: Connection, rows: list[HistoryRow]) -> dict[int, froze
     for i, before in enumerate(modifies):
         for after in modifies[i + 1 :]:
             for name in sorted((before.fields or frozenset()) & (after.fields or frozenset())):
-                new_value = sqljson.field_value(dialect, new_doc, "newRecord", name)
-                old_value = sqljson.field_value(dialect, old_doc, "oldRecord", name)
-                if new_value is None or old_value is None:
+                if not PLAIN_KEY.fullmatch(name):
                     continue
+                same = sqljson.same_value(dialect, new_doc, old_doc, literal(name, String()))
                 equal = select(func.count()).select_from(newer).join(older, older.c.uid == before.uid)
-                equal = equal.where(newer.c.uid == after.uid, new_value == old_value)
-                if connection.execute(equal).scalar_one():
+                if connection.execute(equal.where(newer.c.uid == after.uid, same)).scalar_one():
                     found[after.uid].add((before.uid, name))
     return {uid: frozenset(pairs) for uid, pairs in found.items()}

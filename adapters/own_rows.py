@@ -1,0 +1,421 @@
+"""Which sys_history rows of a batch's records are AI rows, and which is each write's own (DESIGN.md rule 3):
+core.outcomes.match_own_rows, set-based, in temporary tables of the job's connection.
+
+    batch_ai         every AI write of the batch's records (any run, due or not: the rows each inserted
+                     are AI rows for all), with its channel: the smallest event uid among the record's writes
+                     whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
+    batch_channel    one write of each channel, through which a history row finds its writer's channel
+    batch_history    every retained row of the records: live (workspace 0), written by automation (the
+                     `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
+                     minus the named run, of a live add, modify, move or delete), its insertion floor (the
+                     greatest tstamp up to it in uid order), its publish epoch (live publishes up to it),
+                     and whether it is an AI row
+    batch_named      the runs rows of each record name
+    batch_candidate  the rows with a lane, numbered in uid order within it
+    batch_lane       each AI write's lane and rank i (by written_at, event uid) within it
+    batch_pos        p_i (the lane's rows inserted by W's moment; all of them for a named run) and the greedy
+                     pos_i = i + min over j >= i of (p_j - j)
+    batch_match      each write's own row (the pos_i-th of its lane), whether it is unclear, its boundary
+                     (the own row, else the last row inserted by t + SAME_SAVE_S, else 0) and evidence
+
+`sys_history.userid` and `be_user` are compared inside these statements only; no table here holds either
+(a channel is an event uid). Each statement names each temporary table once (MariaDB); on PostgreSQL the
+installation's tables are probed per key through fenced LATERAL subqueries (adapters.dialect.plans).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Connection,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Table,
+    and_,
+    case,
+    exists,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
+
+from adapters import schema
+from adapters import write_targets as targets
+from adapters.dialect import plans
+from adapters.dialect.correlation import run_scope
+from adapters.dialect.exact import exact, record_partition, same_record
+from adapters.dialect.names import is_mariadb
+from core.outcomes import _OWN_ACTIONS, SAME_SAVE_S, Action
+from core.table_names import MAX_TABLE_NAME
+
+TABLES = MetaData()
+
+# The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
+HISTORY_INDEX = "recordident_1"
+# The backend user scheduler tasks and CLI commands act as (DOMAIN.md, "Who wrote it"): automation.
+AUTOMATION_USER = "_cli_"
+# A bound no insertion floor reaches: a named run's rows are its own whatever their stamps (rule 3).
+NO_FLOOR = 2**31 - 1
+_NAME = String(MAX_TABLE_NAME)
+_OWN = tuple(action.value for action in _OWN_ACTIONS)
+
+Statistics = Callable[..., None]  # gives the planner the statistics of tables just filled
+
+
+def _temporary(name: str, *columns: Any) -> Table:
+    return Table(name, TABLES, *columns, prefixes=["TEMPORARY"])
+
+
+def _int(name: str, *, nullable: bool = False, key: bool = False) -> Column[int]:
+    return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
+
+
+def _record() -> tuple[Column[str], Column[int]]:
+    return Column("tablename", _NAME, nullable=False), _int("recuid")
+
+
+batch_ai = _temporary(
+    "tx_runrecord_batch_ai",
+    _int("event_uid", key=True),
+    _int("run_uid"),
+    _int("written_at"),
+    *_record(),
+    _int("channel"),
+    Column("due", SmallInteger, nullable=False),
+)
+batch_channel = _temporary("tx_runrecord_batch_channel", *_record(), _int("channel"), _int("run_uid"))
+batch_history = _temporary(
+    "tx_runrecord_batch_history",
+    _int("uid", key=True),
+    Column("tablename", String(255), nullable=False),
+    _int("recuid"),
+    _int("tstamp"),
+    _int("actiontype"),
+    Column("live", SmallInteger, nullable=False),
+    Column("automation", SmallInteger, nullable=False),
+    _int("named_run", nullable=True),
+    _int("lane", nullable=True),
+    _int("floor"),
+    _int("epoch"),
+    Column("ai_row", SmallInteger, nullable=False),
+)
+batch_named = _temporary("tx_runrecord_batch_named", *_record(), _int("named_run"))
+batch_candidate = _temporary(
+    "tx_runrecord_batch_candidate",
+    *_record(),
+    _int("lane"),
+    _int("n"),
+    _int("floor"),
+    _int("uid"),
+    _int("actiontype"),
+)
+batch_lane = _temporary(
+    "tx_runrecord_batch_lane",
+    _int("event_uid", key=True),
+    *_record(),
+    _int("written_at"),
+    Column("due", SmallInteger, nullable=False),
+    _int("lane"),
+    _int("rank"),
+)
+batch_pos = _temporary("tx_runrecord_batch_pos", _int("event_uid", key=True), _int("p"), _int("pos"))
+batch_match = _temporary(
+    "tx_runrecord_batch_match",
+    _int("event_uid", key=True),
+    *_record(),
+    _int("written_at"),
+    Column("due", SmallInteger, nullable=False),
+    _int("own_uid", nullable=True),
+    _int("own_action", nullable=True),
+    Column("unclear", SmallInteger, nullable=False),
+    _int("boundary"),  # rows with a greater uid were inserted after W's own row (0: every row)
+    _int("boundary_floor"),  # and have an insertion floor at least this: the range an index reads
+)
+
+_INDEXES = (
+    Index("tx_runrecord_batch_channel_record", batch_channel.c.tablename, batch_channel.c.recuid),
+    # The rows of a record in insertion order (the floor never falls along the uids): the last row inserted
+    # by a moment is one seek, the rows after a boundary one range.
+    Index(
+        "tx_runrecord_batch_history_floor",
+        batch_history.c.tablename,
+        batch_history.c.recuid,
+        batch_history.c.floor,
+        batch_history.c.uid,
+    ),
+    Index(
+        "tx_runrecord_batch_named_record",
+        batch_named.c.tablename,
+        batch_named.c.recuid,
+        batch_named.c.named_run,
+    ),
+    Index(
+        "tx_runrecord_batch_candidate_floor",
+        batch_candidate.c.tablename,
+        batch_candidate.c.recuid,
+        batch_candidate.c.lane,
+        batch_candidate.c.floor,
+        batch_candidate.c.n,
+    ),
+    Index(
+        "tx_runrecord_batch_candidate_n",
+        batch_candidate.c.tablename,
+        batch_candidate.c.recuid,
+        batch_candidate.c.lane,
+        batch_candidate.c.n,
+    ),
+)
+
+
+def _is_candidate(live: ColumnElement[Any], actiontype: ColumnElement[Any]) -> ColumnElement[bool]:
+    """A row that can be a write's own (core.outcomes._is_candidate): live, an add, modify, move or delete."""
+    return and_(live == 1, actiontype.in_(_OWN))
+
+
+def match_own_rows(
+    connection: Connection, records: Table, writes: Table, *, automation: bool, statistics: Statistics
+) -> None:
+    """Fill the tables above for the records (tablename, recuid) whose due writes are `writes` (event_uid).
+
+    `automation`: whether the database has a readable be_users table; without one no row is automation's."""
+    _fill_ai(connection, records, writes)
+    statistics(batch_ai)
+    connection.execute(
+        insert(batch_channel).from_select(
+            ["tablename", "recuid", "channel", "run_uid"],
+            select(batch_ai.c.tablename, batch_ai.c.recuid, batch_ai.c.channel, batch_ai.c.run_uid).where(
+                batch_ai.c.event_uid == batch_ai.c.channel
+            ),
+        )
+    )
+    statistics(batch_channel)
+    _fill_history(connection, records, automation=automation)
+    statistics(batch_history)
+    _fill_lanes(connection)
+    statistics(batch_named, batch_candidate, batch_lane)
+    _fill_positions(connection)
+    statistics(batch_pos)
+    _fill_matches(connection)
+    statistics(batch_match)
+    _mark_own_rows(connection)
+
+
+def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
+    dialect = connection.dialect.name
+    t, r, run = targets.target, records, schema.agentrun
+    joined, found = plans.inner_probe(
+        dialect, r, t, same_record(dialect, r, t), (t.c.event_uid, t.c.run_uid, t.c.written_at), "ai"
+    )
+    joined, writer = plans.outer_probe(
+        dialect, joined, run, run.c.uid == found.c.run_uid, (run.c.uid, run.c.be_user), "writer"
+    )
+    # The writes of one record by runs of one backend user share a channel; a write whose run is gone has
+    # one of its own. be_user only partitions here: it is never selected out of the statement.
+    same_user = func.min(found.c.event_uid).over(
+        partition_by=[*record_partition(dialect, r), writer.c.be_user]
+    )
+    channel = case((writer.c.uid.is_(None), found.c.event_uid), else_=same_user)
+    due = exists(select(writes.c.event_uid).where(writes.c.event_uid == found.c.event_uid))
+    rows = select(
+        found.c.event_uid,
+        found.c.run_uid,
+        found.c.written_at,
+        r.c.tablename,
+        r.c.recuid,
+        channel,
+        case((due, 1), else_=0),
+    ).select_from(joined)
+    rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
+    connection.execute(insert(batch_ai).from_select([c.name for c in batch_ai.c], rows))
+
+
+def _fill_history(connection: Connection, records: Table, *, automation: bool) -> None:
+    dialect = connection.dialect.name
+    h, r, run, c = schema.sys_history, records, schema.agentrun, batch_channel
+    joined, found = plans.inner_probe(
+        dialect,
+        r,
+        h,
+        same_record(dialect, r, h),
+        (
+            h.c.uid,
+            h.c.tablename,
+            h.c.recuid,
+            h.c.tstamp,
+            h.c.actiontype,
+            h.c.userid,
+            h.c.workspace,
+            h.c.correlation_id,
+        ),
+        "history",
+    )
+    live = case((func.coalesce(found.c.workspace, 0) == 0, 1), else_=0)
+    if automation:
+        users = schema.be_users
+        cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
+        by_automation: ColumnElement[Any] = case((found.c.userid.in_(cli), 1), else_=0)
+    else:
+        by_automation = literal(0)
+    # The channel of the writes whose backend user wrote the row; asked only of rows that can be own rows.
+    writer = (
+        select(func.min(c.c.channel))
+        .select_from(c.join(run, run.c.uid == c.c.run_uid))
+        .where(same_record(dialect, found, c), run.c.be_user == found.c.userid)
+        .scalar_subquery()
+    )
+    channel = case((_is_candidate(live, found.c.actiontype), writer))
+    scope = run_scope(dialect, found.c.correlation_id)
+    named = case(
+        (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())
+    )
+    record = record_partition(dialect, found)
+    floor = func.max(found.c.tstamp).over(partition_by=record, order_by=found.c.uid, rows=(None, 0))
+    publish = and_(live == 1, found.c.actiontype == Action.PUBLISH.value)
+    epoch = func.sum(case((publish, 1), else_=0)).over(
+        partition_by=record, order_by=found.c.uid, rows=(None, 0)
+    )
+    inner = select(
+        found.c.uid,
+        found.c.tablename,
+        found.c.recuid,
+        found.c.tstamp,
+        found.c.actiontype,
+        live.label("live"),
+        by_automation.label("automation"),
+        channel.label("channel"),
+        named.label("named_run"),
+        floor.label("floor"),
+        epoch.label("epoch"),
+    ).select_from(joined)
+    inner = plans.by_index(dialect, plans.in_order(dialect, inner), h, HISTORY_INDEX)
+    rows = plans.fenced(dialect, inner).subquery("rows")
+    lane = case((rows.c.named_run.is_not(None), -rows.c.named_run), else_=rows.c.channel)
+    outer = select(
+        rows.c.uid,
+        rows.c.tablename,
+        rows.c.recuid,
+        rows.c.tstamp,
+        rows.c.actiontype,
+        rows.c.live,
+        rows.c.automation,
+        rows.c.named_run,
+        case((_is_candidate(rows.c.live, rows.c.actiontype), lane)),
+        rows.c.floor,
+        rows.c.epoch,
+        case((rows.c.named_run.is_not(None), 1), else_=0),
+    )
+    connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], outer))
+
+
+def _fill_lanes(connection: Connection) -> None:
+    dialect = connection.dialect.name
+    h = batch_history
+    name = exact(dialect, h.c.tablename)
+    named = (
+        select(name.label("tablename"), h.c.recuid, h.c.named_run)
+        .where(h.c.named_run.is_not(None))
+        .group_by(name, h.c.recuid, h.c.named_run)
+    )
+    connection.execute(insert(batch_named).from_select(["tablename", "recuid", "named_run"], named))
+    number = func.row_number().over(partition_by=[*record_partition(dialect, h), h.c.lane], order_by=h.c.uid)
+    candidates = select(
+        h.c.tablename, h.c.recuid, h.c.lane, number, h.c.floor, h.c.uid, h.c.actiontype
+    ).where(h.c.lane.is_not(None))
+    connection.execute(insert(batch_candidate).from_select([c.name for c in batch_candidate.c], candidates))
+    # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
+    # its channel.
+    a, n = batch_ai, batch_named
+    lane = case((n.c.named_run.is_not(None), -a.c.run_uid), else_=a.c.channel)
+    rank = func.row_number().over(
+        partition_by=[*record_partition(dialect, a), lane], order_by=(a.c.written_at, a.c.event_uid)
+    )
+    lanes = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, lane, rank).select_from(
+        a.outerjoin(n, and_(same_record(dialect, a, n), n.c.named_run == a.c.run_uid))
+    )
+    connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], lanes))
+
+
+def _fill_positions(connection: Connection) -> None:
+    """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.outcomes.match_own_rows)."""
+    dialect = connection.dialect.name
+    lanes, c = batch_lane, batch_candidate
+    # The lane's rows inserted by W's moment: the last of them in (floor, n) order is the p-th, one seek.
+    bound = case((lanes.c.lane < 0, NO_FLOOR), else_=lanes.c.written_at + SAME_SAVE_S)
+    inserted = (
+        select(c.c.n)
+        .where(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.floor <= bound)
+        .order_by(c.c.floor.desc(), c.c.n.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    counted = plans.fenced(
+        dialect,
+        select(
+            lanes.c.event_uid,
+            lanes.c.tablename,
+            lanes.c.recuid,
+            lanes.c.lane,
+            lanes.c.rank,
+            func.coalesce(inserted, 0).label("p"),
+        ),
+    ).subquery("counted")
+    left = func.min(counted.c.p - counted.c.rank).over(
+        partition_by=[*record_partition(dialect, counted), counted.c.lane],
+        order_by=counted.c.rank,
+        rows=(0, None),
+    )
+    positions = select(counted.c.event_uid, counted.c.p, counted.c.rank + left)
+    connection.execute(insert(batch_pos).from_select(["event_uid", "p", "pos"], positions))
+
+
+def _fill_matches(connection: Connection) -> None:
+    dialect = connection.dialect.name
+    lanes, p, c, h = batch_lane, batch_pos, batch_candidate, batch_history
+    moment = lanes.c.written_at + SAME_SAVE_S
+    # Rule 3's evidence: the last row of the record inserted by W's moment (any row, any writer).
+    last_inserted = (
+        select(h.c.uid)
+        .where(same_record(dialect, lanes, h), h.c.floor <= moment)
+        .order_by(h.c.floor.desc(), h.c.uid.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    own = c.c.uid.is_not(None)
+    rows = select(
+        lanes.c.event_uid,
+        lanes.c.tablename,
+        lanes.c.recuid,
+        lanes.c.written_at,
+        lanes.c.due,
+        c.c.uid,
+        c.c.actiontype,
+        case((and_(p.c.pos < 1, p.c.p >= 1), 1), else_=0),
+        case((own, c.c.uid), else_=func.coalesce(last_inserted, 0)),
+        # Every row after the last one inserted by W's moment has a floor beyond that moment.
+        case((own, c.c.floor), else_=moment),
+    ).select_from(
+        lanes.join(p, p.c.event_uid == lanes.c.event_uid).outerjoin(
+            c, and_(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.n == p.c.pos)
+        )
+    )
+    connection.execute(insert(batch_match).from_select([col.name for col in batch_match.c], rows))
+
+
+def _mark_own_rows(connection: Connection) -> None:
+    """Every write's own row is an AI row, for every write of its record (rules 3 and 4)."""
+    h, m = batch_history, batch_match
+    if is_mariadb(connection.dialect.name):
+        # A multi-table UPDATE: MariaDB asks an IN subquery again for every row of the updated table.
+        statement = update(h).where(h.c.uid == m.c.own_uid)
+    else:
+        statement = update(h).where(h.c.uid.in_(select(m.c.own_uid).where(m.c.own_uid.is_not(None))))
+    connection.execute(statement.values(ai_row=1))

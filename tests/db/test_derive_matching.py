@@ -1,0 +1,205 @@
+"""derive-outcomes' SQL path against core.outcomes.classify_writes on planted installations (DESIGN.md rules
+3, 4 and 7 as TYPO3 writes sys_history): rows inserted directly with explicit uid, tstamp, userid, workspace,
+correlation_id and history_data, stamped the way the chat's exec and worker processes stamp them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import uuid as uuidlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, Engine, insert
+
+from adapters import history as history_queries
+from adapters import schema
+from core.outcomes import Action, Presence, Write, WriteOutcome, classify_writes
+from core.time import DAY_S
+from jobs.derive import derive_outcomes
+from tests.db.derive_reference import Judged, stored
+
+T = 1_790_000_000
+WINDOW = 7 * DAY_S
+NOW = T + 30 * DAY_S
+EDITOR, OTHER_EDITOR, CLI = 1, 2, 9
+FIELDS = ("title", "description", "hidden", "tstamp")
+VALUES = ("a", "b", "c")
+
+
+@dataclass
+class Planted:
+    """An installation's rows, inserted in one go."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (insertion moment, row)
+    pages: dict[int, int] = field(default_factory=dict)  # uid -> deleted
+
+    def run(self, be_user: int) -> tuple[int, str]:
+        uid = len(self.runs) + 1
+        uuid = str(uuidlib.UUID(int=random.getrandbits(128)))
+        self.runs.append(
+            {
+                "uid": uid,
+                "uuid": uuid,
+                "status": "completed",
+                "be_user": be_user,
+                "crdate": T,
+                "started_at": T,
+            }
+        )
+        return uid, uuid
+
+    def write(self, run: int, page: int, at: int) -> int:
+        uid = len(self.events) + 1
+        payload = {"kind": "tool_write", "round": 1, "durationMs": 0, "toolName": "update_record"}
+        payload |= {"writeTargetTable": "pages", "writeTargetUid": page}
+        self.events.append(
+            {"uid": uid, "run": run, "sequence": uid, "kind": "tool_write", "payload": json.dumps(payload)}
+            | {"crdate": at, "round": 1}
+        )
+        return uid
+
+    def row(
+        self,
+        inserted: int,
+        page: int,
+        action: Action,
+        *,
+        at: int,
+        by: int | None,
+        data: dict[str, Any] | None = None,
+        workspace: int = 0,
+        scope: str | None = None,
+    ) -> None:
+        md5 = hashlib.md5(f"pages:{page}".encode()).hexdigest()
+        scope = scope or hashlib.md5(f"{inserted}:{len(self.rows)}".encode()).hexdigest()
+        row = {
+            "tstamp": at,
+            "actiontype": int(action),
+            "userid": by,
+            "recuid": page,
+            "tablename": "pages",
+            "history_data": None if data is None else json.dumps(data),
+            "workspace": workspace,
+            "correlation_id": f"0400${scope}:{md5}",
+        }
+        self.rows.append((inserted, row))
+
+    def save(self, connection: Connection, *, with_users: bool = True) -> None:
+        if with_users:
+            users = [(EDITOR, "editor"), (OTHER_EDITOR, "other"), (CLI, "_cli_")]
+            connection.execute(insert(schema.be_users), [{"uid": u, "username": n} for u, n in users])
+        connection.execute(insert(schema.agentrun), self.runs)
+        connection.execute(insert(schema.agentrun_event), self.events)
+        ordered = sorted(self.rows, key=lambda pair: pair[0])
+        history = [{"uid": uid, **row} for uid, (_, row) in enumerate(ordered, start=1)]
+        connection.execute(insert(schema.sys_history), history)
+        pages = [{"uid": uid, "deleted": deleted, "title": "x"} for uid, deleted in self.pages.items()]
+        connection.execute(insert(schema.pages), pages)
+
+
+def _planted(seed: int) -> Planted:
+    random.seed(seed)
+    site = Planted()
+    values: dict[int, dict[str, str]] = {}
+    for page in (1, 2, 3):
+        site.pages[page] = int(random.random() < 0.15)
+        values[page] = {name: random.choice(VALUES) for name in FIELDS}
+        site.row(T - 30 * DAY_S, page, Action.ADD, at=T - 30 * DAY_S, by=EDITOR, data=dict(values[page]))
+
+    def change(page: int, names: list[str]) -> dict[str, Any]:
+        old = {name: values[page][name] for name in names}
+        new = {name: random.choice(VALUES) for name in names}
+        values[page].update(new)
+        return {"oldRecord": old, "newRecord": new}
+
+    worker = T - random.choice((0, 3 * DAY_S))  # one worker's start, shared by its rows
+    for _ in range(random.randint(2, 5)):
+        be_user = random.choice((EDITOR, EDITOR, OTHER_EDITOR, CLI))
+        run, uuid = site.run(be_user)
+        named = random.random() < 0.2
+        for _ in range(random.randint(1, 3)):
+            page = random.choice((1, 2, 3))
+            at = T + random.randint(0, 3 * DAY_S)
+            site.write(run, page, at)
+            if random.random() < 0.1:
+                continue  # its own row is missing
+            stamp = random.choice((at, at - 3, at - 75, worker, at + 1, at - 5 * DAY_S))
+            action = random.choice((Action.MODIFY, Action.MODIFY, Action.MODIFY, Action.ADD, Action.MOVE))
+            names = random.sample(FIELDS[:3], random.randint(1, 2))
+            data = change(page, names) if action is Action.MODIFY else dict.fromkeys(names, "v")
+            scope = uuid if named else None
+            site.row(at, page, action, at=min(stamp, at + 1), by=be_user, data=data, scope=scope)
+    for _ in range(random.randint(3, 12)):
+        page = random.choice((1, 2, 3))
+        at = T + random.randint(-DAY_S, 12 * DAY_S)
+        by = random.choice((EDITOR, OTHER_EDITOR, CLI, None))
+        kind = random.choice(("modify", "modify", "modify", "delete", "move", "undelete", "draft", "publish"))
+        if kind == "modify":
+            names = random.sample(FIELDS, random.randint(1, 2))
+            data: dict[str, Any] | None = change(page, names)
+            if random.random() < 0.05:
+                site.row(at, page, Action.MODIFY, at=at, by=by, data=None)
+                continue
+            site.row(at, page, Action.MODIFY, at=at, by=by, data=data)
+        elif kind == "draft":
+            names = random.sample(FIELDS, 1)
+            new = {name: random.choice(VALUES) for name in names}
+            draft = {"oldRecord": dict.fromkeys(names, ""), "newRecord": new}
+            site.row(at, page, Action.MODIFY, at=at, by=by, data=draft, workspace=1)
+        else:
+            action = {"delete": Action.DELETE, "move": Action.MOVE, "undelete": Action.UNDELETE}.get(kind)
+            site.row(at, page, action or Action.PUBLISH, at=at, by=by)
+    return site
+
+
+def _judged(outcome: WriteOutcome) -> Judged:
+    return Judged(
+        outcome.outcome.value,
+        outcome.reason.value if outcome.reason else "",
+        outcome.edit_scope.value if outcome.edit_scope else "",
+        outcome.first_change_after_s,
+        tuple(sorted(set(outcome.decided_by))),
+    )
+
+
+def _reference(engine: Engine, site: Planted) -> dict[int, Judged]:
+    """Every write as core classifies it, from rows read by adapters.history.reference_history."""
+    uuids = {run["uid"]: run["uuid"] for run in site.runs}
+    writes: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+    for event in site.events:
+        target = json.loads(event["payload"])
+        writes[("pages", target["writeTargetUid"])].append((event["uid"], event["run"]))
+    with engine.connect() as connection:
+        read = history_queries.reference_history(connection, writes)
+        oldest = history_queries.oldest_retained_tstamp(connection)
+    found: dict[int, Judged] = {}
+    crdate = {event["uid"]: event["crdate"] for event in site.events}
+    for (table, uid), pairs in writes.items():
+        record_writes = [
+            Write(event, table, uid, crdate[event], run=uuids[run], channel=read.channels[event])
+            for event, run in pairs
+        ]
+        presence = Presence.DELETED if site.pages[uid] else Presence.PRESENT
+        outcomes = classify_writes(record_writes, read.rows[(table, uid)], presence, oldest, WINDOW)
+        found.update({event: _judged(outcome) for event, outcome in outcomes.items()})
+    return found
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_sql_path_classifies_every_write_as_core_does(installation_engine: Engine, seed: int) -> None:
+    site = _planted(seed)
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    expected = _reference(installation_engine, site)
+    differing = {uid: (writes.get(uid), want) for uid, want in expected.items() if writes.get(uid) != want}
+    assert not differing, differing
