@@ -200,7 +200,6 @@ def _row_facts(
     facts: dict[tuple[str, int], list[HistoryRow]] = {}
     for key, rows in history.items():
         writes = written.get(key, [])
-        record_runs = {r for _, r in writes}
         restores = _restores(connection, rows)
         facts[key] = [
             replace(
@@ -208,7 +207,7 @@ def _row_facts(
                 live=live[row.uid],
                 by_automation=row.uid in automation,
                 channel=min((lanes[e] for e, r in writes if r in writers[row.uid]), default=None),
-                named_run=scope[row.uid] if by_uuid.get(scope[row.uid]) in record_runs else None,
+                named_run=scope[row.uid] if scope[row.uid] in by_uuid else None,
                 restores=restores.get(row.uid, frozenset()),
             )
             for row in rows
