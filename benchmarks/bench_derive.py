@@ -650,7 +650,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             history.c.actiontype,
             sqljson.record_keys(dialect, history.c.document, history.c.actiontype),
         ),
-        "ai": select(w.c.written_at).where(
+        "ai": select(w.c.event_uid, w.c.written_at).where(
             w.c.tablename == bindparam("table"), w.c.recuid == bindparam("uid")
         ),
         "presence": select(pages.c.deleted).where(pages.c.uid == bindparam("uid")),
@@ -678,12 +678,15 @@ def _loop_write(
         HistoryRow(uid, tstamp, actiontype, sqljson.fields_of(keys))
         for uid, tstamp, actiontype, keys in connection.execute(statements["history"], record)
     ]
-    ai_times = list(connection.execute(statements["ai"], record).scalars())
+    ai_writes = [
+        Write(int(uid), tablename, recuid, int(at))
+        for uid, at in connection.execute(statements["ai"], record)
+    ]
     assert tablename == "pages", "the benchmark writes pages only"
     found = connection.execute(statements["presence"], {"uid": recuid}).first()
     presence = Presence.ROW_MISSING if found is None else Presence.DELETED if found[0] else Presence.PRESENT
     return classify_write(
-        Write(event_uid, tablename, recuid, written_at), history, ai_times, presence, oldest, WINDOW
+        Write(event_uid, tablename, recuid, written_at), history, ai_writes, presence, oldest, WINDOW
     )
 
 
