@@ -90,6 +90,7 @@ batch_ai = _temporary(
     _int("written_at"),
     *_record(),
     _int("channel"),
+    _int("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
     Column("due", SmallInteger, nullable=False),
 )
 batch_channel = _temporary("tx_runrecord_batch_channel", *_record(), _int("channel"), _int("run_uid"))
@@ -220,10 +221,14 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
     )
     # The writes of one record by runs of one backend user share a channel; a write whose run is gone has
     # one of its own. be_user only partitions here: it is never selected out of the statement.
-    same_user = func.min(found.c.event_uid).over(
-        partition_by=[*record_partition(dialect, r), writer.c.be_user]
-    )
-    channel = case((writer.c.uid.is_(None), found.c.event_uid), else_=same_user)
+    # One partition and order for both windows: one sort.
+    partition = [*record_partition(dialect, r), writer.c.be_user]
+    order = (found.c.written_at, found.c.event_uid)
+    same_user = func.min(found.c.event_uid).over(partition_by=partition, order_by=order, rows=(None, None))
+    rank = func.row_number().over(partition_by=partition, order_by=order)
+    gone = writer.c.uid.is_(None)
+    channel = case((gone, found.c.event_uid), else_=same_user)
+    channel_rank = case((gone, 1), else_=rank)
     due = exists(select(writes.c.event_uid).where(writes.c.event_uid == found.c.event_uid))
     rows = select(
         found.c.event_uid,
@@ -232,6 +237,7 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
         r.c.tablename,
         r.c.recuid,
         channel,
+        channel_rank,
         case((due, 1), else_=0),
     ).select_from(joined)
     rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
@@ -277,7 +283,7 @@ def _fill_history(connection: Connection, records: Table, *, automation: bool) -
     named = case(
         (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())
     )
-    record = record_partition(dialect, found)
+    record = record_partition(dialect, r)
     floor = func.max(found.c.tstamp).over(partition_by=record, order_by=found.c.uid, rows=(None, 0))
     publish = and_(live == 1, found.c.actiontype == Action.PUBLISH.value)
     epoch = func.sum(case((publish, 1), else_=0)).over(
@@ -332,8 +338,14 @@ def _fill_lanes(connection: Connection) -> None:
     ).where(h.c.lane.is_not(None))
     connection.execute(insert(batch_candidate).from_select([c.name for c in batch_candidate.c], candidates))
     # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
-    # its channel.
+    # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
+    # write's lane is its channel, ranked already.
     a, n = batch_ai, batch_named
+    if connection.execute(select(n.c.named_run).limit(1)).first() is None:
+        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
+        ranked = ranked.add_columns(a.c.channel_rank)
+        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
+        return
     lane = case((n.c.named_run.is_not(None), -a.c.run_uid), else_=a.c.channel)
     rank = func.row_number().over(
         partition_by=[*record_partition(dialect, a), lane], order_by=(a.c.written_at, a.c.event_uid)

@@ -203,3 +203,86 @@ def test_the_sql_path_classifies_every_write_as_core_does(installation_engine: E
     expected = _reference(installation_engine, site)
     differing = {uid: (writes.get(uid), want) for uid, want in expected.items() if writes.get(uid) != want}
     assert not differing, differing
+
+
+def _one_write(by_row: int, *, at: int, scope: str | None = None) -> tuple[Planted, str]:
+    """A page the editor's run wrote at T (its own row inserted then, stamped `at`), and a row after it by
+    `by_row` that changes the written field a day later."""
+    site = Planted()
+    site.pages[1] = 0
+    run, uuid = site.run(EDITOR)
+    site.write(run, 1, T)
+    site.row(T - 30 * DAY_S, 1, Action.ADD, at=T - 30 * DAY_S, by=EDITOR, data={"title": "a"})
+    own = {"oldRecord": {"title": "a"}, "newRecord": {"title": "b"}}
+    site.row(T, 1, Action.MODIFY, at=at, by=EDITOR, data=own, scope=uuid if scope == "run" else scope)
+    later = {"oldRecord": {"title": "b"}, "newRecord": {"title": "c"}}
+    site.row(T + DAY_S, 1, Action.MODIFY, at=T + DAY_S, by=by_row, data=later)
+    return site, uuid
+
+
+def test_a_worker_row_stamped_three_days_before_its_write_is_its_own_and_an_edit_of_its_field_is_same_fields(
+    installation_engine: Engine,
+) -> None:
+    site, _ = _one_write(OTHER_EDITOR, at=T - 3 * DAY_S)
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
+
+
+def test_an_automation_change_of_the_written_field_is_unknown_changed_by_automation(
+    installation_engine: Engine,
+) -> None:
+    site, _ = _one_write(CLI, at=T - 3)
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("unknown", "changed_by_automation", "", None, ())
+
+
+def test_without_a_be_users_table_the_cli_user_is_a_human(installation_engine: Engine) -> None:
+    site, _ = _one_write(CLI, at=T - 3)
+    with installation_engine.begin() as connection:
+        site.save(connection, with_users=False)
+        schema.be_users.drop(connection)
+    try:
+        derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+    finally:
+        with installation_engine.begin() as connection:
+            schema.be_users.create(connection)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
+
+
+def test_a_row_whose_correlation_id_names_the_run_is_its_own_whatever_its_stamp(
+    installation_engine: Engine,
+) -> None:
+    # Stamped after the write's moment: by insertion order it could not be W's, but it names W's run.
+    site, _ = _one_write(OTHER_EDITOR, at=T + 600, scope="run")
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
+
+
+def test_an_edit_back_to_the_value_before_the_write_is_reverted(installation_engine: Engine) -> None:
+    site, _ = _one_write(OTHER_EDITOR, at=T - 3)
+    _, last = site.rows[-1]
+    last["history_data"] = json.dumps({"oldRecord": {"title": "b"}, "newRecord": {"title": "a"}})
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("edited", "", "reverted", DAY_S, (2, 3))

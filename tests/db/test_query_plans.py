@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, Select, event, func, inspect, select
+from sqlalchemy import Connection, Engine, Select, event, func, insert, inspect, select, update
 
 from adapters import history as history_queries
 from adapters import schema
@@ -48,6 +48,16 @@ def site_engine(installation_engine: Engine) -> Iterator[Engine]:
             for edit in range(EDITS):
                 site.human_edit(page, {"description": f"{edit}"}, at=T - 50 * DAY + edit * 3600)
         site.finish()
+        # Backend users (the _cli_ user among them), and rows that name a run in their correlation_id: the
+        # look-ups of automation and named runs read the installation's indexes too.
+        users = [{"uid": uid, "username": f"editor{uid}"} for uid in range(1, 50)]
+        connection.execute(insert(schema.be_users), [*users, {"uid": 99, "username": "_cli_"}])
+        uuids = connection.execute(select(schema.agentrun.c.uuid).limit(20)).scalars().all()
+        h = schema.sys_history
+        for index, uuid in enumerate(uuids):
+            connection.execute(
+                update(h).where(h.c.uid == index + 1).values(correlation_id=f"0400${uuid}:{'0' * 32}")
+            )
     yield installation_engine
 
 
@@ -137,6 +147,7 @@ def test_presence_is_a_primary_key_lookup(site_engine: Engine, dialect: str) -> 
 # (The batch tables are the batch's own rows; the pending runs are what a night has to look at.)
 NEVER_SCANNED = (
     "sys_history",
+    "be_users",
     "tx_nrllm_agentrun_event",
     "tx_nrllm_agentrun",
     "tx_nrllm_call_outcome",
