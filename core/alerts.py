@@ -41,7 +41,7 @@ from core.periods import Grain, Sides, comparison_periods, period_length
 from core.rates import Interval, Proportion, compare
 from core.verdicts import is_significant
 
-# The issue behind the alerts: the newest closed period against "the four periods before it summed".
+# The issue behind the alerts: the newest closed week against "the four periods before it summed".
 TREND_PERIODS = 4
 # Release markers of the eight weeks before the first open week: a release's after side (DEFAULT_WEEKS
 # weeks) has closed within that time, and a marker older than that has been looked at for long enough.
@@ -53,7 +53,7 @@ ALERT_GRAIN = Grain.WEEK
 
 
 class AlertKind(StrEnum):
-    TREND = "trend"  # the newest closed period against the TREND_PERIODS periods before it
+    TREND = "trend"  # the newest closed week against the TREND_PERIODS weeks before it
     RELEASE = "release"  # the periods before a release marker against those from it
 
 
@@ -67,7 +67,7 @@ class Check:
     """One comparison to make for every rate and group: its kind, its date, its label and its periods."""
 
     kind: AlertKind
-    at: date  # the newest closed period (trend) or the release date (release)
+    at: date  # the newest closed week (trend) or the release date (release)
     label: str  # the labels of the release markers on `at`; "" for a trend
     sides: Sides
 
