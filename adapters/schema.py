@@ -475,6 +475,9 @@ alert = Table(
     _double("difference_low"),  # Newcombe's 95% interval of the difference
     _double("difference_high"),
     _double("p_value"),
+    # Benjamini–Hochberg's adjusted p over the comparisons of the measurement that raised it; NULL for an
+    # alert written before migration 0011 kept it.
+    Column("adjusted_p_value", Float(25).with_variant(mysql.DOUBLE(), "mysql", "mariadb"), nullable=True),
     _int("created_at"),
     _str("status", 8, "open"),  # open, closed (acknowledged)
     _int("closed_at"),

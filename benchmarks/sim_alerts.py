@@ -3,12 +3,12 @@
 Run: python -m benchmarks.sim_alerts [--seeds 100] [--sizes 30,100,300] [--move 0.15] [--processes 2]
 
 What it simulates, and at which level: the stored figures the alert check reads (tx_runrecord_rate's
-numerator, denominator and runs per metric, period and group, at the day and the week grain), drawn per day
-for a generated installation, and then every night's measurement exactly as jobs.alerts runs it — the real
-core.alerts.checks, core.alerts.compared and core.alerts.alerts (the verdict of core.verdicts and the
-Benjamini–Hochberg correction of core.multiple_testing over all the night's comparisons, both grains), the
-first open period from core.periods.open_from with the default 7-day window, and each alert written once
-per move as tx_runrecord_alert's unique key does. It does not write conversations and run the jobs (a year
+numerator, denominator and runs per metric, week and group), drawn per day for a generated installation, and
+then every night's measurement exactly as jobs.alerts runs it — the real core.alerts.checks,
+core.alerts.compared and core.alerts.alerts (the verdict of core.verdicts and the Benjamini–Hochberg
+correction of core.multiple_testing over all the night's comparisons, of closed weeks only), the first open
+week from core.periods.open_from with the default 7-day window, and each alert written once per move as
+tx_runrecord_alert's unique key does. It does not write conversations and run the jobs (a year
 of nightly measurements would take hours); the figures are what measure-rates would store for them.
 
 The installation: `size` runs a week (Poisson per day), two configurations taking two thirds and one third,
@@ -18,9 +18,9 @@ and nothingSaved at 10%, each run in both denominators. No release marker: only 
 (a) quiet: a year (365 nightly measurements, after five weeks of history) with no change; the alerts
     written in that year.
 (b) moved: from a Monday on, EDITED of the larger configuration rises by `move` (default +15 points) and
-    stays there. "In the week of the move" is an alert on that rate and configuration whose compared period
-    is the week of the move or one of its days; otherwise the weeks from the move's week to the first
-    alerted period (within ten weeks; "missed" when none).
+    stays there. "In the week of the move" is an alert on that rate and configuration whose compared week is
+    the week of the move; otherwise the weeks from the move's week to the first alerted week (within ten
+    weeks; "missed" when none).
 Each table row also gives the figures without the correction (every comparison alone at p < 0.05).
 """
 
@@ -36,7 +36,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from core.alerts import Alert, alerts, checks, compared
+from core.alerts import ALERT_GRAIN, Alert, alerts, checks, compared
 from core.comparison import Figures
 from core.counting import Count
 from core.groups import ALL_RUNS, Group, GroupKind
@@ -55,13 +55,12 @@ SHARES = {"content-assistant": 2 / 3, "seo-assistant": 1 / 3}
 MOVED_CONFIGURATION = "content-assistant"
 RATES = {Metric.EDITED_RATE: 0.30, Metric.NOTHING_SAVED_RATE: 0.10}
 METRICS = tuple(RATES)
-GRAINS = (Grain.DAY, Grain.WEEK)
 
 
 @dataclass(frozen=True)
 class Outcome:
     false_alerts: int  # (a): alerts written in the year
-    false_at_day_grain: int  # of them, those of the day grain's trend
+    weeks_alerted: int  # (a): the weeks with at least one of them
     false_alerts_uncorrected: int
     weeks_late: int | None  # (b): 0 = the week of the move; None = missed within FOLLOW_WEEKS
     weeks_late_uncorrected: int | None
@@ -92,40 +91,37 @@ def draw(
     return found
 
 
-def stored(per_day: Mapping[str, Mapping[date, Mapping[Metric, int]]]) -> dict[Grain, dict[Group, Figures]]:
-    """The figures measure-rates would store: per grain, group, metric and period (a period without runs
-    has no row)."""
+def stored(per_day: Mapping[str, Mapping[date, Mapping[Metric, int]]]) -> dict[Group, Figures]:
+    """The figures measure-rates would store at the week grain: per group, metric and week (a week without
+    runs has no row)."""
     groups = {
         ALL_RUNS: tuple(per_day),
         Group(GroupKind.SKILL, ""): tuple(per_day),
         **{Group(GroupKind.CONFIGURATION, name): (name,) for name in per_day},
     }
-    found: dict[Grain, dict[Group, Figures]] = {}
-    for grain in GRAINS:
-        by_group: dict[Group, Figures] = {}
-        for group, members in groups.items():
-            sums: dict[date, dict[Metric, int]] = {}
-            for name in members:
-                for day, counts in per_day[name].items():
-                    period = period_start(unix_of(day), grain)
-                    total = sums.setdefault(period, dict.fromkeys(counts, 0))
-                    for metric, value in counts.items():
-                        total[metric] += value
-            figures: dict[tuple[str, date], Count] = {}
-            for period, counts in sums.items():
-                runs = counts[Metric.RUNS]
-                if runs == 0:
-                    continue
-                figures[(Metric.RUNS.value, period)] = Count(runs, runs, 0)
-                for metric in METRICS:
-                    figures[(metric.value, period)] = Count(counts[metric], runs, 0)
-            by_group[group] = figures
-        found[grain] = by_group
-    return found
+    by_group: dict[Group, Figures] = {}
+    for group, members in groups.items():
+        sums: dict[date, dict[Metric, int]] = {}
+        for name in members:
+            for day, counts in per_day[name].items():
+                period = period_start(unix_of(day), ALERT_GRAIN)
+                total = sums.setdefault(period, dict.fromkeys(counts, 0))
+                for metric, value in counts.items():
+                    total[metric] += value
+        figures: dict[tuple[str, date], Count] = {}
+        for period, counts in sums.items():
+            runs = counts[Metric.RUNS]
+            if runs == 0:
+                continue
+            figures[(Metric.RUNS.value, period)] = Count(runs, runs, 0)
+            for metric in METRICS:
+                figures[(metric.value, period)] = Count(counts[metric], runs, 0)
+        by_group[group] = figures
+    return by_group
 
 
 def nightly(
-    figures: Mapping[Grain, Mapping[Group, Figures]], nights: Sequence[date], last_run_end: int
+    figures: Mapping[Group, Figures], nights: Sequence[date], last_run_end: int
 ) -> tuple[list[Alert], list[Alert]]:
     """Every night's measurement: the alerts written (each move once), corrected and uncorrected."""
     written: dict[tuple[object, ...], Alert] = {}
@@ -134,11 +130,8 @@ def nightly(
         now = unix_of(night) + MEASURED_AT_S
         # Runs are spread over each day; the earliest one ending at or after now − window opens its period.
         earliest = now - WINDOW_S if now - WINDOW_S <= last_run_end else None
-        measured: list[Alert] = []
-        for grain in GRAINS:
-            first_open = open_from(now, WINDOW_S, earliest, grain)
-            made = checks(first_open, grain, [], night)
-            measured += compared(grain, made, figures[grain], first_open=first_open, metrics=METRICS)
+        first_open = open_from(now, WINDOW_S, earliest, ALERT_GRAIN)
+        measured = compared(checks(first_open, []), figures, first_open=first_open, metrics=METRICS)
         for alert in alerts(measured):
             written.setdefault(alert.key, alert)
         for comparison in measured:
@@ -170,8 +163,8 @@ def simulate(size: int, seed: int, move: float | None) -> Outcome:
         per_day = draw(size, seed, None, total)
         nights = _days(total + 1)[history + 1 :]
         corrected, uncorrected = nightly(stored(per_day), nights, unix_of(_days(total)[-1]) + DAY_S - 1)
-        by_day = sum(1 for alert in corrected if alert.grain == Grain.DAY.value)
-        return Outcome(len(corrected), by_day, len(uncorrected), None, None)
+        weeks = len({alert.at for alert in corrected})
+        return Outcome(len(corrected), weeks, len(uncorrected), None, None)
     move_week = START + timedelta(weeks=HISTORY_WEEKS + MOVE_WEEK)
     total = history + (MOVE_WEEK + FOLLOW_WEEKS + 3) * 7
     per_day = draw(size, seed, move, total)
@@ -196,7 +189,7 @@ def _late_text(values: Sequence[int | None]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=100)  # about 4 minutes on 2 cores
+    parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--sizes", default="30,100,300", help="runs a week, comma-separated")
     parser.add_argument("--move", type=float, default=0.15, help="the planted move of (b), as a share")
     parser.add_argument("--processes", type=int, default=2)
@@ -217,17 +210,15 @@ def main() -> None:
             for size in sizes
         }
     print(f"(a) a year of nightly measurements with no change, {options.seeds} seeds a size")
-    print(
-        "| runs a week | alerts a year, mean | of them day grain | years with none | without the correction |"
-    )
+    print("| runs a week | alerts a year, mean | weeks with one | years with none | without the correction |")
     print("| --- | --- | --- | --- | --- |")
     for size in sizes:
         found = [outcome.false_alerts for outcome in quiet[size]]
-        by_day = [outcome.false_at_day_grain for outcome in quiet[size]]
+        weeks = [outcome.weeks_alerted for outcome in quiet[size]]
         alone = [outcome.false_alerts_uncorrected for outcome in quiet[size]]
         none = sum(1 for value in found if value == 0) / len(found)
         print(
-            f"| {size} | {statistics.mean(found):.1f} | {statistics.mean(by_day):.1f} | {none:.0%} | "
+            f"| {size} | {statistics.mean(found):.1f} | {statistics.mean(weeks):.1f} | {none:.0%} | "
             f"{statistics.mean(alone):.1f} |"
         )
     print()

@@ -40,14 +40,24 @@ def difference_text(alert: Alert) -> str:
     )
 
 
+def adjusted_text(alert: Alert) -> str:
+    """Benjamini–Hochberg's adjusted p as it reads in a line: "adjusted p = 0.0170", or that an alert written
+    before it was kept has none."""
+    if alert.adjusted_p_value is None:
+        return "adjusted p not kept"
+    return f"adjusted {p_text(alert.adjusted_p_value)}"
+
+
 def alert_line(stored: StoredAlert) -> str:
-    """One line: id, metric, group, what was compared, before → after with intervals, difference, p."""
+    """One line: id, metric, group, what was compared, before → after with intervals, difference, p and the
+    adjusted p."""
     alert = stored.alert
     closed = "" if stored.closed_at == 0 else f"; closed {_when(stored.closed_at)}"
     return (
         f"#{stored.uid} {alert.metric}, {group_text(alert.group)}, {compared_text(alert)} ({alert.grain}s): "
         f"{side_text(alert.before)} → {side_text(alert.after)}, {alert.direction} of "
-        f"{difference_text(alert)}, {p_text(alert.p_value)}; since {_when(stored.created_at)}{closed}"
+        f"{difference_text(alert)}, {p_text(alert.p_value)}, {adjusted_text(alert)}; "
+        f"since {_when(stored.created_at)}{closed}"
     )
 
 
@@ -88,6 +98,7 @@ def alert_json(stored: StoredAlert) -> dict[str, Any]:
             "after_minus_before": alert.difference,
             "newcombe_95": [alert.interval.low, alert.interval.high],
             "p_value": alert.p_value,
+            "adjusted_p_value": alert.adjusted_p_value,
             "direction": alert.direction,
         },
         "status": stored.status.value,

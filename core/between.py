@@ -17,15 +17,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from core.comparison import TOO_FEW_TO_SHOW, Figures, Side, side_of
+from core.comparison import (
+    TOO_FEW_TO_SHOW,
+    Figures,
+    Needed,
+    Side,
+    need_of,
+    per_side_needed,
+    side_of,
+    weekly_volume,
+)
 from core.groups import Group
 from core.metrics import Metric
 from core.periods import Grain, is_open, period_length
 from core.rates import Comparison, compare
-from core.sample_size import more_needed, runs_per_side, weeks_needed
 from core.verdicts import worded
-
-WEEK = timedelta(days=7)
 
 
 def common_periods(
@@ -50,23 +56,6 @@ def common_periods(
             and (end is None or period + length - timedelta(days=1) <= end)
         )
     )
-
-
-@dataclass(frozen=True)
-class Need:
-    """What one side lacks before the difference can be told apart."""
-
-    have: int  # its denominator over the span
-    more: int  # runs (units of the denominator) it still needs
-    weekly: int  # its denominator in the last seven days of the span
-    weeks: int | None  # whole weeks at that volume; None when it had none in those days
-
-
-@dataclass(frozen=True)
-class Needed:
-    per_side: int  # core.sample_size.runs_per_side at the observed rates
-    first: Need
-    second: Need
 
 
 @dataclass(frozen=True)
@@ -98,21 +87,6 @@ class BetweenReport:
         return self.periods[-1] + period_length(self.grain) - timedelta(days=1)
 
 
-def _weekly(metric: Metric, periods: Sequence[date], figures: Figures, last_day: date) -> int:
-    """The denominator of the periods starting in the span's last seven days."""
-    since = last_day - WEEK
-    return sum(
-        figures[(metric.value, period)].denominator
-        for period in periods
-        if period > since and (metric.value, period) in figures
-    )
-
-
-def _need(have: int, per_side: int, weekly: int) -> Need:
-    more = more_needed(have, per_side)
-    return Need(have=have, more=more, weekly=weekly, weeks=weeks_needed(more, weekly))
-
-
 def needed(
     metric: Metric,
     periods: Sequence[date],
@@ -121,16 +95,19 @@ def needed(
     figures: tuple[Figures, Figures],
     last: date,
 ) -> Needed | None:
-    """Each side's runs and weeks still needed at the observed rates; none needed once it can be told."""
-    p1, p2 = first.proportion.rate, second.proportion.rate
-    if p1 is None or p2 is None:
+    """Each side's runs and weeks still needed at the observed rates, at its volume in the span's last seven
+    days; none needed once it can be told."""
+    per_side = per_side_needed(first, second)
+    if per_side is None:
         return None
-    told = not compare(first.proportion, second.proportion).too_few_to_tell
-    per_side = 0 if told else runs_per_side(p1, p2)
     return Needed(
         per_side=per_side,
-        first=_need(first.proportion.denominator, per_side, _weekly(metric, periods, figures[0], last)),
-        second=_need(second.proportion.denominator, per_side, _weekly(metric, periods, figures[1], last)),
+        first=need_of(
+            first.proportion.denominator, per_side, weekly_volume(metric, periods, figures[0], last)
+        ),
+        second=need_of(
+            second.proportion.denominator, per_side, weekly_volume(metric, periods, figures[1], last)
+        ),
     )
 
 

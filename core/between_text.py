@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.between import BetweenReport, Need
+from core.between import BetweenReport
 from core.comparison import Side
-from core.comparison_text import group_text
+from core.comparison_text import group_text, need_json, needed_lines
 from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
@@ -36,18 +36,6 @@ def _side_line(report: BetweenReport, index: int, side: Side) -> str:
     )
 
 
-def _need_line(report: BetweenReport, index: int, need: Need) -> str:
-    name = _name(report, index)
-    if need.more == 0:
-        return f"    {name} has {need.have:,}: none more"
-    weeks = (
-        f"no end in sight at its {need.weekly:,} in the last seven days"
-        if need.weeks is None
-        else f"about {need.weeks:,} weeks at its {need.weekly:,} a week"
-    )
-    return f"    {name} has {need.have:,}: {need.more:,} more, {weeks}"
-
-
 def between_text(report: BetweenReport) -> list[str]:
     """The comparison as the lines compare --between prints."""
     definition = DEFINITIONS[report.metric]
@@ -72,14 +60,7 @@ def between_text(report: BetweenReport) -> list[str]:
             f"{points(interval.high)} (Newcombe); two-proportion z-test {p_text(comparison.p_value)}"
         )
     lines.append(f"  → {report.verdict}")
-    needed = report.needed
-    if needed is not None and needed.per_side > 0:
-        lines.append(
-            f"  to tell a {MIN_DETECTABLE_DIFFERENCE * 100:g}-point difference apart at these rates, each "
-            f"side needs {needed.per_side:,} in its denominator:"
-        )
-        lines.append(_need_line(report, 0, needed.first))
-        lines.append(_need_line(report, 1, needed.second))
+    lines += needed_lines(report.needed, (_name(report, 0), _name(report, 1)))
     lines.append(f"  rule: {RULE}")
     return lines
 
@@ -99,9 +80,6 @@ def between_json(report: BetweenReport) -> dict[str, Any]:
             "wilson_95": None if interval is None else [interval.low, interval.high],
         }
 
-    def need(value: Need) -> dict[str, Any]:
-        return {"have": value.have, "more": value.more, "weekly": value.weekly, "weeks": value.weeks}
-
     comparison = report.comparison
     difference: dict[str, Any] | None = None
     if comparison is not None and comparison.difference is not None:
@@ -113,7 +91,6 @@ def between_json(report: BetweenReport) -> dict[str, Any]:
             "too_few_to_tell": comparison.too_few_to_tell,
             "significant": comparison.significant,
         }
-    needed = report.needed
     definition = DEFINITIONS[report.metric]
     return {
         "metric": report.metric.value,
@@ -131,9 +108,7 @@ def between_json(report: BetweenReport) -> dict[str, Any]:
         "second": side(report.second),
         "difference": difference,
         "verdict": report.verdict,
-        "needed": None
-        if needed is None
-        else {"per_side": needed.per_side, "first": need(needed.first), "second": need(needed.second)},
+        "needed": need_json(report.needed),
         "rule": RULE,
         "need_rule": NEED_RULE,
     }

@@ -5,7 +5,10 @@ Both sides are sums of whole periods of one grain, N weeks before the date and N
 sides. Open periods count with what they hold now, and the report says how many there are. The arithmetic
 is core.rates', the verdict core.verdicts'; a configuration or skill with fewer than MIN_GROUP_RUNS runs
 in any period of a side is "too few to show" (DESIGN.md, "Privacy"): judged per period, not per side, or
-comparing sides of different lengths would give the figures of a small period away.
+comparing sides of different lengths would give the figures of a small period away. When the verdict is
+"too few to tell", the report says how many more runs each side needs before a difference of
+MIN_DETECTABLE_DIFFERENCE could be told apart (core.sample_size), and how many weeks that is at the side's
+volume in the last seven days of it that hold data — the same figures `compare --between` gives.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from core.groups import Group, shown
 from core.metrics import RATES, Metric
 from core.periods import Grain, Sides, is_open, period_length
 from core.rates import Comparison, Proportion, compare
+from core.sample_size import more_needed, runs_per_side, weeks_needed
 from core.verdicts import worded
 
 DEFAULT_WEEKS = 4
+WEEK = timedelta(days=7)
 
 # A side of a configuration or skill with a period under MIN_GROUP_RUNS runs (DESIGN.md, "Privacy").
 TOO_FEW_TO_SHOW = "too few to show"
@@ -60,6 +65,57 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Need:
+    """What one side lacks before the difference can be told apart."""
+
+    have: int  # its denominator
+    more: int  # runs (units of the denominator) it still needs
+    weekly: int  # its denominator in the last seven days of the periods it is judged by
+    weeks: int | None  # whole weeks at that volume; None when it had none in those days
+
+
+@dataclass(frozen=True)
+class Needed:
+    per_side: int  # core.sample_size.runs_per_side at the observed rates; 0 once the verdict is told
+    first: Need
+    second: Need
+
+
+def weekly_volume(metric: Metric, periods: Sequence[date], figures: Figures, last_day: date) -> int:
+    """The denominator of the periods starting in the seven days up to `last_day`."""
+    since = last_day - WEEK
+    return sum(
+        figures[(metric.value, period)].denominator
+        for period in periods
+        if since < period <= last_day and (metric.value, period) in figures
+    )
+
+
+def need_of(have: int, per_side: int, weekly: int) -> Need:
+    """A side with `have` in its denominator, when each side needs `per_side`, at `weekly` a week."""
+    more = more_needed(have, per_side)
+    return Need(have=have, more=more, weekly=weekly, weeks=weeks_needed(more, weekly))
+
+
+def per_side_needed(first: Side, second: Side) -> int | None:
+    """The runs each side needs at the observed rates, 0 when the verdict is told already; None when a side
+    has no data."""
+    p1, p2 = first.proportion.rate, second.proportion.rate
+    if p1 is None or p2 is None:
+        return None
+    told = not compare(first.proportion, second.proportion).too_few_to_tell
+    return 0 if told else runs_per_side(p1, p2)
+
+
+def _newest_seven_days(metric: Metric, grain: Grain, side: Side, figures: Figures) -> int:
+    held = [period for period in side.periods if (metric.value, period) in figures]
+    if not held:
+        return 0
+    last = max(held) + period_length(grain) - timedelta(days=1)
+    return weekly_volume(metric, side.periods, figures, last)
+
+
+@dataclass(frozen=True)
 class ComparisonReport:
     metric: Metric
     group: Group
@@ -71,6 +127,7 @@ class ComparisonReport:
     after: Side
     comparison: Comparison | None  # None when a side is too few to show
     releases: tuple[str, ...]  # labels of the markers on `at`
+    needed: Needed | None = None  # None when a side is too few to show or has no data
 
     @property
     def verdict(self) -> str:
@@ -127,7 +184,22 @@ def comparison_report(
     to show."""
     before = side_of(metric, group, grain, sides.before, figures, first_open=first_open)
     after = side_of(metric, group, grain, sides.after, figures, first_open=first_open)
-    comparison = compare(before.proportion, after.proportion) if before.shown and after.shown else None
+    shown = before.shown and after.shown
+    comparison = compare(before.proportion, after.proportion) if shown else None
+    per_side = per_side_needed(before, after) if shown else None
+    needed = (
+        None
+        if per_side is None
+        else Needed(
+            per_side=per_side,
+            first=need_of(
+                before.proportion.denominator, per_side, _newest_seven_days(metric, grain, before, figures)
+            ),
+            second=need_of(
+                after.proportion.denominator, per_side, _newest_seven_days(metric, grain, after, figures)
+            ),
+        )
+    )
     return ComparisonReport(
         metric=metric,
         group=group,
@@ -139,4 +211,5 @@ def comparison_report(
         after=after,
         comparison=comparison,
         releases=tuple(releases),
+        needed=needed,
     )

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.comparison import ComparisonReport, Side
+from core.comparison import ComparisonReport, Need, Needed, Side
 from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS, Group, GroupKind
 from core.metrics import DEFINITIONS
 from core.rates import Interval
-from core.verdicts import RULE
+from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
 
 
 def _interval(interval: Interval | None) -> str:
@@ -22,6 +22,41 @@ def group_text(group: Group) -> str:
     if group.kind is GroupKind.ALL:
         return "all runs"
     return f"{group.kind.value} {group.value or 'none'}"
+
+
+def need_line(name: str, need: Need) -> str:
+    """What one side has and still needs: none more, or how many more and how many weeks at its volume."""
+    if need.more == 0:
+        return f"    {name} has {need.have:,}: none more"
+    weeks = (
+        f"no end in sight at its {need.weekly:,} in the last seven days"
+        if need.weeks is None
+        else f"about {need.weeks:,} weeks at its {need.weekly:,} a week"
+    )
+    return f"    {name} has {need.have:,}: {need.more:,} more, {weeks}"
+
+
+def needed_lines(needed: Needed | None, names: tuple[str, str]) -> list[str]:
+    """The runs each side needs while the verdict is too few to tell; nothing once it is told."""
+    if needed is None or needed.per_side == 0:
+        return []
+    return [
+        f"  to tell a {MIN_DETECTABLE_DIFFERENCE * 100:g}-point difference apart at these rates, each "
+        f"side needs {needed.per_side:,} in its denominator:",
+        need_line(names[0], needed.first),
+        need_line(names[1], needed.second),
+    ]
+
+
+def need_json(needed: Needed | None) -> dict[str, Any] | None:
+    """The runs each side needs for `--json`."""
+
+    def need(value: Need) -> dict[str, Any]:
+        return {"have": value.have, "more": value.more, "weekly": value.weekly, "weeks": value.weeks}
+
+    if needed is None:
+        return None
+    return {"per_side": needed.per_side, "first": need(needed.first), "second": need(needed.second)}
 
 
 def comparison_text(report: ComparisonReport) -> list[str]:
@@ -59,6 +94,7 @@ def comparison_text(report: ComparisonReport) -> list[str]:
             f"{points(interval.high)} (Newcombe); two-proportion z-test {p_text(comparison.p_value)}"
         )
     lines.append(f"  → {report.verdict}")
+    lines += needed_lines(report.needed, ("before", "after"))
     lines.append(f"  rule: {RULE}")
     return lines
 
@@ -130,5 +166,6 @@ def comparison_json(report: ComparisonReport) -> dict[str, Any]:
         "after": side(report.after),
         "difference": difference,
         "verdict": report.verdict,
+        "needed": need_json(report.needed),
         "rule": RULE,
     }

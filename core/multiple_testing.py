@@ -1,11 +1,11 @@
 """The comparisons one measurement makes, corrected together: Benjamini–Hochberg at q = FALSE_DISCOVERY_RATE.
 
-One measurement compares every rate, for all runs and every configuration and skill, at both grains and
-across every recent release: dozens of tests. At p < 0.05 each, an installation where nothing moved would
+One measurement compares every rate, for all runs and every configuration and skill, in the newest closed week
+and across every recent release: dozens of tests. At p < 0.05 each, an installation where nothing moved would
 see a false alert most weeks. Benjamini and Hochberg (1995): sort the m p-values, p₍₁₎ ≤ … ≤ p₍ₘ₎, find the
-largest k with p₍ₖ₎ ≤ k·q / m, and reject the k smallest. When nothing moved, every rejection is false and
-the chance of any is at most q (the procedure then controls the family-wise error, as Holm's does); when
-something moved, at most a share q of the alerts raised is expected to be false.
+largest k with p₍ₖ₎ ≤ k·q / m, and reject the k smallest. When nothing moved, every rejection is false and the
+chance of any is at most q (the procedure then controls the family-wise error, as Holm's does); when something
+moved, at most a share q of the alerts raised is expected to be false.
 
 Why Benjamini–Hochberg and not Holm: a real move seldom moves one comparison alone. A configuration that
 changes moves its own rate, all runs, its skill, the week's trend and the release's before/after at once;

@@ -1,9 +1,11 @@
 """The alert check after every measurement, `runrecord alerts` and `runrecord alerts ack ID`.
 
-After measure-rates has committed its rates, one unit of work reads the stored figures of the periods the
-checks need (adapters.rates), lets core.alerts say which comparisons are significant moves — all the grains'
-comparisons corrected together, as one measurement's (core.multiple_testing) — and inserts those
-(adapters.alerts, insert-or-ignore on the move). Only the alerts really inserted by this run are POSTed to
+After measure-rates has committed its rates of the week grain, one unit of work reads the stored figures of
+the closed weeks the checks need (adapters.rates), lets core.alerts say which comparisons are significant
+moves — the measurement's comparisons corrected together (core.multiple_testing) — and inserts those
+(adapters.alerts, insert-or-ignore on the move). A measurement of the day grain alone checks nothing: alerts
+compare weeks (core.alerts.ALERT_GRAIN), and a closed week's figures are those a week-grain measurement
+stored. Only the alerts really inserted by this run are POSTed to
 RUNRECORD_ALERT_WEBHOOK, after the commit. Nothing here fails the measurement: a failed check or delivery
 becomes part of the job run's message (`check_line`).
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
@@ -40,8 +41,8 @@ READ: tuple[Metric, ...] = tuple(dict.fromkeys(m for metric in RATE_METRICS for 
 class AlertCheck:
     """What the check after one measurement did."""
 
-    grains: tuple[Grain, ...]
-    comparisons: int = 0  # rate × group × check, over the grains
+    grains: tuple[Grain, ...]  # the grains checked: ALERT_GRAIN when it was measured, else none
+    comparisons: int = 0  # rate × group × check
     tested: int = 0  # the comparisons with both sides shown and holding data, corrected together
     new: list[StoredAlert] = field(default_factory=list)
     failure: str = ""  # why the check itself failed; "" when it ran
@@ -59,20 +60,19 @@ def check_alerts(
     webhook_url: str | None,
     delivery: webhook.Policy | None = None,
 ) -> AlertCheck:
-    """Write the significant moves of the newest closed periods, then POST the new ones (with `delivery`,
-    DELIVERY by default); never raises."""
-    check = AlertCheck(tuple(grains))
+    """Write the significant moves of the closed weeks, when `grains` holds the week grain, then POST the new
+    ones (with `delivery`, DELIVERY by default); never raises."""
+    check = AlertCheck(tuple(grain for grain in grains if grain is rules.ALERT_GRAIN))
+    if not check.grains:
+        return check
     try:
         with engine.begin() as connection:
             markers = [(r.released_on, r.label) for r in releases.releases(connection)]
-            today = datetime.fromtimestamp(now, UTC).date()
-            measured = []
-            for grain in grains:
-                first_open = measure_marks.first_open(connection, grain, now=now)
-                made = rules.checks(first_open, grain, markers, today)
-                figures = rates.figures_by_group(connection, grain, READ, rules.periods_read(made))
-                check.comparisons += len(made) * len(figures) * len(RATE_METRICS)
-                measured += rules.compared(grain, made, figures, first_open=first_open)
+            first_open = measure_marks.first_open(connection, rules.ALERT_GRAIN, now=now)
+            made = rules.checks(first_open, markers)
+            figures = rates.figures_by_group(connection, rules.ALERT_GRAIN, READ, rules.periods_read(made))
+            check.comparisons = len(made) * len(figures) * len(RATE_METRICS)
+            measured = rules.compared(made, figures, first_open=first_open)
             check.tested = len(measured)
             check.new = alert_rows.save_alerts(connection, rules.alerts(measured), now=now)
     except Exception as error:  # the measurement is committed; the check is reported, never raised
@@ -117,6 +117,10 @@ def check_line(check: AlertCheck) -> str:
     """The check in one clause of the job run's message: new alerts, and what became of their POSTs."""
     if check.failure:
         return f"alert check failed: {check.failure}"
+    if not check.grains:
+        return (
+            f"alerts: not checked (alerts compare closed {rules.ALERT_GRAIN.value}s, measured at that grain)"
+        )
     line = f"alerts: {len(check.new)} new"
     if check.new:
         kinds = [(kind, sum(1 for s in check.new if s.alert.kind is kind)) for kind in rules.AlertKind]

@@ -1,4 +1,4 @@
-"""The open alerts: every rate that moved significantly in the newest closed period or across a recent
+"""The open alerts: every rate that moved significantly in the newest closed week or across a recent
 release, until someone closes it (`runrecord alerts ack ID`)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ NOT_STORED = (
     "Alerts are not stored on this database yet: run `runrecord init-db`, then `runrecord measure-rates`."
 )
 NONE_OPEN = (
-    "No open alert: no rate moved significantly in the newest closed period or across a release of the last "
+    "No open alert: no rate moved significantly in the newest closed week or across a release of the last "
     "eight weeks (`runrecord alerts --all` lists the closed ones too)."
 )
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.between import BetweenReport, Need
+from core.between import BetweenReport
 from core.between_text import NEED_RULE
-from core.comparison import TOO_FEW_TO_SHOW, Side
+from core.comparison import TOO_FEW_TO_SHOW, Need, Side
 from core.figures_text import p_text
 from core.groups import MIN_GROUP_RUNS
 from core.verdicts import RULE, Finding

@@ -18,7 +18,24 @@ from core.figures_text import p_text
 from core.metrics import DEFINITIONS, parse_metric
 from dashboard.queries.common import when
 
-COLUMNS = ["alert", "rate", "group", "compared", "before", "after", "difference", "p", "since (UTC)"]
+COLUMNS = [
+    "alert",
+    "rate",
+    "group",
+    "compared",
+    "before",
+    "after",
+    "difference",
+    "p",
+    "adjusted p",
+    "since (UTC)",
+]
+
+
+def adjusted_figure(value: float | None) -> str:
+    """Benjamini–Hochberg's adjusted p in its column, as the p beside it reads ("p = 0.0170"), or "not kept"
+    for an alert written before it was."""
+    return "not kept" if value is None else p_text(value)
 
 
 def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
@@ -41,6 +58,7 @@ def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
                 "after": side_text(alert.after),
                 "difference": difference_text(alert),
                 "p": p_text(alert.p_value),
+                "adjusted p": adjusted_figure(alert.adjusted_p_value),
                 "since (UTC)": when(stored.created_at),
             }
         )

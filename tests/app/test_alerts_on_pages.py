@@ -78,6 +78,7 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
         "after",
         "difference",
         "p",
+        "adjusted p",
         "since (UTC)",
     ]
     assert set(table["group"]) == {"all runs", "configuration content-assistant", "skill none"}
@@ -87,6 +88,7 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
     )
     assert set(table["before"]) == {"0.0% (0/200, 95% CI 0.0% – 1.9%)"}
     assert set(table["after"]) == {"100.0% (200/200, 95% CI 98.1% – 100.0%)"}
+    assert set(table["p"]) == set(table["adjusted p"]) == {"p < 0.0001"}
     assert any(w.value.startswith("3 open alerts: a rate moved significantly") for w in app.warning)
 
 

@@ -1,6 +1,7 @@
 """The Rates page's verdicts and its privacy floor: the before/after panel says significant with a wide
 interval, no difference within ±5 points, or too few to tell, as compare does; the configuration panel shows
-a configuration only when none of its weeks holds one to four runs.
+a configuration only when none of its weeks holds one to four runs, and the split by configuration shows a
+configuration's week only when it holds five runs or more.
 
 The installation is built at fixed instants long closed (2026), and the jobs run as of a fixed instant."""
 
@@ -17,6 +18,7 @@ from core.time import DAY_S
 from data.builder import Installation
 from jobs import releases
 from jobs.schema_setup import init_db
+from tests.app import rendered
 from tests.app.installations import run_the_jobs
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -115,3 +117,23 @@ def test_the_configuration_panel_shows_a_configuration_only_without_a_week_of_on
     assert (f"{configuration} against {STABLE}" in _texts(app)) and (
         ("**too few to show**" in _texts(app)) is not shown
     )
+
+
+@pytest.mark.parametrize(("configuration", "runs", "shown"), FLOOR, ids=[f"{row[1]} runs" for row in FLOOR])
+def test_the_split_by_configuration_shows_a_configurations_week_only_from_five_runs(
+    dashboard: Callable[..., AppTest], verdicts_db_url: str, configuration: str, runs: int, shown: bool
+) -> None:
+    app = dashboard(verdicts_db_url)
+    app.radio(key="group_kind").set_value("configuration").run()
+    app.selectbox(key="split_metric").set_value(METRIC).run()
+
+    assert not app.exception
+    split = next(table for table in rendered.tables(app) if table.index.name == "period start")
+    small, full = split.loc[WEEKS[2].isoformat()], split.loc[WEEKS[1].isoformat()]
+    assert full[STABLE].startswith("40.0% (4/10;") and full[configuration].startswith("40.0% (4/10;")
+    if runs == 0:  # a week without runs hides nothing and shows nothing
+        assert small[configuration] == ""
+    elif shown:
+        assert small[configuration].startswith(f"40.0% (2/{runs};")
+    else:
+        assert small[configuration] == "too few to show"

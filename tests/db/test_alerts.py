@@ -144,7 +144,22 @@ def test_a_planted_move_writes_one_alert_for_each_group_it_moved(moved_engine: E
         assert row["difference"] == pytest.approx(1.0)
         assert row["difference_low"] < row["difference"] <= row["difference_high"]
         assert row["p_value"] < 0.05
+        assert row["p_value"] <= row["adjusted_p_value"] <= 0.05
         assert (row["status"], row["closed_at"]) == ("open", 0)
+
+
+def test_a_measurement_of_the_day_grain_alone_checks_no_alert(installation_engine: Engine) -> None:
+    plant(installation_engine, {**dict.fromkeys(WEEKS_BEFORE, (PER_WEEK, False)), NEWEST: (PER_WEEK, True)})
+    measure_rates(installation_engine, now=NOW, window_s=WINDOW, grains=(Grain.DAY,))
+
+    result = alert_job.check_alerts(installation_engine, now=NOW, grains=(Grain.DAY,), webhook_url=None)
+
+    assert (result.grains, result.comparisons, result.new) == ((), 0, [])
+    assert (
+        alert_job.check_line(result)
+        == "alerts: not checked (alerts compare closed weeks, measured at that grain)"
+    )
+    assert stored_rows(installation_engine) == []
 
 
 # --- done when: a +20-point week at 120 runs a week ---------------------------------------------------
@@ -192,12 +207,15 @@ def test_a_twenty_point_week_at_120_runs_a_week_raises_exactly_one_alert_for_the
 
     rows = stored_rows(installation_engine)
     assert first.failure == second.failure == ""
-    assert first.tested > 8  # every rate with data, of all runs, both configurations and skill none
+    # The rates with data (claimed_unwritten_rate, nothing_saved_rate) of all runs, both configurations and
+    # skill none, on the closed weeks only: the day grain measured beside them raises no alert.
+    assert first.tested == second.tested == 2 * 4
     assert [
         (row["metric"], row["group_kind"], row["group_value"], row["kind"], row["at_date"]) for row in rows
     ] == [("claimed_unwritten_rate", "configuration", "content-assistant", "trend", NEWEST)]
     assert (rows[0]["before_numerator"], rows[0]["before_denominator"]) == (4 * 36, 4 * SMALL_WEEK)
     assert (rows[0]["after_numerator"], rows[0]["after_denominator"]) == (60, SMALL_WEEK)
+    assert rows[0]["p_value"] <= rows[0]["adjusted_p_value"] <= 0.05
     assert len(first.new) == 1 and second.new == []
 
 
@@ -398,11 +416,26 @@ def test_alerts_lists_the_open_alerts_newest_first_and_ack_closes_one(
         in line
         for line in lines
     )
-    assert all("p < 0.0001" in line for line in lines)
+    assert all("p < 0.0001, adjusted p < 0.0001; since " in line for line in lines)
     assert closed.output.startswith(f"closed: #{uids[0]} ")
     assert again.output.startswith(f"closed already: #{uids[0]} ")
     assert sorted(item["id"] for item in json.loads(still_open.output)) == sorted(uids[1:])
     assert len(every.output.splitlines()) == 3 and "; closed " in every.output
+
+
+def test_an_alert_written_before_the_adjusted_p_was_kept_says_so(
+    moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result]
+) -> None:
+    check(moved_engine)
+    with moved_engine.begin() as connection:
+        connection.execute(alert.update().values(adjusted_p_value=None))  # as migration 0011 leaves a row
+
+    listed = run_cli("alerts", "--db", moved_url)
+    as_json = run_cli("alerts", "--db", moved_url, "--json")
+
+    assert listed.exit_code == 0, listed.stderr
+    assert all(", p < 0.0001, adjusted p not kept; " in line for line in listed.output.splitlines())
+    assert {item["difference"]["adjusted_p_value"] for item in json.loads(as_json.output)} == {None}
 
 
 def test_alerts_says_when_there_is_none(installation_url: str, run_cli: Callable[..., Result]) -> None:

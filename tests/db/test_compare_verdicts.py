@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from statsmodels.stats.proportion import proportion_confint
 
 from core.periods import Grain
+from core.sample_size import runs_per_side
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.measure import measure_rates
@@ -105,3 +106,41 @@ def test_compare_prints_each_verdict_with_both_sides_and_their_wilson_intervals(
     else:
         assert document["difference"]["p_value"] >= 0.05
         assert (low >= -0.05 and high <= 0.05) is (verdict != "too few to tell")
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "verdict"), [row[:3] for row in VERDICTS], ids=[row[3] for row in VERDICTS]
+)
+def test_compare_at_says_the_runs_and_weeks_each_side_needs_only_when_too_few_to_tell(
+    installation_engine: Engine,
+    installation_url: str,
+    run_cli: Callable[..., Result],
+    before: tuple[int, int],
+    after: tuple[int, int],
+    verdict: str,
+) -> None:
+    plant(installation_engine, before, after)
+
+    result = compared(run_cli, installation_url)
+    document = json.loads(compared(run_cli, installation_url, "--json").output)
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    if verdict != "too few to tell":
+        assert not any("each side needs" in line for line in lines)
+        assert document["needed"]["per_side"] == 0
+        return
+    per_side = runs_per_side(before[0] / before[1], after[0] / after[1])
+    more = per_side - 20
+    weeks = -(-more // 20)  # each side's one week held 20 answers
+    assert lines[lines.index("  → too few to tell") + 1 :][:3] == [
+        "  to tell a 5-point difference apart at these rates, each side needs "
+        f"{per_side:,} in its denominator:",
+        f"    before has 20: {more:,} more, about {weeks:,} weeks at its 20 a week",
+        f"    after has 20: {more:,} more, about {weeks:,} weeks at its 20 a week",
+    ]
+    assert document["needed"] == {
+        "per_side": per_side,
+        "first": {"have": 20, "more": more, "weekly": 20, "weeks": weeks},
+        "second": {"have": 20, "more": more, "weekly": 20, "weeks": weeks},
+    }

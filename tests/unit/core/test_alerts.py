@@ -11,6 +11,7 @@ from statsmodels.stats.multitest import multipletests
 
 from core.alert_text import alert_json, alert_line
 from core.alerts import (
+    ALERT_GRAIN,
     RELEASE_WEEKS,
     TREND_PERIODS,
     Alert,
@@ -68,7 +69,7 @@ def test_the_newest_closed_period_is_the_one_before_the_first_open_period(
 
 
 def test_a_trend_compares_the_newest_closed_period_with_the_four_periods_before_it() -> None:
-    check = trend_check(FIRST_OPEN, Grain.WEEK)
+    check = trend_check(FIRST_OPEN)
 
     assert (check.kind, check.at, check.label) == (AlertKind.TREND, NEWEST, "")
     assert check.sides.after == (NEWEST,)
@@ -78,28 +79,31 @@ def test_a_trend_compares_the_newest_closed_period_with_the_four_periods_before_
 @pytest.mark.parametrize(
     ("released_on", "recent"),
     [
-        (TODAY, True),
-        (TODAY - timedelta(weeks=RELEASE_WEEKS), True),
-        (TODAY - timedelta(weeks=RELEASE_WEEKS, days=1), False),
-        (TODAY + timedelta(days=1), False),  # marked ahead: nothing after it yet
+        (FIRST_OPEN - timedelta(days=1), True),
+        (FIRST_OPEN - timedelta(weeks=RELEASE_WEEKS), True),
+        (FIRST_OPEN - timedelta(weeks=RELEASE_WEEKS, days=1), False),
+        (FIRST_OPEN, False),  # in the first open week: no closed week after it yet
+        (TODAY + timedelta(days=1), False),  # marked ahead
     ],
 )
-def test_a_release_marker_is_compared_for_eight_weeks_from_its_date(released_on: date, recent: bool) -> None:
-    found = recent_releases([(released_on, "Prompt rule")], TODAY)
+def test_a_release_marker_is_compared_in_the_eight_weeks_before_the_first_open_week(
+    released_on: date, recent: bool
+) -> None:
+    found = recent_releases([(released_on, "Prompt rule")], FIRST_OPEN)
 
     assert found == ([(released_on, "Prompt rule")] if recent else [])
 
 
 def test_the_markers_of_one_day_are_one_comparison_with_their_labels_joined() -> None:
     found = recent_releases(
-        [(date(2026, 10, 12), "b"), (date(2026, 10, 12), "a"), (date(2026, 10, 5), "c")], TODAY
+        [(date(2026, 10, 12), "b"), (date(2026, 10, 12), "a"), (date(2026, 10, 5), "c")], FIRST_OPEN
     )
 
     assert found == [(date(2026, 10, 5), "c"), (date(2026, 10, 12), "a; b")]
 
 
 def test_a_release_is_compared_on_its_closed_periods_only() -> None:
-    check = release_check(date(2026, 11, 2), "Prompt rule", FIRST_OPEN, Grain.WEEK)
+    check = release_check(date(2026, 11, 2), "Prompt rule", FIRST_OPEN)
 
     assert check is not None
     assert check.sides.before == (
@@ -112,21 +116,27 @@ def test_a_release_is_compared_on_its_closed_periods_only() -> None:
 
 
 def test_a_release_with_no_closed_period_after_it_is_not_compared_yet() -> None:
-    assert release_check(FIRST_OPEN, "Prompt rule", FIRST_OPEN, Grain.WEEK) is None
+    assert release_check(FIRST_OPEN, "Prompt rule", FIRST_OPEN) is None
 
 
-def test_releases_are_compared_at_the_week_grain_and_trends_at_every_grain() -> None:
-    markers = [(date(2026, 10, 12), "Prompt rule")]
+def test_alerts_compare_weeks_only() -> None:
+    assert ALERT_GRAIN is Grain.WEEK
 
-    weeks = checks(FIRST_OPEN, Grain.WEEK, markers, TODAY)
-    days = checks(FIRST_OPEN, Grain.DAY, markers, TODAY)
 
-    assert [check.kind for check in weeks] == [AlertKind.TREND, AlertKind.RELEASE]
-    assert [check.kind for check in days] == [AlertKind.TREND]
+def test_the_checks_are_the_trend_and_each_recent_release_on_closed_weeks_only() -> None:
+    markers = [(date(2026, 10, 12), "Prompt rule"), (FIRST_OPEN + timedelta(days=2), "Too new")]
+
+    found = checks(FIRST_OPEN, markers)
+
+    assert [(check.kind, check.at) for check in found] == [
+        (AlertKind.TREND, NEWEST),
+        (AlertKind.RELEASE, date(2026, 10, 12)),
+    ]
+    assert max(periods_read(found)) < FIRST_OPEN
 
 
 def test_the_periods_read_are_those_of_every_side_of_every_check() -> None:
-    found = checks(FIRST_OPEN, Grain.WEEK, [(date(2026, 10, 12), "Prompt rule")], TODAY)
+    found = checks(FIRST_OPEN, [(date(2026, 10, 12), "Prompt rule")])
 
     assert periods_read(found) == {NEWEST - WEEK * k for k in range(10)}
 
@@ -135,10 +145,10 @@ def test_the_periods_read_are_those_of_every_side_of_every_check() -> None:
 
 
 def alert_of(
-    metric: Metric, group: Group, grain: Grain, check: Check, figures: dict[tuple[str, date], Count]
+    metric: Metric, group: Group, check: Check, figures: dict[tuple[str, date], Count]
 ) -> Alert | None:
     """The alert of one comparison measured alone (a family of one): None when it is not tested or not one."""
-    found = comparison_of(metric, group, grain, check, figures, first_open=FIRST_OPEN)
+    found = comparison_of(metric, group, check, figures, first_open=FIRST_OPEN)
     raised = alerts([] if found is None else [found])
     return raised[0] if raised else None
 
@@ -172,7 +182,7 @@ def test_a_comparison_is_an_alert_only_when_significant_and_shown(
 ) -> None:
     figures = weekly([*before, after])
 
-    found = alert_of(METRIC, group, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
+    found = alert_of(METRIC, group, trend_check(FIRST_OPEN), figures)
 
     assert (found is not None) == expected
 
@@ -180,7 +190,7 @@ def test_a_comparison_is_an_alert_only_when_significant_and_shown(
 def test_an_alert_carries_both_sides_the_difference_its_interval_and_p() -> None:
     figures = weekly([(40, 800, 800)] * 4 + [(300, 800, 800)])
 
-    found = alert_of(METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
+    found = alert_of(METRIC, CANARY, trend_check(FIRST_OPEN), figures)
 
     assert found is not None
     assert (found.before.numerator, found.before.denominator) == (160, 3200)
@@ -199,8 +209,7 @@ def test_every_rate_and_group_is_checked_and_the_alerts_come_in_key_order() -> N
 
     found = alerts(
         compared(
-            Grain.WEEK,
-            checks(FIRST_OPEN, Grain.WEEK, [], TODAY),
+            checks(FIRST_OPEN, []),
             {CANARY: moved, ALL_RUNS: still, Group(GroupKind.SKILL, ""): moved},
             first_open=FIRST_OPEN,
         )
@@ -213,11 +222,11 @@ def test_a_comparison_too_few_to_show_or_without_data_is_not_tested() -> None:
     small = weekly([(40, 800, 800)] * 4 + [(4, 4, 4)])
     empty = weekly([(40, 800, 800)] * 4 + [(0, 0, 0)])
     shown = weekly([(40, 800, 800)] * 4 + [(5, 5, 5)])
-    check = trend_check(FIRST_OPEN, Grain.WEEK)
+    check = trend_check(FIRST_OPEN)
 
-    assert comparison_of(METRIC, CANARY, Grain.WEEK, check, small, first_open=FIRST_OPEN) is None
-    assert comparison_of(METRIC, ALL_RUNS, Grain.WEEK, check, empty, first_open=FIRST_OPEN) is None
-    assert comparison_of(METRIC, CANARY, Grain.WEEK, check, shown, first_open=FIRST_OPEN) is not None
+    assert comparison_of(METRIC, CANARY, check, small, first_open=FIRST_OPEN) is None
+    assert comparison_of(METRIC, ALL_RUNS, check, empty, first_open=FIRST_OPEN) is None
+    assert comparison_of(METRIC, CANARY, check, shown, first_open=FIRST_OPEN) is not None
 
 
 def _family(p_values: list[float]) -> list[Alert]:
@@ -225,8 +234,7 @@ def _family(p_values: list[float]) -> list[Alert]:
     base = comparison_of(
         METRIC,
         ALL_RUNS,
-        Grain.WEEK,
-        trend_check(FIRST_OPEN, Grain.WEEK),
+        trend_check(FIRST_OPEN),
         weekly([(40, 800, 800)] * 5),
         first_open=FIRST_OPEN,
     )
@@ -264,10 +272,13 @@ def test_the_alerts_are_those_statsmodels_benjamini_hochberg_rejects(seed: int) 
 
     found = alerts(_family(p_values))
 
-    expected, *_ = multipletests(p_values, alpha=0.05, method="fdr_bh")
+    expected, adjusted, *_ = multipletests(p_values, alpha=0.05, method="fdr_bh")
     assert sorted(alert.group.value for alert in found) == [
         f"c{index:03}" for index, reject in enumerate(expected) if reject and p_values[index] < 0.05
     ]
+    assert [alert.adjusted_p_value for alert in found] == pytest.approx(
+        [adjusted[int(alert.group.value[1:])] for alert in found], rel=1e-12
+    )
 
 
 # --- how an alert reads -----------------------------------------------------------------------------------
@@ -275,7 +286,7 @@ def test_the_alerts_are_those_statsmodels_benjamini_hochberg_rejects(seed: int) 
 
 def stored_canary() -> StoredAlert:
     figures = weekly([(40, 800, 800)] * 4 + [(300, 800, 800)])
-    found = alert_of(METRIC, CANARY, Grain.WEEK, trend_check(FIRST_OPEN, Grain.WEEK), figures)
+    found = alert_of(METRIC, CANARY, trend_check(FIRST_OPEN), figures)
     assert found is not None
     return StoredAlert(7, found, created_at=1_764_000_000, status=AlertStatus.OPEN, closed_at=0)
 
@@ -289,7 +300,23 @@ def test_an_alert_line_says_metric_group_period_before_after_difference_and_p() 
     )
     assert "5.0% (160/3,200, 95% CI 4.3% – 5.8%) → 37.5% (300/800, 95% CI 34.2% – 40.9%)" in line
     assert "rise of +32.5 points (95% CI +29.1 to +36.0)" in line
-    assert "p < 0.0001" in line
+    assert "p < 0.0001, adjusted p < 0.0001; since " in line
+
+
+def test_an_alert_line_gives_the_adjusted_p_beside_the_raw_one() -> None:
+    stored = stored_canary()
+    among = replace(stored, alert=replace(stored.alert, p_value=0.0031, adjusted_p_value=0.0248))
+
+    assert ", p = 0.0031, adjusted p = 0.0248; since " in alert_line(among)
+    assert alert_json(among)["difference"]["adjusted_p_value"] == 0.0248
+
+
+def test_an_alert_stored_before_the_adjusted_p_was_kept_says_it_has_none() -> None:
+    stored = stored_canary()
+    older = replace(stored, alert=replace(stored.alert, adjusted_p_value=None))
+
+    assert ", p < 0.0001, adjusted p not kept; since " in alert_line(older)
+    assert alert_json(older)["difference"]["adjusted_p_value"] is None
 
 
 def test_an_alert_as_json_names_its_group_and_gives_both_sides_and_the_difference() -> None:

@@ -10,6 +10,7 @@ from core.counting import Count
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
 from core.periods import Grain, comparison_periods, open_from
+from core.sample_size import runs_per_side
 from core.time import DAY_S
 
 AT = date(2026, 10, 12)  # a Monday
@@ -98,3 +99,50 @@ def test_a_period_whose_runs_may_still_change_is_counted_as_open() -> None:
 
     assert (report.before.open_periods, report.after.open_periods) == (0, 1)
     assert any("1 still open" in line for line in comparison_text(report))
+
+
+def test_too_few_to_tell_gives_each_sides_runs_needed_and_weeks_at_its_newest_week_with_data() -> None:
+    # The after side's newest week holds nothing yet: its weeks are counted at the week before (30 a week).
+    stored = figures([(6, 40, 40), (6, 40, 40)], [(5, 30, 30), (0, 0, 0)])
+    del stored[(METRIC.value, comparison_periods(AT, 2, Grain.WEEK).after[1])]
+
+    report = comparison_report(
+        METRIC,
+        AT,
+        comparison_periods(AT, 2, Grain.WEEK),
+        stored,
+        weeks=2,
+        group=ALL_RUNS,
+        grain=Grain.WEEK,
+        releases=(),
+        first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
+    )
+
+    needed = report.needed
+    assert report.verdict == "too few to tell" and needed is not None
+    per_side = runs_per_side(12 / 80, 5 / 30)
+    assert needed.per_side == per_side
+    assert (needed.first.have, needed.first.more, needed.first.weekly) == (80, per_side - 80, 40)
+    assert (needed.second.have, needed.second.more, needed.second.weekly) == (30, per_side - 30, 30)
+    assert needed.second.weeks == -(-(per_side - 30) // 30)
+    assert "    after has 30: " in "\n".join(comparison_text(report))
+
+
+def test_a_told_verdict_needs_no_more_runs_and_prints_none() -> None:
+    stored = figures([(60, 300, 300), (60, 300, 300)], [(6, 300, 300), (6, 300, 300)])
+
+    report = comparison_report(
+        METRIC,
+        AT,
+        comparison_periods(AT, 2, Grain.WEEK),
+        stored,
+        weeks=2,
+        group=ALL_RUNS,
+        grain=Grain.WEEK,
+        releases=(),
+        first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
+    )
+
+    assert report.needed is not None and report.needed.per_side == 0
+    assert not any("each side needs" in line for line in comparison_text(report))
+    assert comparison_json(report)["needed"]["per_side"] == 0

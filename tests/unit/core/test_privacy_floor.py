@@ -86,10 +86,10 @@ def test_compare_between_configurations_shows_a_side_only_when_no_period_of_it_h
 def test_an_alert_is_raised_only_when_no_period_of_its_sides_has_one_to_four_runs(
     runs: int, shown: bool
 ) -> None:
-    check = trend_check(FIRST_OPEN, Grain.WEEK)
+    check = trend_check(FIRST_OPEN)
     stored = figures(check.sides.before + check.sides.after, check.sides.before[1], runs, risen=NEWEST)
 
-    found = comparison_of(METRIC, GROUP, Grain.WEEK, check, stored, first_open=FIRST_OPEN)
+    found = comparison_of(METRIC, GROUP, check, stored, first_open=FIRST_OPEN)
 
     assert (found is not None) is shown
     assert len(alerts([found] if found is not None else [])) == (1 if shown else 0)
@@ -97,10 +97,10 @@ def test_an_alert_is_raised_only_when_no_period_of_its_sides_has_one_to_four_run
 
 @pytest.mark.parametrize(("runs", "tested"), [(1, False), (4, False), (5, True)])
 def test_a_newest_period_of_one_to_four_runs_is_no_alert(runs: int, tested: bool) -> None:
-    check = trend_check(FIRST_OPEN, Grain.WEEK)
+    check = trend_check(FIRST_OPEN)
     stored = figures(check.sides.before + check.sides.after, NEWEST, runs, risen=NEWEST)
 
-    found = comparison_of(METRIC, GROUP, Grain.WEEK, check, stored, first_open=FIRST_OPEN)
+    found = comparison_of(METRIC, GROUP, check, stored, first_open=FIRST_OPEN)
 
     assert (found is not None) is tested
 
