@@ -216,6 +216,10 @@ call_outcome = Table(
     _str("outcome", 24),
     _int("crdate"),
     _int("tstamp"),
+    # nr-llm's KEY correlation and KEY outcome_lookup, there since the table was created (its ext_tables.sql;
+    # DOMAIN.md): the mirror looks a run's observed row up by correlation_id (adapters.write_facts._mirror).
+    Index("correlation", "correlation_id"),
+    Index("outcome_lookup", "outcome", "crdate"),
 )
 
 # --- upstream: the AI chat (nr-mcp-agent) -----------------------------------------------------------------
@@ -338,14 +342,6 @@ pending_run = Table(
     Column("run_uid", Integer, primary_key=True, autoincrement=False),
     _int("last_write_at"),
     _int("writes"),
-)
-
-# The correlation ids that have an observed row in tx_nrllm_call_outcome (from any deriver), kept from that
-# table's rows above the last uid read (tx_runrecord_scan_mark): upstream has no index on correlation_id.
-observed = Table(
-    "tx_runrecord_observed",
-    ours,
-    Column("correlation_id", String(36), primary_key=True),
 )
 
 # The survival of AI text counted as the writes are derived (core.survival_report's rule; adapters.survival):

@@ -1,13 +1,13 @@
 """The derivation's own tables that a night extends instead of reading the installation again (003_…):
-the target of every tool_write event, the runs still pending, and the correlation ids with an observed row.
+the target of every tool_write event and the runs still pending.
 
 * `extend_targets`: the targets of the events above the highest event uid read (less a margin, for events a
   slower transaction committed late), read from their payloads in SQL; the pending rows of their runs
   computed again. A night reads its new events, not every payload again.
-* `extend_observed`: the correlation ids of tx_nrllm_call_outcome's observed rows above the last uid read,
-  since that table has no index on correlation_id upstream and must not get one from us.
 * `pending` and the due page read tx_runrecord_pending_run: the runs with targets and no outcome, not every
   run with writes.
+* `observed`: whether a correlation id already has an observed row in tx_nrllm_call_outcome, looked up by
+  nr-llm's own index on correlation_id (KEY correlation, DOMAIN.md).
 
 Plans that do not depend on statistics: the events are read by a range of their primary key, the pending
 runs by theirs; tests/db/test_query_plans.py checks them with EXPLAIN.
@@ -21,6 +21,8 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
+    Join,
     Select,
     and_,
     case,
@@ -40,14 +42,12 @@ from core.table_names import MAX_TABLE_NAME
 
 target = schema.write_target
 pending_run = schema.pending_run
-observed = schema.observed
 scan_mark = schema.scan_mark
 
 # Events are read again from this many uids below the highest one read: an event whose transaction committed
 # after a later one's is still found (nr-llm writes a run's events as it goes, a few at a time).
 LATE_EVENTS = 10_000
 
-CALL_OUTCOME_MARK = "tx_nrllm_call_outcome"
 _OBSERVED = tuple(outcome.value for outcome in CallOutcome)
 
 
@@ -107,29 +107,15 @@ def _recompute_pending(connection: Connection, from_event_uid: int) -> None:
     connection.execute(bulk.insert_or_ignore_select(dialect, pending_run, columns, rows))
 
 
-def extend_observed(connection: Connection) -> None:
-    """Add the correlation ids of the observed rows of tx_nrllm_call_outcome above the last uid read."""
-    dialect = connection.dialect.name
+def unobserved(dialect: str, left: FromClause, correlation_id: ColumnElement[str]) -> tuple[Join, Any]:
+    """`left` joined to the observed rows of tx_nrllm_call_outcome (from any deriver) of its correlation id,
+    and the condition that there is none: one probe of nr-llm's index on correlation_id (KEY correlation)
+    per row of `left`, the outcome read from the rows it finds (PostgreSQL: a fenced LATERAL probe, so that
+    no plan depends on the statistics of a table that grows with the installation)."""
     call = schema.call_outcome
-    mark = connection.execute(
-        select(scan_mark.c.last_uid).where(scan_mark.c.name == CALL_OUTCOME_MARK)
-    ).scalar()
-    start = max(0, int(mark or 0) - LATE_EVENTS)
-    highest = connection.execute(select(func.max(call.c.uid))).scalar()
-    if highest is None or int(highest) <= start:
-        return
-    ids = (
-        select(call.c.correlation_id)
-        .where(
-            call.c.uid > start,
-            call.c.uid <= highest,
-            call.c.outcome.in_(_OBSERVED),
-            call.c.correlation_id != "",
-        )
-        .distinct()
-    )
-    connection.execute(bulk.insert_or_ignore_select(dialect, observed, ["correlation_id"], ids))
-    _set_mark(connection, CALL_OUTCOME_MARK, int(highest))
+    on = and_(call.c.correlation_id == correlation_id, call.c.outcome.in_(_OBSERVED))
+    joined, found = plans.outer_probe(dialect, left, call, on, (call.c.uid,), "observed")
+    return joined, found.c.uid.is_(None)
 
 
 def _set_mark(connection: Connection, name: str, uid: int) -> None:

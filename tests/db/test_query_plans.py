@@ -21,9 +21,10 @@ from sqlalchemy import Connection, Engine, Select, event, func, inspect, select
 
 from adapters import history as history_queries
 from adapters import schema
+from adapters.dialect import bulk
 from core.time import DAY_S
 from data.builder import Installation
-from jobs.derive import derive_outcomes
+from jobs.derive import Summary, derive_outcomes
 
 DAY = DAY_S
 T = 1_790_000_000
@@ -143,7 +144,6 @@ NEVER_SCANNED = (
     "tx_runrecord_write_target",
     "tx_runrecord_run_outcome",
     "tx_runrecord_write_outcome",
-    "tx_runrecord_observed",
     "pages",
     "tt_content",
 )
@@ -179,9 +179,8 @@ def _full_scans(plan: str, dialect: str) -> list[str]:
     return found + re.findall(pattern.format("|".join(NEVER_SCANNED)), "\n".join(lines), re.M)
 
 
-def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
-    site_engine: Engine, dialect: str
-) -> None:
+def _derive_explained(engine: Engine, dialect: str) -> tuple[Summary, list[tuple[str, str]]]:
+    """derive-outcomes run once, with the plan of every statement it ran."""
     explained: list[tuple[str, str]] = []
 
     def explain(
@@ -192,15 +191,51 @@ def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
             return
         explained.append((statement, _explained(connection, cursor, statement, parameters, dialect)))
 
-    event.listen(site_engine, "before_cursor_execute", explain)
+    event.listen(engine, "before_cursor_execute", explain)
     try:
-        summary = derive_outcomes(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+        summary = derive_outcomes(engine, now=T + 30 * DAY, window_s=7 * DAY)
     finally:
-        event.remove(site_engine, "before_cursor_execute", explain)
+        event.remove(engine, "before_cursor_execute", explain)
+    return summary, explained
+
+
+def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
+    site_engine: Engine, dialect: str
+) -> None:
+    summary, explained = _derive_explained(site_engine, dialect)
 
     assert summary.writes_derived == PAGES
     scans = [(statement, plan) for statement, plan in explained if _full_scans(plan, dialect)]
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+# nr-llm's KEY correlation (correlation_id) of tx_nrllm_call_outcome, as each dialect's plan names it.
+CORRELATION_INDEX = {
+    "sqlite": r"SEARCH \w+ USING INDEX correlation \(correlation_id=\?\)",
+    "postgresql": r"(?:Index Scan using|Bitmap Index Scan on) correlation\b",
+    "mariadb": r"tx_nrllm_call_outcome key=correlation type=ref",
+}
+
+
+def test_the_mirror_looks_a_runs_observed_row_up_by_nr_llms_correlation_index(
+    site_engine: Engine, dialect: str
+) -> None:
+    with site_engine.begin() as connection:
+        # Other runs' rows, rated and observed, so that the table holds what an installation's does.
+        rows = [
+            (0, f"00000000-0000-4000-8000-{n:012d}", ("helpful", "edited", "unknown")[n % 3], T, T)
+            for n in range(300)
+        ]
+        columns = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
+        bulk.insert_rows(connection, schema.call_outcome, columns, rows)
+
+    summary, explained = _derive_explained(site_engine, dialect)
+
+    mirror = [plan for statement, plan in explained if "INTO tx_runrecord_batch_mirror" in statement]
+    assert summary.mirrored == PAGES
+    assert len(mirror) == 1, explained
+    assert re.search(CORRELATION_INDEX[dialect], mirror[0]), mirror[0]
+    assert "outcome_lookup" not in mirror[0], mirror[0]
 
 
 def test_the_planners_choice_holds_after_analyze_too(site_engine: Engine, dialect: str) -> None:
