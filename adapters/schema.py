@@ -190,6 +190,8 @@ agentrun = Table(
     _int("tstamp"),
     _int("crdate"),
     Index("run_uuid", "uuid"),
+    # nr-llm's KEY status_lookup: a night reads the runs not finished yet through it (adapters.write_targets).
+    Index("status_lookup", "status", "crdate"),
 )
 
 agentrun_event = Table(
@@ -342,6 +344,15 @@ pending_run = Table(
     Column("run_uid", Integer, primary_key=True, autoincrement=False),
     _int("last_write_at"),
     _int("writes"),
+)
+
+# The runs a night saw not finished (queued, running, waiting): their events may still commit (a run's long
+# transaction), so each is read again by run once it has finished, and is not derived before
+# (adapters.write_targets). A row goes once its run's events have been read after it finished.
+unfinished_run = Table(
+    "tx_runrecord_unfinished_run",
+    ours,
+    Column("run_uid", Integer, primary_key=True, autoincrement=False),
 )
 
 # The survival of AI text counted as the writes are derived (core.survival_report's rule; adapters.survival):

@@ -238,6 +238,48 @@ def test_the_mirror_looks_a_runs_observed_row_up_by_nr_llms_correlation_index(
     assert "outcome_lookup" not in mirror[0], mirror[0]
 
 
+# nr-llm's keys a night reads the runs not finished, and the events of those finished since, through.
+STATUS_INDEX = {
+    "sqlite": r"SEARCH tx_nrllm_agentrun USING (?:COVERING )?INDEX status_lookup \(status=\?\)",
+    "postgresql": r"(?:Index Only Scan using|Index Scan using|Bitmap Index Scan on) status_lookup\b",
+    "mariadb": r"tx_nrllm_agentrun key=status_lookup type=(?:ref|range)",
+}
+RUN_INDEX = {
+    "sqlite": r"SEARCH tx_nrllm_agentrun_event USING INDEX run_sequence \(run=\?\)",
+    "postgresql": r"(?:Index Scan using|Bitmap Index Scan on) run_sequence\b",
+    "mariadb": r"tx_nrllm_agentrun_event key=run_sequence type=(?:ref|range)",
+}
+
+
+def test_a_night_reads_the_runs_not_finished_and_then_their_events_through_nr_llms_keys(
+    site_engine: Engine, dialect: str
+) -> None:
+    with site_engine.begin() as connection:
+        running = select(schema.agentrun.c.uid).order_by(schema.agentrun.c.uid).limit(3).subquery()
+        connection.execute(
+            schema.agentrun.update()
+            .where(schema.agentrun.c.uid.in_(select(running.c.uid)))
+            .values(status="running")
+        )
+    _, first = _derive_explained(site_engine, dialect)
+    with site_engine.begin() as connection:
+        connection.execute(schema.agentrun.update().values(status="completed"))
+
+    summary, second = _derive_explained(site_engine, dialect)
+
+    keep = [plan for statement, plan in first if "INTO tx_runrecord_unfinished_run" in statement]
+    by_run = [
+        plan
+        for statement, plan in second
+        if "INTO tx_runrecord_write_target" in statement and re.search(RUN_INDEX[dialect], plan)
+    ]
+    assert summary.writes_derived == 3
+    assert keep and all(re.search(STATUS_INDEX[dialect], plan) for plan in keep), keep
+    assert by_run, "\n\n".join(plan for _, plan in second)
+    scans = [(statement, plan) for statement, plan in first + second if _full_scans(plan, dialect)]
+    assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
 def test_the_planners_choice_holds_after_analyze_too(site_engine: Engine, dialect: str) -> None:
     with site_engine.begin() as connection:
         statement = {
