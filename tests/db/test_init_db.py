@@ -68,6 +68,7 @@ def test_init_db_with_upstream_on_an_empty_database_creates_every_table(empty_db
 # nr-llm's own keys the derivation reads through (its ext_tables.sql, DOMAIN.md): created with the upstream
 # tables for the demo and the tests, never added by runrecord to an installation's tables.
 NR_LLM_KEYS = {
+    ("tx_nrllm_agentrun", "status_lookup"): ["status", "crdate"],
     ("tx_nrllm_call_outcome", "correlation"): ["correlation_id"],
     ("tx_nrllm_call_outcome", "outcome_lookup"): ["outcome", "crdate"],
 }
