@@ -12,7 +12,8 @@ the target of every tool_write event and the runs still pending.
 **No event is lost, however late it commits.** An event's uid is drawn when it is inserted, and it becomes
 visible when its transaction commits: a run's long transaction (nr-llm writes its events as it goes) may
 commit events whose uids lie far below those read since. What holds them back is the run: nr-llm claims and
-updates the run's row while it runs, so its row is there, not finished, until the transaction that writes its
+updates the run's row while it runs (claimed_by, lease_expires, its counters; our reading of DOMAIN.md, not
+yet confirmed in nr-llm's source), so its row is there, not finished, until the transaction that writes its
 events has committed, and it finishes (completed, failed, cancelled) with or after them. So a night
 
 1. notes the highest event uid there is (the next night reads the events above it);
