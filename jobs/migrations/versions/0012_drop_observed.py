@@ -1,7 +1,7 @@
 """The observed correlation ids are read from nr-llm's own index instead of a copy of ours.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-08
 
 Written out rather than taken from adapters.schema: a migration is frozen.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011"
-down_revision: str | tuple[str, ...] | None = "0010"
+revision: str = "0012"
+down_revision: str | tuple[str, ...] | None = "0011"
 branch_labels: str | tuple[str, ...] | None = None
 depends_on: str | tuple[str, ...] | None = None
 

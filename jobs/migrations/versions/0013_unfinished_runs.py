@@ -1,7 +1,7 @@
 """The runs a night saw not finished, read again by run once they have finished.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-12-08
 
 Written out rather than taken from adapters.schema: a migration is frozen.
@@ -20,8 +20,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012"
-down_revision: str | tuple[str, ...] | None = "0011"
+revision: str = "0013"
+down_revision: str | tuple[str, ...] | None = "0012"
 branch_labels: str | tuple[str, ...] | None = None
 depends_on: str | tuple[str, ...] | None = None
 
