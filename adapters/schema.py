@@ -213,6 +213,8 @@ agentrun = Table(
     _int("tstamp"),
     _int("crdate"),
     Index("run_uuid", "uuid"),
+    # nr-llm's KEY status_lookup: a night reads the runs not finished yet through it (adapters.write_targets).
+    Index("status_lookup", "status", "crdate"),
 )
 
 agentrun_event = Table(
@@ -239,6 +241,10 @@ call_outcome = Table(
     _str("outcome", 24),
     _int("crdate"),
     _int("tstamp"),
+    # nr-llm's KEY correlation and KEY outcome_lookup, there since the table was created (its ext_tables.sql;
+    # DOMAIN.md): the mirror looks a run's observed row up by correlation_id (adapters.write_facts._mirror).
+    Index("correlation", "correlation_id"),
+    Index("outcome_lookup", "outcome", "crdate"),
 )
 
 # --- upstream: the AI chat (nr-mcp-agent) -----------------------------------------------------------------
@@ -363,12 +369,13 @@ pending_run = Table(
     _int("writes"),
 )
 
-# The correlation ids that have an observed row in tx_nrllm_call_outcome (from any deriver), kept from that
-# table's rows above the last uid read (tx_runrecord_scan_mark): upstream has no index on correlation_id.
-observed = Table(
-    "tx_runrecord_observed",
+# The runs a night saw not finished (queued, running, waiting): their events may still commit (a run's long
+# transaction), so each is read again by run once it has finished, and is not derived before
+# (adapters.write_targets). A row goes once its run's events have been read after it finished.
+unfinished_run = Table(
+    "tx_runrecord_unfinished_run",
     ours,
-    Column("correlation_id", String(36), primary_key=True),
+    Column("run_uid", Integer, primary_key=True, autoincrement=False),
 )
 
 # The survival of AI text counted as the writes are derived (core.survival_report's rule; adapters.survival):

@@ -897,19 +897,16 @@ def _save_writes(connection: Connection, settings: BatchSettings) -> None:
 def _mirror(connection: Connection, settings: BatchSettings) -> int:
     """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived, one per correlation
     id: a correlation id that already has an observed row (nr-llm's own deriver) is left as it is."""
-    dialect = connection.dialect.name
-    m, o = batch_mine, targets.observed
-    taken = select(o.c.correlation_id).where(o.c.correlation_id == m.c.correlation_id).exists()
-    first = select(m.c.correlation_id, func.min(m.c.run_uid)).where(~taken).group_by(m.c.correlation_id)
+    m = batch_mine
+    joined, unobserved = targets.unobserved(connection.dialect.name, m, m.c.correlation_id)
+    first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined).where(unobserved)
+    first = first.group_by(m.c.correlation_id)
     connection.execute(insert(batch_mirror).from_select(["correlation_id", "run_uid"], first))
     b = batch_mirror
     rows = select(literal(0), m.c.correlation_id, m.c.outcome, literal(settings.now), literal(settings.now))
     rows = rows.select_from(b.join(m, m.c.run_uid == b.c.run_uid))
     columns = ["pid", "correlation_id", "outcome", "crdate", "tstamp"]
     connection.execute(insert(schema.call_outcome).from_select(columns, rows))
-    connection.execute(
-        bulk.insert_or_ignore_select(dialect, o, ["correlation_id"], select(b.c.correlation_id))
-    )
     return int(connection.execute(select(func.count()).select_from(b)).scalar_one())
 
 

@@ -1,31 +1,56 @@
 """The derivation's own tables that a night extends instead of reading the installation again (003_…):
-the target of every tool_write event, the runs still pending, and the correlation ids with an observed row.
+the target of every tool_write event and the runs still pending.
 
-* `extend_targets`: the targets of the events above the highest event uid read (less a margin, for events a
-  slower transaction committed late), read from their payloads in SQL; the pending rows of their runs
-  computed again. A night reads its new events, not every payload again.
-* `extend_observed`: the correlation ids of tx_nrllm_call_outcome's observed rows above the last uid read,
-  since that table has no index on correlation_id upstream and must not get one from us.
+* `extend_targets`: the targets of the tool_write events not read yet, read from their payloads in SQL, and
+  the pending rows of their runs computed again. A night reads its new events, not every payload again, and
+  loses none that commits late (below).
 * `pending` and the due page read tx_runrecord_pending_run: the runs with targets and no outcome, not every
   run with writes.
+* `unobserved`: whether a correlation id has no observed row in tx_nrllm_call_outcome yet, looked up by
+  nr-llm's own index on correlation_id (KEY correlation, DOMAIN.md).
 
-Plans that do not depend on statistics: the events are read by a range of their primary key, the pending
-runs by theirs; tests/db/test_query_plans.py checks them with EXPLAIN.
+**No event is lost, however late it commits.** An event's uid is drawn when it is inserted, and it becomes
+visible when its transaction commits: a run's long transaction (nr-llm writes its events as it goes) may
+commit events whose uids lie far below those read since. What holds them back is the run: nr-llm claims and
+updates the run's row while it runs (claimed_by, lease_expires, its counters; our reading of DOMAIN.md, not
+yet confirmed in nr-llm's source), so its row is there, not finished, until the transaction that writes its
+events has committed, and it finishes (completed, failed, cancelled) with or after them. So a night
+
+1. notes the highest event uid there is (the next night reads the events above it);
+2. keeps every run that is not finished in tx_runrecord_unfinished_run (nr-llm's KEY status_lookup);
+3. reads the tool_write events above the last night's highest uid (less LATE_EVENTS) by their primary key;
+4. reads again, by run (KEY run_sequence), every event of the kept runs that have finished since, and lets
+   them go.
+
+An event the range of step 3 missed was not committed when the last night noted its highest uid, although a
+later uid was; its run was not finished then either, so step 2 kept it, and step 4 reads its events once it
+has finished, with the event among them. A kept run is not derived before (`due_page_query`). The reads are
+indexed and incremental: the range of new uids, the runs not finished (a few in flight), the events of the
+runs that finished since.
+
+Plans that do not depend on statistics: the events are read by a range of their primary key or by run, the
+pending runs by theirs; tests/db/test_query_plans.py checks them with EXPLAIN.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
+    Integer,
+    Join,
     Select,
+    String,
     and_,
     case,
     delete,
     func,
+    or_,
     select,
     update,
 )
@@ -35,49 +60,122 @@ from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
 from core.events import EventKind
 from core.outcomes import CallOutcome
-from core.run_status import FINISHED_STATUSES
+from core.run_status import FINISHED_STATUSES, RunStatus
 from core.table_names import MAX_TABLE_NAME
 
 target = schema.write_target
 pending_run = schema.pending_run
-observed = schema.observed
+unfinished_run = schema.unfinished_run
 scan_mark = schema.scan_mark
 
-# Events are read again from this many uids below the highest one read: an event whose transaction committed
-# after a later one's is still found (nr-llm writes a run's events as it goes, a few at a time).
+# The range of new events starts this many uids below the last night's highest: beside the runs kept while
+# they were not finished, it finds an event whose run's own row committed with it (never seen unfinished).
 LATE_EVENTS = 10_000
+# tx_runrecord_scan_mark's row holding the highest event uid the last night saw.
+EVENT_MARK = "tx_nrllm_agentrun_event"
+# The statuses of a run that may still write (DOMAIN.md lists every status nr-llm sets).
+UNFINISHED_STATUSES = tuple(sorted(status.value for status in RunStatus if status not in FINISHED_STATUSES))
+_TARGET_COLUMNS = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
 
-CALL_OUTCOME_MARK = "tx_nrllm_call_outcome"
 _OBSERVED = tuple(outcome.value for outcome in CallOutcome)
 
 
 def extend_targets(connection: Connection) -> None:
-    """Add the targets of the tool_write events not read yet, and recompute the pending rows of their runs."""
+    """Add the targets of the tool_write events not read yet, and recompute the pending rows of their runs;
+    no event is missed however late it commits (the module's steps 1-4)."""
     dialect = connection.dialect.name
-    highest = connection.execute(select(func.max(target.c.event_uid))).scalar()
-    start = max(0, int(highest or 0) - LATE_EVENTS)
-    columns = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
+    start = _range_start(connection)
+    highest = connection.execute(select(func.max(schema.agentrun_event.c.uid))).scalar()
+    _keep_unfinished(connection)
 
-    def fill(guarded: bool) -> None:
-        query = _targets_query(dialect, start, guarded=guarded)
-        connection.execute(bulk.insert_or_ignore_select(dialect, target, columns, query))
+    def in_range(guarded: bool) -> None:
+        query = _targets_query(dialect, _in_uid_range(dialect, start, guarded=guarded))
+        connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
-    sqljson.cast_first(connection, fill)
-    _recompute_pending(connection, start)
+    sqljson.cast_first(connection, in_range)
+    # No DISTINCT: SQLite would read the whole run index for it instead of the primary key's range.
+    touched = select(target.c.run_uid).where(target.c.event_uid > start)
+    _recompute_pending(connection, lambda run_uid: run_uid.in_(touched))
+    _read_finished_runs(connection)
+    if highest is not None:
+        _set_mark(connection, EVENT_MARK, int(highest))
 
 
-def _targets_query(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
+def _range_start(connection: Connection) -> int:
+    """The uid above which step 3 reads: the last night's highest event uid less LATE_EVENTS; before the
+    first night that noted one, the highest target read less LATE_EVENTS."""
+    mark = connection.execute(select(scan_mark.c.last_uid).where(scan_mark.c.name == EVENT_MARK)).scalar()
+    if mark is None:
+        mark = connection.execute(select(func.max(target.c.event_uid))).scalar()
+    return max(0, int(mark or 0) - LATE_EVENTS)
+
+
+def _keep_unfinished(connection: Connection) -> None:
+    """Step 2: every run not finished now, kept until its events have been read after it finished."""
+    dialect = connection.dialect.name
+    run = schema.agentrun
+
+    def lookup(match: plans.Match) -> Select[Any]:
+        return select(run.c.uid).where(match(run.c.status))
+
+    runs = plans.for_values(dialect, String(), UNFINISHED_STATUSES, lookup, "unfinished")
+    runs = plans.by_index(dialect, runs, run, "status_lookup")
+    connection.execute(bulk.insert_or_ignore_select(dialect, unfinished_run, ["run_uid"], runs))
+
+
+def _read_finished_runs(connection: Connection) -> None:
+    """Step 4: the events of the kept runs that have finished (or are gone) since, read again by run."""
+    dialect = connection.dialect.name
+    u, run = unfinished_run, schema.agentrun
+    joined, found = plans.outer_probe(
+        dialect, u, run, run.c.uid == u.c.run_uid, (run.c.uid, run.c.status), "run"
+    )
+    ended = or_(found.c.uid.is_(None), found.c.status.in_(sorted(FINISHED_STATUSES)))
+    # Read once, before the events: a run seen finished here has every event committed (the module's rule),
+    # and only these runs let go, whichever finishes while the statements below run.
+    finished = list(connection.execute(select(u.c.run_uid).select_from(joined).where(ended)).scalars())
+    if not finished:
+        return
+
+    def by_run(guarded: bool) -> None:
+        query = _targets_query(dialect, _of_runs(dialect, finished, guarded=guarded))
+        connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
+
+    sqljson.cast_first(connection, by_run)
+    _recompute_pending(connection, lambda run_uid: plans.in_values(dialect, run_uid, finished))
+    connection.execute(delete(u).where(plans.in_values(dialect, u.c.run_uid, finished)))
+
+
+def _unread_event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
+    """The columns a target is read from, and the condition of a tool_write event not read yet."""
     event = schema.agentrun_event
     known = select(target.c.event_uid).where(target.c.event_uid == event.c.uid).exists()
-    parsed = plans.fenced(
-        dialect,
-        select(
-            event.c.uid,
-            event.c.run,
-            event.c.crdate,
-            sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document"),
-        ).where(event.c.uid > after, event.c.kind == EventKind.TOOL_WRITE.value, ~known),
-    ).subquery("parsed")
+    document = sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document")
+    unread = and_(event.c.kind == EventKind.TOOL_WRITE.value, ~known)
+    return [event.c.uid, event.c.run, event.c.crdate, document], unread
+
+
+def _in_uid_range(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
+    """Step 3: the unread tool_write events above `after`, by a range of the primary key."""
+    columns, unread = _unread_event_columns(dialect, guarded=guarded)
+    return select(*columns).where(schema.agentrun_event.c.uid > after, unread)
+
+
+def _of_runs(dialect: str, runs: Sequence[int], *, guarded: bool) -> Select[Any]:
+    """Step 4: the unread tool_write events of the runs, through nr-llm's (run, sequence) index."""
+    event = schema.agentrun_event
+    columns, unread = _unread_event_columns(dialect, guarded=guarded)
+
+    def lookup(match: plans.Match) -> Select[Any]:
+        return select(*columns).where(match(event.c.run), unread)
+
+    rows = plans.for_values(dialect, Integer(), runs, lookup, "finished")
+    return plans.by_index(dialect, rows, event, "run_sequence")
+
+
+def _targets_query(dialect: str, events: Select[Any]) -> Select[Any]:
+    """The targets of the events (uid, run, crdate, parsed payload `document`), read from their payloads."""
+    parsed = plans.fenced(dialect, events).subquery("parsed")
     return select(
         parsed.c.uid,
         parsed.c.run,
@@ -92,44 +190,35 @@ def _answered(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
     return select(outcome.c.run_uid).where(outcome.c.run_uid == run_uid).exists()
 
 
-def _recompute_pending(connection: Connection, from_event_uid: int) -> None:
-    """The pending rows of the runs with targets above from_event_uid, from all their targets."""
+def _held(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
+    """The run is kept as not finished: its events are read again before it may be derived."""
+    return select(unfinished_run.c.run_uid).where(unfinished_run.c.run_uid == run_uid).exists()
+
+
+def _recompute_pending(
+    connection: Connection, runs: Callable[[ColumnElement[int]], ColumnElement[bool]]
+) -> None:
+    """The pending rows of the runs `runs` picks (a condition on a run uid column), from all their targets."""
     dialect = connection.dialect.name
-    # No DISTINCT: SQLite would read the whole run index for it instead of the primary key's range.
-    touched = select(target.c.run_uid).where(target.c.event_uid > from_event_uid)
-    connection.execute(delete(pending_run).where(pending_run.c.run_uid.in_(touched)))
+    connection.execute(delete(pending_run).where(runs(pending_run.c.run_uid)))
     rows = (
         select(target.c.run_uid, func.max(target.c.written_at), func.count())
-        .where(target.c.run_uid.in_(touched), ~_answered(target.c.run_uid))
+        .where(runs(target.c.run_uid), ~_answered(target.c.run_uid))
         .group_by(target.c.run_uid)
     )
     columns = ["run_uid", "last_write_at", "writes"]
     connection.execute(bulk.insert_or_ignore_select(dialect, pending_run, columns, rows))
 
 
-def extend_observed(connection: Connection) -> None:
-    """Add the correlation ids of the observed rows of tx_nrllm_call_outcome above the last uid read."""
-    dialect = connection.dialect.name
+def unobserved(dialect: str, left: FromClause, correlation_id: ColumnElement[str]) -> tuple[Join, Any]:
+    """`left` joined to the observed rows of tx_nrllm_call_outcome (from any deriver) of its correlation id,
+    and the condition that there is none: one probe of nr-llm's index on correlation_id (KEY correlation)
+    per row of `left`, the outcome read from the rows it finds (PostgreSQL: a fenced LATERAL probe, so that
+    no plan depends on the statistics of a table that grows with the installation)."""
     call = schema.call_outcome
-    mark = connection.execute(
-        select(scan_mark.c.last_uid).where(scan_mark.c.name == CALL_OUTCOME_MARK)
-    ).scalar()
-    start = max(0, int(mark or 0) - LATE_EVENTS)
-    highest = connection.execute(select(func.max(call.c.uid))).scalar()
-    if highest is None or int(highest) <= start:
-        return
-    ids = (
-        select(call.c.correlation_id)
-        .where(
-            call.c.uid > start,
-            call.c.uid <= highest,
-            call.c.outcome.in_(_OBSERVED),
-            call.c.correlation_id != "",
-        )
-        .distinct()
-    )
-    connection.execute(bulk.insert_or_ignore_select(dialect, observed, ["correlation_id"], ids))
-    _set_mark(connection, CALL_OUTCOME_MARK, int(highest))
+    on = and_(call.c.correlation_id == correlation_id, call.c.outcome.in_(_OBSERVED))
+    joined, found = plans.outer_probe(dialect, left, call, on, (call.c.uid,), "observed")
+    return joined, found.c.uid.is_(None)
 
 
 def _set_mark(connection: Connection, name: str, uid: int) -> None:
@@ -159,10 +248,11 @@ def _running(run: Any) -> ColumnElement[bool]:
 
 def pending(connection: Connection, *, cutoff: int) -> Pending:
     """How many unanswered runs are due (last write before the cutoff, core.window.window_cutoff; finished or
-    gone), how many still wait for their window, and how many are past it but not finished."""
+    gone), how many still wait for their window, and how many are past it but not finished (or finished
+    since extend_targets kept them, and not read again yet)."""
     p, run = pending_run, schema.agentrun
     past = p.c.last_write_at < cutoff
-    running = _running(run)
+    running = or_(_running(run), _held(p.c.run_uid))
 
     def total(condition: ColumnElement[bool]) -> ColumnElement[int]:
         return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
@@ -202,7 +292,8 @@ def due_page_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Sele
         "run",
     )
     uuid = func.coalesce(found.c.uuid, "")
-    derivable = and_(uuid != "", found.c.status.in_(sorted(FINISHED_STATUSES)))
+    # A run kept as not finished is derived once its events have been read again (extend_targets, step 4).
+    derivable = and_(uuid != "", found.c.status.in_(sorted(FINISHED_STATUSES)), ~_held(page.c.run_uid))
     return select(
         page.c.run_uid,
         uuid.label("correlation_id"),

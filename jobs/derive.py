@@ -144,7 +144,7 @@ def derive_outcomes(
                 sqlsession.begin_job_session(connection)
                 sqlsession.create_temporary_tables(connection, batch.BATCH_TABLES)
             timer("setup")
-            _retried(connection, lambda: _extend(connection))
+            _retried(connection, lambda: targets.extend_targets(connection))
             timer("extend")
             with connection.begin():
                 oldest = history_queries.oldest_retained_tstamp(connection)
@@ -173,10 +173,6 @@ def derive_outcomes(
                 if stop is not None and stop():
                     summary.stopped = True
                     break
-            # The observed rows this run wrote itself are read now, so that the next night reads only what
-            # was added after it (adapters.write_targets.extend_observed).
-            _retried(connection, lambda: targets.extend_observed(connection))
-            timer("observed")
         finally:
             _drop_quietly(connection)
     summary.seconds = time.perf_counter() - started
@@ -222,11 +218,6 @@ def _retried(connection: Connection, work: Callable[[], _T]) -> _T:
                 raise
             time.sleep(RETRY_PAUSE_S * attempt)
     raise AssertionError("unreachable: the last attempt returns or raises")
-
-
-def _extend(connection: Connection) -> None:
-    targets.extend_targets(connection)
-    targets.extend_observed(connection)
 
 
 def _count(summary: Summary, result: batch.BatchResult) -> None:

@@ -145,7 +145,7 @@ def _clear(connection: Connection) -> None:
         schema.call_outcome,
         schema.write_target,
         schema.pending_run,
-        schema.observed,
+        schema.unfinished_run,
         schema.scan_mark,
     ):
         connection.execute(delete(table))

@@ -65,6 +65,30 @@ def test_init_db_with_upstream_on_an_empty_database_creates_every_table(empty_db
     assert (report.revision_before, report.revision_after) == (None, head_revision())
 
 
+# nr-llm's own keys the derivation reads through (its ext_tables.sql, DOMAIN.md): created with the upstream
+# tables for the demo and the tests, never added by runrecord to an installation's tables.
+NR_LLM_KEYS = {
+    ("tx_nrllm_agentrun", "status_lookup"): ["status", "crdate"],
+    ("tx_nrllm_call_outcome", "correlation"): ["correlation_id"],
+    ("tx_nrllm_call_outcome", "outcome_lookup"): ["outcome", "crdate"],
+}
+
+
+def test_init_db_with_upstream_creates_nr_llms_keys_the_derivation_reads_through(empty_db_url: str) -> None:
+    engine = make_engine(empty_db_url)
+
+    init_db(engine, with_upstream=True)
+
+    inspector = inspect(engine)
+    found = {
+        (table, index["name"]): index["column_names"]
+        for table in {table for table, _ in NR_LLM_KEYS}
+        for index in inspector.get_indexes(table)
+    }
+    engine.dispose()
+    assert {key: found.get(key) for key in NR_LLM_KEYS} == NR_LLM_KEYS
+
+
 def test_init_db_a_second_time_changes_nothing(empty_db_url: str, run_cli: Callable[..., Result]) -> None:
     first = run_cli("init-db", "--db", empty_db_url, "--with-upstream")
     shape_after_first = shape_of(empty_db_url)

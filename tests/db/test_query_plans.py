@@ -21,9 +21,10 @@ from sqlalchemy import Connection, Engine, Select, event, func, insert, inspect,
 
 from adapters import history as history_queries
 from adapters import schema
+from adapters.dialect import bulk
 from core.time import DAY_S
 from data.builder import Installation
-from jobs.derive import derive_outcomes
+from jobs.derive import Summary, derive_outcomes
 
 DAY = DAY_S
 T = 1_790_000_000
@@ -154,7 +155,6 @@ NEVER_SCANNED = (
     "tx_runrecord_write_target",
     "tx_runrecord_run_outcome",
     "tx_runrecord_write_outcome",
-    "tx_runrecord_observed",
     "pages",
     "tt_content",
 )
@@ -190,9 +190,8 @@ def _full_scans(plan: str, dialect: str) -> list[str]:
     return found + re.findall(pattern.format("|".join(NEVER_SCANNED)), "\n".join(lines), re.M)
 
 
-def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
-    site_engine: Engine, dialect: str
-) -> None:
+def _derive_explained(engine: Engine, dialect: str) -> tuple[Summary, list[tuple[str, str]]]:
+    """derive-outcomes run once, with the plan of every statement it ran."""
     explained: list[tuple[str, str]] = []
 
     def explain(
@@ -203,14 +202,92 @@ def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
             return
         explained.append((statement, _explained(connection, cursor, statement, parameters, dialect)))
 
-    event.listen(site_engine, "before_cursor_execute", explain)
+    event.listen(engine, "before_cursor_execute", explain)
     try:
-        summary = derive_outcomes(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+        summary = derive_outcomes(engine, now=T + 30 * DAY, window_s=7 * DAY)
     finally:
-        event.remove(site_engine, "before_cursor_execute", explain)
+        event.remove(engine, "before_cursor_execute", explain)
+    return summary, explained
+
+
+def test_no_statement_of_derive_outcomes_reads_a_growing_table_whole(
+    site_engine: Engine, dialect: str
+) -> None:
+    summary, explained = _derive_explained(site_engine, dialect)
 
     assert summary.writes_derived == PAGES
     scans = [(statement, plan) for statement, plan in explained if _full_scans(plan, dialect)]
+    assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+# nr-llm's KEY correlation (correlation_id) of tx_nrllm_call_outcome, as each dialect's plan names it.
+CORRELATION_INDEX = {
+    "sqlite": r"SEARCH \w+ USING INDEX correlation \(correlation_id=\?\)",
+    "postgresql": r"(?:Index Scan using|Bitmap Index Scan on) correlation\b",
+    "mariadb": r"tx_nrllm_call_outcome key=correlation type=ref",
+}
+
+
+def test_the_mirror_looks_a_runs_observed_row_up_by_nr_llms_correlation_index(
+    site_engine: Engine, dialect: str
+) -> None:
+    with site_engine.begin() as connection:
+        # Other runs' rows, rated and observed, so that the table holds what an installation's does.
+        rows = [
+            (0, f"00000000-0000-4000-8000-{n:012d}", ("helpful", "edited", "unknown")[n % 3], T, T)
+            for n in range(300)
+        ]
+        columns = ("pid", "correlation_id", "outcome", "crdate", "tstamp")
+        bulk.insert_rows(connection, schema.call_outcome, columns, rows)
+
+    summary, explained = _derive_explained(site_engine, dialect)
+
+    mirror = [plan for statement, plan in explained if "INTO tx_runrecord_batch_mirror" in statement]
+    assert summary.mirrored == PAGES
+    assert len(mirror) == 1, explained
+    assert re.search(CORRELATION_INDEX[dialect], mirror[0]), mirror[0]
+    assert "outcome_lookup" not in mirror[0], mirror[0]
+
+
+# nr-llm's keys a night reads the runs not finished, and the events of those finished since, through.
+STATUS_INDEX = {
+    "sqlite": r"SEARCH tx_nrllm_agentrun USING (?:COVERING )?INDEX status_lookup \(status=\?\)",
+    "postgresql": r"(?:Index Only Scan using|Index Scan using|Bitmap Index Scan on) status_lookup\b",
+    "mariadb": r"tx_nrllm_agentrun key=status_lookup type=(?:ref|range)",
+}
+RUN_INDEX = {
+    "sqlite": r"SEARCH tx_nrllm_agentrun_event USING INDEX run_sequence \(run=\?\)",
+    "postgresql": r"(?:Index Scan using|Bitmap Index Scan on) run_sequence\b",
+    "mariadb": r"tx_nrllm_agentrun_event key=run_sequence type=(?:ref|range)",
+}
+
+
+def test_a_night_reads_the_runs_not_finished_and_then_their_events_through_nr_llms_keys(
+    site_engine: Engine, dialect: str
+) -> None:
+    with site_engine.begin() as connection:
+        running = select(schema.agentrun.c.uid).order_by(schema.agentrun.c.uid).limit(3).subquery()
+        connection.execute(
+            schema.agentrun.update()
+            .where(schema.agentrun.c.uid.in_(select(running.c.uid)))
+            .values(status="running")
+        )
+    _, first = _derive_explained(site_engine, dialect)
+    with site_engine.begin() as connection:
+        connection.execute(schema.agentrun.update().values(status="completed"))
+
+    summary, second = _derive_explained(site_engine, dialect)
+
+    keep = [plan for statement, plan in first if "INTO tx_runrecord_unfinished_run" in statement]
+    by_run = [
+        plan
+        for statement, plan in second
+        if "INTO tx_runrecord_write_target" in statement and re.search(RUN_INDEX[dialect], plan)
+    ]
+    assert summary.writes_derived == 3
+    assert keep and all(re.search(STATUS_INDEX[dialect], plan) for plan in keep), keep
+    assert by_run, "\n\n".join(plan for _, plan in second)
+    scans = [(statement, plan) for statement, plan in first + second if _full_scans(plan, dialect)]
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
 
 
