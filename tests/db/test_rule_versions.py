@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, update
 
 from adapters import schema
 from core.metrics import Metric
@@ -139,3 +139,19 @@ def test_a_span_of_configurations_of_one_rule_version_says_nothing(
 
     assert result.exit_code == 0, result.output
     assert "mixes" not in result.output
+
+
+def test_rates_stored_before_the_rule_versions_were_get_them_in_their_closed_periods_too(
+    two_versions: Engine,
+) -> None:
+    with two_versions.begin() as connection:  # as a measure-rates from before the column left them
+        mark = schema.measure_mark.c
+        connection.execute(update(schema.measure_mark).where(mark.name == "rates_version").values(value=4))
+        connection.execute(update(schema.rate).values(rule_versions=""))
+
+    summary = measure_rates(two_versions, now=NOW, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
+
+    assert summary.rates_rewritten
+    assert stored_versions(two_versions, Metric.EDITED_RATE)[MIXED.isoformat()] == (
+        f"{OLD_RULE_VERSION},{RULE_VERSION}"
+    )
