@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, Connection, delete, func, or_, select, tru
 from adapters import schema
 from adapters.dialect import bulk
 from adapters.facts import day_of
+from core import rule_versions
 from core.counting import Count, Key
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
@@ -42,6 +43,7 @@ class RateRow:
     numerator: int
     denominator: int
     excluded: int
+    rule_versions: frozenset[str] = frozenset()  # of the derived runs it counts (core.rule_versions)
 
 
 # --- writes ----------------------------------------------------------------------------------------------
@@ -79,6 +81,7 @@ def save_rates(
             "numerator": count.numerator,
             "denominator": count.denominator,
             "excluded": count.excluded,
+            "rule_versions": rule_versions.stored(count.rule_versions),
             "computed_at": now,
         }
         for (metric, period, group), count in counted
@@ -150,19 +153,14 @@ def rate_figures(
     if not chosen:
         return {}
     r = rate.c
-    query = select(r.metric, r.period_start, r.numerator, r.denominator, r.excluded).where(
+    query = select(r.metric, r.period_start, r.numerator, r.denominator, r.excluded, r.rule_versions).where(
         r.grain == grain.value,
         r.metric.in_([metric.value for metric in metrics]),
         r.group_kind == group.kind.value,
         r.group_value == group.value,
         r.period_start.in_(chosen),
     )
-    return {
-        (str(row.metric), day_of(row.period_start)): Count(
-            int(row.numerator), int(row.denominator), int(row.excluded)
-        )
-        for row in connection.execute(query)
-    }
+    return {(str(row.metric), day_of(row.period_start)): _count(row) for row in connection.execute(query)}
 
 
 def figures_by_group(
@@ -175,7 +173,14 @@ def figures_by_group(
         return {}
     r = rate.c
     query = select(
-        r.group_kind, r.group_value, r.metric, r.period_start, r.numerator, r.denominator, r.excluded
+        r.group_kind,
+        r.group_value,
+        r.metric,
+        r.period_start,
+        r.numerator,
+        r.denominator,
+        r.excluded,
+        r.rule_versions,
     ).where(
         r.grain == grain.value,
         r.metric.in_([metric.value for metric in metrics]),
@@ -185,10 +190,13 @@ def figures_by_group(
     found: dict[Group, dict[tuple[str, date], Count]] = {}
     for row in connection.execute(query):
         group = Group(GroupKind(str(row.group_kind)), str(row.group_value))
-        found.setdefault(group, {})[(str(row.metric), day_of(row.period_start))] = Count(
-            int(row.numerator), int(row.denominator), int(row.excluded)
-        )
+        found.setdefault(group, {})[(str(row.metric), day_of(row.period_start))] = _count(row)
     return found
+
+
+def _count(row: Any) -> Count:
+    versions = rule_versions.read(row.rule_versions)
+    return Count(int(row.numerator), int(row.denominator), int(row.excluded), versions)
 
 
 def stored_total(connection: Connection, grain: Grain, metric: Metric) -> tuple[Count, date | None]:
@@ -213,6 +221,7 @@ def _row(row: Any) -> RateRow:
         numerator=int(row.numerator),
         denominator=int(row.denominator),
         excluded=int(row.excluded),
+        rule_versions=rule_versions.read(row.rule_versions),
     )
 
 
@@ -225,6 +234,7 @@ _COLUMNS = (
     rate.c.numerator,
     rate.c.denominator,
     rate.c.excluded,
+    rate.c.rule_versions,
 )
 
 

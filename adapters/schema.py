@@ -421,6 +421,8 @@ rate = Table(
     _int("denominator"),
     _int("excluded"),
     _int("computed_at"),
+    # The rule versions of the derived runs the row counts (core.rule_versions); "" for a count of facts.
+    _str("rule_versions", 255),
     UniqueConstraint(
         "metric", "grain", "period_start", "group_kind", "group_value", name="tx_runrecord_rate_period"
     ),

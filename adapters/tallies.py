@@ -150,10 +150,10 @@ def _run_facts() -> Any:
 def outcome_tallies(
     connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
 ) -> list[OutcomeTally]:
-    """Derived runs counted per period of the run's end, configuration, skill and outcome."""
+    """Derived runs counted per period of the run's end, configuration, skill, outcome and rule version."""
     f, o = fact.c, run_outcome.c
     period = _period_column(grain)
-    keys = (period, f.configuration_identifier, f.skill_identifier, o.outcome)
+    keys = (period, f.configuration_identifier, f.skill_identifier, o.outcome, o.rule_version)
     query = (
         select(*keys, func.count())
         .select_from(_run_facts())
@@ -161,7 +161,7 @@ def outcome_tallies(
         .group_by(*keys)
     )
     return [
-        OutcomeTally(day_of(row[0]), row[1], row[2], str(row[3]), int(row[4]))
+        OutcomeTally(day_of(row[0]), row[1], row[2], str(row[3]), int(row[5]), str(row[4] or ""))
         for row in connection.execute(query).all()
     ]
 
@@ -169,20 +169,27 @@ def outcome_tallies(
 def edited_writes(
     connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
 ) -> Iterator[EditedWrite]:
-    """The EDITED writes of EDITED runs in run order, with the run's period and groups; a run without one
-    yields NULL. Streamed: an installation has as many as it has EDITED runs."""
+    """The EDITED writes of EDITED runs in run order, with the run's period, groups and rule version; a run
+    without one yields NULL. Streamed: an installation has as many as it has EDITED runs."""
     f, o, w = fact.c, run_outcome.c, write_outcome.c
     edited = CallOutcome.EDITED.value
     joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
     query = (
-        select(_period_column(grain), f.configuration_identifier, f.skill_identifier, o.run_uid, w.edit_scope)
+        select(
+            _period_column(grain),
+            f.configuration_identifier,
+            f.skill_identifier,
+            o.run_uid,
+            w.edit_scope,
+            o.rule_version,
+        )
         .select_from(joined)
         .where(o.outcome == edited, _in_periods(grain, open_from, periods))
         .order_by(o.run_uid)
         .execution_options(yield_per=STREAM_ROWS)
     )
     for row in connection.execute(query):
-        yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4])
+        yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4], str(row[5] or ""))
 
 
 def window_open_tallies(connection: Connection, grain: Grain, *, cutoff: int) -> list[OpenTally]:

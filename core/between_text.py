@@ -10,6 +10,7 @@ from core.comparison_text import group_text, need_json, needed_lines
 from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
+from core.rule_versions import mixing_note
 from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
 
 NEED_RULE = (
@@ -50,6 +51,10 @@ def between_text(report: BetweenReport) -> list[str]:
         _side_line(report, 0, report.first),
         _side_line(report, 1, report.second),
     ]
+    for index, side in enumerate((report.first, report.second)):
+        note = mixing_note(side.rule_versions) if side.shown else None
+        if note is not None:
+            lines.append(f"  {_name(report, index)} {note}")
     comparison = report.comparison
     if comparison is not None and comparison.difference is not None:
         interval = comparison.difference_interval
@@ -78,6 +83,7 @@ def between_json(report: BetweenReport) -> dict[str, Any]:
             "excluded": value.excluded,
             "rate": value.proportion.rate,
             "wilson_95": None if interval is None else [interval.low, interval.high],
+            "rule_versions": list(value.rule_versions),
         }
 
     comparison = report.comparison

@@ -22,6 +22,7 @@ from core.groups import Group, shown
 from core.metrics import RATES, Metric
 from core.periods import Grain, Sides, is_open, period_length
 from core.rates import Comparison, Proportion, compare
+from core.rule_versions import ordered
 from core.sample_size import more_needed, runs_per_side, weeks_needed
 from core.verdicts import worded
 
@@ -53,6 +54,8 @@ class Side:
     shown: bool  # a configuration or skill with fewer than MIN_GROUP_RUNS runs in a period is too few to show
     proportion: Proportion
     excluded: int
+    # The rule versions of the derived runs its figures count (core.rule_versions), oldest first.
+    rule_versions: tuple[str, ...] = ()
 
     @property
     def first(self) -> date:
@@ -165,6 +168,7 @@ def side_of(
         shown=shown(group, total) and all(shown(group, n) for n in per_period if n > 0),
         proportion=Proportion(sum(r.numerator for r in rows), sum(r.denominator for r in rows)),
         excluded=sum(r.excluded for r in rows),
+        rule_versions=ordered(version for r in rows for version in r.rule_versions),
     )
 
 

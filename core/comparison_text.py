@@ -10,6 +10,7 @@ from core.figures_text import p_text, percent, points
 from core.groups import MIN_GROUP_RUNS, Group, GroupKind
 from core.metrics import DEFINITIONS
 from core.rates import Interval
+from core.rule_versions import mixing_note
 from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
 
 
@@ -83,6 +84,9 @@ def comparison_text(report: ComparisonReport) -> list[str]:
             f"  {name:<6}  {span} ({count}): {p.numerator:,} / {p.denominator:,} = {percent(p.rate)}, "
             f"95% CI {_interval(p.interval)}, excluded {side.excluded:,}"
         )
+        note = mixing_note(side.rule_versions)
+        if note is not None:
+            lines.append(f"  {name:<6}  {note}")
     if report.straddling is not None:
         lines.append(f"  the week of {report.straddling.isoformat()} holds the date and is on neither side")
     comparison = report.comparison
@@ -133,6 +137,7 @@ def comparison_json(report: ComparisonReport) -> dict[str, Any]:
             "excluded": value.excluded,
             "rate": value.proportion.rate,
             "wilson_95": None if interval is None else [interval.low, interval.high],
+            "rule_versions": list(value.rule_versions),
         }
 
     comparison = report.comparison

@@ -31,12 +31,16 @@ class Count:
     numerator: int = 0
     denominator: int = 0
     excluded: int = 0
+    # The rule versions (core.outcomes.RULE_VERSION) of the derived runs counted here; empty for a count of
+    # facts. Summed as a set, like the figures; not part of a count's value (core.rule_versions).
+    rule_versions: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __add__(self, other: Count) -> Count:
         return Count(
             self.numerator + other.numerator,
             self.denominator + other.denominator,
             self.excluded + other.excluded,
+            self.rule_versions | other.rule_versions,
         )
 
     @property
@@ -73,6 +77,7 @@ class OutcomeTally:
     skill: str | None
     outcome: str
     runs: int
+    rule_version: str = ""  # the version of the rules the runs were derived under
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ class EditedWrite:
     skill: str | None
     run_uid: int
     edit_scope: str | None
+    rule_version: str = ""  # the version of the rules the run was derived under
 
 
 # (in the numerator, in the denominator, excluded) for each state of a fact.
@@ -239,9 +245,12 @@ class RateCounts:
         )
 
 
-def _count(counted: Counted, units: int) -> Count:
+def _count(counted: Counted, units: int, rule_version: str = "") -> Count:
     in_numerator, in_denominator, excluded = counted
-    return Count(units if in_numerator else 0, units if in_denominator else 0, units if excluded else 0)
+    versions = frozenset((rule_version,)) if rule_version and any(counted) else frozenset()
+    return Count(
+        units if in_numerator else 0, units if in_denominator else 0, units if excluded else 0, versions
+    )
 
 
 S = TypeVar("S", bound=StrEnum)
@@ -284,14 +293,16 @@ def rate_counts(
         for metric, counts in OUTCOME_METRICS.items():
             counted = EXCLUDED if outcome is None else counts[outcome]
             reason = Exclusion.OUTCOME_UNREADABLE if outcome is None else None
-            result.add(metric, outcome_tally.period, source, _count(counted, outcome_tally.runs), reason)
-    for period, configuration, skill, scope in _edited_runs(edited):
+            count = _count(counted, outcome_tally.runs, outcome_tally.rule_version)
+            result.add(metric, outcome_tally.period, source, count, reason)
+    for period, configuration, skill, scope, rule_version in _edited_runs(edited):
         source = (configuration, skill)
+        versions = frozenset((rule_version,)) if rule_version else frozenset()
         for run_scope, metric in SCOPE_METRICS.items():
             if scope is None:
-                result.add(metric, period, source, Count(0, 0, 1), Exclusion.EDIT_SCOPE_MISSING)
+                result.add(metric, period, source, Count(0, 0, 1, versions), Exclusion.EDIT_SCOPE_MISSING)
             else:
-                result.add(metric, period, source, Count(int(scope is run_scope), 1, 0))
+                result.add(metric, period, source, Count(int(scope is run_scope), 1, 0, versions))
     for open_tally in window_open:
         source = (open_tally.configuration, open_tally.skill)
         runs = open_tally.runs
@@ -338,11 +349,11 @@ def _add_facts(result: RateCounts, tally: FactTally) -> None:
 
 def _edited_runs(
     edited: Iterable[EditedWrite],
-) -> Iterable[tuple[date, str | None, str | None, EditScope | None]]:
+) -> Iterable[tuple[date, str | None, str | None, EditScope | None, str]]:
     """Each EDITED run with its scope by SCOPE_PRECEDENCE; the writes come in run order, one run at a time."""
     for _, writes in groupby(edited, key=lambda write: write.run_uid):
         found = list(writes)
         scopes = {_known(EditScope, write.edit_scope or "") for write in found}
         first = found[0]
         scope = next((s for s in SCOPE_PRECEDENCE if s in scopes), None)
-        yield first.period, first.configuration, first.skill, scope
+        yield first.period, first.configuration, first.skill, scope, first.rule_version

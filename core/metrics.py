@@ -18,8 +18,9 @@ from enum import StrEnum
 # write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
 # can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
 # 2: window_open. 3: notice_agreement (closed periods get it too: measure-rates rewrites every period once).
-# 4: go_on_finished_outside, go_on_second_run, go_on_unknown.
-RATES_VERSION = 4
+# 4: go_on_finished_outside, go_on_second_run, go_on_unknown. 5: each row counted from derived outcomes
+# names the rule versions of its runs (core.rule_versions; every period is written once more to fill them).
+RATES_VERSION = 5
 
 
 class Metric(StrEnum):

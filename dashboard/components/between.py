@@ -14,6 +14,7 @@ from core.between_text import NEED_RULE
 from core.comparison import TOO_FEW_TO_SHOW, Need, Side
 from core.figures_text import p_text
 from core.groups import MIN_GROUP_RUNS
+from core.rule_versions import mixing_note
 from core.verdicts import RULE, Finding
 
 
@@ -82,3 +83,6 @@ def _side(column: DeltaGenerator, title: str, side: Side, report: BetweenReport)
     if side.excluded:
         figures += f"; {side.excluded:,} excluded"
     column.caption(figures)
+    note = mixing_note(side.rule_versions)
+    if note is not None:
+        column.caption(f"This side {note}.")

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.comparison import TOO_FEW_TO_SHOW, ComparisonReport, Side
+from core.rule_versions import mixing_note
 from core.verdicts import RULE, Finding
 
 
@@ -63,3 +64,6 @@ def _side(column: DeltaGenerator, title: str, side: Side, report: ComparisonRepo
     column.caption(
         f"{figures}. {span} ({side.with_data} of {len(side.periods)} {report.grain.value}s with data{extra})"
     )
+    note = mixing_note(side.rule_versions)
+    if note is not None:
+        column.caption(f"This side {note}.")

@@ -30,6 +30,7 @@ from core.groups import ALL_RUNS, Group, GroupKind, shown
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
+from core.rule_versions import mixing_note, ordered
 
 # Every metric as the page names it (core.metrics, the registry).
 LABELS: dict[str, str] = {definition.metric: definition.label for definition in DEFINITIONS.values()}
@@ -84,6 +85,7 @@ _COLUMNS = [
     "low",
     "high",
     "open",
+    "rule_versions",
 ]
 _CSV_COLUMNS = [
     "metric",
@@ -143,6 +145,7 @@ def series(engine: Engine, metrics: Sequence[str], grain: str, *, now: int, grou
                 "low": None if interval is None else interval.low,
                 "high": None if interval is None else interval.high,
                 "open": is_open(row.period_start, first_open),
+                "rule_versions": ordered(row.rule_versions),
             }
         )
     return Series(pd.DataFrame(records, columns=_COLUMNS), unreadable)
@@ -184,7 +187,8 @@ def before_after(
 
 
 def outcome_mix(engine: Engine, grain: str, *, now: int) -> pd.DataFrame:
-    """Derived runs per period of the run's end and outcome (the outcome metrics' numerators)."""
+    """Derived runs per period of the run's end and outcome (the outcome metrics' numerators), with the rule
+    versions they were derived under."""
     metrics = [metric for metric, _ in OUTCOME_MIX]
     frame = series(engine, metrics, grain, now=now).frame
     labels = dict(OUTCOME_MIX)
@@ -193,9 +197,24 @@ def outcome_mix(engine: Engine, grain: str, *, now: int) -> pd.DataFrame:
             "period_start": frame["period_start"],
             "outcome": frame["metric"].map(labels),
             "runs": frame["numerator"],
+            "rule_versions": frame["rule_versions"],
         },
-        columns=["period_start", "outcome", "runs"],
+        columns=["period_start", "outcome", "runs", "rule_versions"],
     ).reset_index(drop=True)
+
+
+def mixed_periods(frame: pd.DataFrame) -> list[tuple[date, str]]:
+    """The periods of a chart's rows (period_start, rule_versions) whose runs were derived under more than
+    one rule version, oldest first, each with its note (core.rule_versions); none when every period is of
+    one version."""
+    if frame.empty:
+        return []
+    notes = []
+    for period, versions in frame.groupby("period_start")["rule_versions"]:
+        note = mixing_note(version for found in versions for version in found)
+        if note is not None:
+            notes.append((period, note))
+    return sorted(notes)
 
 
 def window_open(engine: Engine, tables: frozenset[str], grain: str) -> pd.DataFrame | None:

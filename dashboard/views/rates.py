@@ -22,6 +22,7 @@ from dashboard.components import (
     outcome_mix,
     rate_chart,
     release_marker,
+    rule_versions,
     survival_chart,
 )
 from dashboard.queries import between as between_queries
@@ -55,9 +56,9 @@ if releases.empty:
 
 st.header("EDITED and nothingSaved over time")
 for name in rates.CHARTED:
-    rate_chart.show(
-        charted.frame[charted.frame["metric"] == name], releases, rates.LABELS[name], key=f"chart_{name}"
-    )
+    frame = charted.frame[charted.frame["metric"] == name]
+    rate_chart.show(frame, releases, rates.LABELS[name], key=f"chart_{name}")
+    rule_versions.show(frame, chosen_grain, key=f"rule_versions_{name}")
 with guard.reading():
     agreement = state.notice_agreement(url, data, chosen_grain)
 notice_agreement.show(agreement, chosen_grain, key="notice_agreement")
@@ -82,12 +83,14 @@ with guard.reading():
     mix = state.outcome_mix(url, data, chosen_grain, now)
     open_runs = state.window_open(url, data, chosen_grain)
 outcome_mix.show(mix, open_runs, releases, key="mix")
+rule_versions.show(mix, chosen_grain, key="mix_rule_versions")
 
 st.header("EDITED by edit scope")
 scope_labels = dict(rates.EDIT_SCOPES)
 with guard.reading():
     scopes = state.rate_series(url, data, tuple(scope_labels), chosen_grain, now)
 edit_scope.show(scopes.frame, scope_labels, releases, key="edit_scope")
+rule_versions.show(scopes.frame, chosen_grain, key="edit_scope_rule_versions")
 
 st.header("By configuration or skill")
 kind = group_kind.show(rates.GROUP_KINDS, key="group_kind")

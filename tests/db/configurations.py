@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, update
 
+from adapters import schema
 from core.periods import Grain, period_start, unix_of
 from core.time import DAY_S
 from data.builder import Installation
@@ -80,6 +81,31 @@ def plant_two_configurations(engine: Engine, *, now: int = NOW) -> None:
                 seo_run(site, CANARY, at + HOUR, edited_after_s=canary)
         for n in range(3):
             seo_run(site, RARE, first + 2 * DAY + n * HOUR, edited_after_s=HOUR)
+
+
+# The rules an older runrecord derived the first night's runs under (sorts before core.outcomes.RULE_VERSION).
+OLD_RULE_VERSION = "2026.10-1"
+# The weeks (0 to 3) of plant_two_configurations: the first night derives week 0 and half of week 1.
+MIXED_WEEK = 1
+
+
+def mixed_week(now: int = NOW) -> date:
+    """The week whose runs two nights derived, under two rule versions."""
+    return first_week(now) + timedelta(weeks=MIXED_WEEK)
+
+
+def derived_under_two_rule_versions(engine: Engine, *, now: int = NOW, window_s: int = WINDOW) -> None:
+    """Two nights of derive-outcomes, then measure-rates (week and day) as of `now`: the first night, under
+    OLD_RULE_VERSION, reaches the runs of week 0 and the first three of each configuration in MIXED_WEEK
+    (their writes' windows have closed ten hours into its Tuesday a week later); the second, under
+    core.outcomes.RULE_VERSION, derives the rest and leaves the first night's rows as they are."""
+    first_night = unix_of(mixed_week(now)) + DAY + WINDOW + 10 * HOUR
+    derive_outcomes(engine, now=first_night, window_s=window_s)
+    with engine.begin() as connection:
+        for table in (schema.run_outcome, schema.write_outcome):
+            connection.execute(update(table).values(rule_version=OLD_RULE_VERSION))
+    derive_outcomes(engine, now=now, window_s=window_s)
+    measure_rates(engine, now=now, window_s=window_s, grains=(Grain.WEEK, Grain.DAY))
 
 
 def derived_and_measured(engine: Engine, *, window_s: int = WINDOW) -> None:
