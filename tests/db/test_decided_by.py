@@ -9,17 +9,16 @@ from contextlib import contextmanager
 from alembic import command
 from sqlalchemy import Engine, column, insert, select, table
 
-from adapters import history as history_queries
 from adapters import schema
 from adapters.database import make_engine
 from adapters.outcomes import decided_by_text
-from core.outcomes import Write, classify_write
 from core.time import DAY_S
 from data.builder import Installation, Record
 from data.chat import Run
 from data.chat import Write as PlantedWrite
 from jobs.derive import derive_outcomes
 from jobs.schema_setup import alembic_config, init_db
+from tests.db.derive_reference import reference
 
 WINDOW = 7 * DAY_S
 NOW = 1_790_000_000
@@ -71,27 +70,10 @@ def own_row(engine: Engine, written: PlantedWrite) -> int:
 
 
 def core_decided_by(engine: Engine, written: PlantedWrite) -> list[int]:
-    """What core.outcomes.classify_write says decided the write, from the rows as the database holds them."""
-    table, uid = written.record.table, written.record.uid
-    w = schema.write_outcome.c
-    with engine.connect() as connection:
-        rows = history_queries.history_rows(connection, {table: [uid]}, keys_from=0, keys_to=NOW)
-        catalog_table = history_queries.TableCatalog(connection).get(table)
-        assert catalog_table is not None
-        presence = history_queries.presence(connection, catalog_table, [uid])[uid]
-        oldest = history_queries.oldest_retained_tstamp(connection)
-        ai_times = list(
-            connection.execute(select(w.written_at).where(w.tablename == table, w.recuid == uid)).scalars()
-        )
-    decided = classify_write(
-        Write(written.event_uid, table, uid, written.written_at),
-        rows.get((table, uid), []),
-        ai_times,
-        presence,
-        oldest,
-        WINDOW,
-    )
-    return sorted(decided.decided_by)
+    """What core.outcomes says decided the write (the reference of derive-outcomes: every AI write of the
+    record, its rows with their writers compared in SQL), from the rows as the database holds them."""
+    writes, _ = reference(engine, now=NOW, window_s=WINDOW)
+    return sorted(writes[written.event_uid].decided_by)
 
 
 def test_an_accepted_write_is_decided_by_its_own_history_row(installation_engine: Engine) -> None:

@@ -521,8 +521,8 @@ def test_a_delete_in_the_window_is_discarded_even_if_undeleted_later(installatio
     assert outcome_of(installation_engine, written) == DISCARDED
 
 
-@pytest.mark.parametrize("action", [Action.MOVE, Action.UNDELETE, Action.STAGE, Action.PUBLISH])
-def test_move_undelete_stage_change_and_publish_are_not_modifications(
+@pytest.mark.parametrize("action", [Action.MOVE, Action.UNDELETE, Action.STAGE])
+def test_move_undelete_and_stage_change_are_not_modifications(
     installation_engine: Engine, action: Action
 ) -> None:
     with installation(installation_engine) as site:
