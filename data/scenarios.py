@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from core.outcomes import Action
 from core.periods import Grain, period_start, unix_of
-from data.builder import Installation, Privacy, Record
+from data.builder import INTEGER_FIELDS, Installation, Privacy, Record
 from data.chat import Conversation, Processes, Processing, Run, Write
 from data.fates import DAY, TEXT_FIELDS, Fate, PlantedFate, apply_fate, canary_edit
 
@@ -426,7 +426,7 @@ class Writer:
                 record,
                 Action.MODIFY,
                 at=drafted,
-                new={name: "Entwurf"},
+                new={name: _typed(name, "Entwurf")},
                 old={name: record.value(name)},
                 by=self.editor,
                 workspace=DRAFT_WORKSPACE,
@@ -435,19 +435,19 @@ class Writer:
                 published = drafted + plan.plants.randint(60, max(last + room - drafted, 61))
             else:
                 published = last + self.story.window_s + plan.plants.randint(DAY // 2, 10 * DAY)
-            record.values[name] = "Entwurf"
+            record.values[name] = _typed(name, "Entwurf")
             site.history(record, Action.PUBLISH, at=published, by=plan.plants.choice(plan.editors))
         else:
             name = plan.plants.choice(written) if case == "cli_same_field" else other
             started = inside - plan.plants.randint(*CLI_STARTED_BEFORE_S)
             old = {name: record.value(name)}
-            record.values[name] = "vom Import"
+            record.values[name] = _typed(name, "vom Import")
             site.history(
                 record,
                 Action.MODIFY,
                 at=started,
                 moment=inside,
-                new={name: "vom Import"},
+                new={name: _typed(name, "vom Import")},
                 old=old,
                 by=plan.cli_user,
             )
@@ -463,7 +463,7 @@ class Writer:
         at = after.written_at + plan.plants.randint(*HAND_EDIT_AFTER_WRITE_S)
         other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
         name = plan.plants.choice((*after.fields, other))
-        self.site.human_edit(record, {name: "von Hand"}, at=at, by=self.editor)
+        self.site.human_edit(record, {name: _typed(name, "von Hand")}, at=at, by=self.editor)
         planted.cases["hand_edit_between_writes"] += 1
 
     def claim_probability(self) -> float:
@@ -822,3 +822,8 @@ def bad_rows(w: Writer) -> Planted:
         "card_outcomes not JSON",
     ]
     return planted
+
+
+def _typed(name: str, text: str) -> str | int:
+    """A value an editor or a task sets: the text, or a number for an integer column (og_image, hidden)."""
+    return 2 if name in INTEGER_FIELDS else text
