@@ -10,13 +10,15 @@ import streamlit as st
 
 from dashboard.components import markers
 
-COLOURS = ("#ef6c00", "#bdbdbd", "#42a5f5", "#9e9e9e")  # same fields stands out: the AI's text was changed
+# In the order of core.counting.SCOPE_PRECEDENCE: reverted and same fields stand out, the AI's text was undone
+# or changed.
+COLOURS = ("#c62828", "#ef6c00", "#bdbdbd", "#42a5f5", "#9e9e9e")
 
 
 def figure(frame: pd.DataFrame, labels: Mapping[str, str], releases: pd.DataFrame) -> go.Figure:
     """Stacked bars of EDITED runs per scope and period (the numerators of the scope metrics)."""
     chart = go.Figure()
-    for (metric, label), colour in zip(labels.items(), COLOURS, strict=False):
+    for (metric, label), colour in zip(labels.items(), COLOURS, strict=True):
         rows = frame[frame["metric"] == metric].sort_values("period_start")
         custom = list(zip(rows["numerator"], rows["denominator"], strict=True))
         chart.add_trace(
@@ -51,5 +53,5 @@ def show(frame: pd.DataFrame, labels: Mapping[str, str], releases: pd.DataFrame,
     totals = frame.groupby("metric")["numerator"].sum()
     parts = [f"{labels[m]}: {int(totals.get(m, 0))}" for m in labels]
     st.caption(
-        "All periods: " + "; ".join(parts) + ". Only 'same fields' says the AI's own text was changed."
+        "All periods: " + "; ".join(parts) + ". Only 'reverted' (set back) and 'same fields' say the AI's own text was changed."
     )

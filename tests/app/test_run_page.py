@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from adapters import schema
 from adapters.conversations import load_conversation
 from adapters.database import make_engine, parse_url, sqlite_path
+from core.outcomes import RowPart
 from core.record_rebuild import rebuild_record
 from core.record_text import describe
 from dashboard.queries.run import run_detail
@@ -72,7 +73,7 @@ def test_an_edited_write_shows_its_scope_and_the_history_rows_that_decided_it(
     assert "same_fields" in set(writes["edit_scope"])
     history = [t for t in tables if "part" in t.columns]
     parts = {part for table in history for part in table["part"]}
-    assert "evidence: the write's own row is retained" in parts and "decided the outcome" in parts
+    assert RowPart.EVIDENCE.value in parts and RowPart.DECIDED.value in parts
     assert all("userid" not in t.columns for t in tables)
 
 
