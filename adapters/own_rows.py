@@ -54,19 +54,17 @@ from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, record_partition, same_record
 from adapters.dialect.names import is_mariadb
-from core.outcomes import _OWN_ACTIONS, SAME_SAVE_S, Action
+from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
 from core.table_names import MAX_TABLE_NAME
 
 TABLES = MetaData()
 
 # The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
 HISTORY_INDEX = "recordident_1"
-# The backend user scheduler tasks and CLI commands act as (DOMAIN.md, "Who wrote it"): automation.
-AUTOMATION_USER = "_cli_"
 # A bound no insertion floor reaches: a named run's rows are its own whatever their stamps (rule 3).
 NO_FLOOR = 2**31 - 1
 _NAME = String(MAX_TABLE_NAME)
-_OWN = tuple(action.value for action in _OWN_ACTIONS)
+_OWN = tuple(action.value for action in OWN_ACTIONS)
 
 Statistics = Callable[..., None]  # gives the planner the statistics of tables just filled
 

@@ -71,9 +71,9 @@ from adapters.dialect.exact import exact, exact_values, read_exact, same_record
 from adapters.history import RecordTable, TableCatalog
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from core.outcomes import (
-    _CHANGES,
-    _WITH_FIELDS,
     BOOKKEEPING_FIELDS,
+    CHANGE_ACTIONS,
+    FIELD_ACTIONS,
     RELEASE_FIELD,
     RULE_VERSION,
     WINDOW_TESTS,
@@ -91,8 +91,8 @@ _scratch = MetaData()
 READABLE, UNREADABLE, TABLE_MISSING = 0, 1, 2
 
 # The actions whose rows change the live record's fields, and those whose history_data names fields.
-_CHANGE_ACTIONS = tuple(action.value for action in _CHANGES)
-_FIELD_ACTIONS = tuple(action.value for action in _WITH_FIELDS)
+_CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
+_FIELD_ACTIONS = tuple(action.value for action in FIELD_ACTIONS)
 # Field names compared byte for byte, as Python compares them (MariaDB's default collation ignores case).
 _FIELD = Text().with_variant(mysql.TEXT(collation="utf8mb4_bin"), "mysql", "mariadb")
 _NAME = String(MAX_TABLE_NAME)

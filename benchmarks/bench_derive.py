@@ -73,6 +73,7 @@ from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from core.outcomes import (
+    AUTOMATION_USER,
     RULE_VERSION,
     CallOutcome,
     HistoryRow,
@@ -645,7 +646,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
     pages = table_clause("pages", column("uid"), column("deleted"))
     observed = schema.call_outcome
     run, other, lane_run = schema.agentrun, TARGETS.alias("other"), schema.agentrun.alias("lane_run")
-    cli = select(schema.be_users.c.uid).where(schema.be_users.c.username == "_cli_")
+    cli = select(schema.be_users.c.uid).where(schema.be_users.c.username == AUTOMATION_USER)
     same_record = and_(other.c.tablename == bindparam("table"), other.c.recuid == bindparam("uid"))
     # Who wrote a row is compared in SQL (DESIGN.md rule 3): the row's lane, never its user.
     row_lane = (

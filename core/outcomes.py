@@ -29,6 +29,10 @@ SAME_SAVE_S = 2
 # whose text changed, and would make every edit look like one of our fields (DESIGN.md rule 7).
 BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"tstamp", "l10n_diffsource"})
 
+# The backend user TYPO3's scheduler tasks and CLI commands act as (DOMAIN.md, "Who wrote it"): its rows are
+# automation's, no human's (DESIGN.md rule 4).
+AUTOMATION_USER = "_cli_"
+
 # The field a hide or unhide changes (DESIGN.md rule 7, `released_only`).
 RELEASE_FIELD = "hidden"
 
@@ -86,9 +90,9 @@ class RunWithoutWritesError(ValueError):
 _ACTIONS = {action.value: action for action in Action}
 # The actions of a write's own row: the tools add, update, move and delete records. Only an add or a modify
 # says which fields W wrote (DESIGN.md rule 7).
-_OWN_ACTIONS = (Action.ADD, Action.MODIFY, Action.MOVE, Action.DELETE)
-_WITH_FIELDS = (Action.ADD, Action.MODIFY)
-_CHANGES = (Action.MODIFY, Action.PUBLISH)  # the actions that change the live record's fields
+OWN_ACTIONS = (Action.ADD, Action.MODIFY, Action.MOVE, Action.DELETE)
+FIELD_ACTIONS = (Action.ADD, Action.MODIFY)
+CHANGE_ACTIONS = (Action.MODIFY, Action.PUBLISH)  # the actions that change the live record's fields
 
 
 @dataclass(frozen=True)
@@ -375,7 +379,7 @@ def match_own_rows(writes: Sequence[Write], rows: Sequence[HistoryRow]) -> dict[
 
 
 def _is_candidate(row: HistoryRow) -> bool:
-    return row.live and row.action in _OWN_ACTIONS
+    return row.live and row.action in OWN_ACTIONS
 
 
 def _own_row(
@@ -448,10 +452,10 @@ def _classify(
     deletes = [row for row in after if row.action is Action.DELETE]
     # Automation's rows are no human's (DESIGN.md rule 4), but for its deletes.
     human = [row for row in window if not row.by_automation or row.action is Action.DELETE]
-    automation = [row for row in window if row.by_automation and row.action in _CHANGES]
-    human_changes = [row for row in human if row.action in _CHANGES]
+    automation = [row for row in window if row.by_automation and row.action in CHANGE_ACTIONS]
+    human_changes = [row for row in human if row.action in CHANGE_ACTIONS]
     changed = [_changed_keys(row, rows) for row in human_changes]
-    own = match.own if match.own is not None and match.own.action in _WITH_FIELDS else None
+    own = match.own if match.own is not None and match.own.action in FIELD_ACTIONS else None
     written = own.fields if own is not None else None
     facts = WriteFacts(
         target_readable=True,
@@ -501,7 +505,7 @@ def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str]
             break
         if earlier.live and earlier.action is Action.PUBLISH:
             drafts = []
-        elif not earlier.live and earlier.action in _WITH_FIELDS:
+        elif not earlier.live and earlier.action in FIELD_ACTIONS:
             drafts.append(earlier)
     if not drafts or any(draft.fields is None for draft in drafts):
         return None

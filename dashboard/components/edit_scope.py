@@ -53,5 +53,7 @@ def show(frame: pd.DataFrame, labels: Mapping[str, str], releases: pd.DataFrame,
     totals = frame.groupby("metric")["numerator"].sum()
     parts = [f"{labels[m]}: {int(totals.get(m, 0))}" for m in labels]
     st.caption(
-        "All periods: " + "; ".join(parts) + ". Only 'reverted' (set back) and 'same fields' say the AI's own text was changed."
+        "All periods: "
+        + "; ".join(parts)
+        + ". Only 'reverted' (set back) and 'same fields' say the AI's own text was changed."
     )

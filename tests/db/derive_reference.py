@@ -19,6 +19,7 @@ from adapters.dialect import json as sqljson
 from adapters.outcomes import decided_by_of
 from core.events import EventProblem, WriteTarget, parse_event, write_target
 from core.outcomes import (
+    AUTOMATION_USER,
     Action,
     HistoryRow,
     Presence,
@@ -227,7 +228,7 @@ def _automation_rows(connection: Connection, row_uids: list[int]) -> set[int]:
     if "be_users" not in history_queries.TableCatalog(connection):
         return set()
     h, users = schema.sys_history, schema.be_users
-    cli = select(users.c.uid).where(users.c.username == "_cli_")
+    cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
     found: set[int] = set()
     for chunk in _chunks(row_uids):
         query = select(h.c.uid).where(h.c.uid.in_(chunk), h.c.userid.in_(cli))
