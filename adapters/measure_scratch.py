@@ -7,9 +7,10 @@ and SQLite would then use none of its indexes). A batch empties them and fills t
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Connection, Index, Integer, MetaData, SmallInteger, String, Table
+from sqlalchemy import Column, Connection, Index, MetaData, SmallInteger, String, Table
 
 from adapters.dialect import session as sqlsession
+from adapters.dialect.session import integer_column, temporary_table
 
 _scratch = MetaData()
 
@@ -17,11 +18,7 @@ NAME_LENGTH = 255  # the longest run uuid a message or record entry may name and
 
 
 def _table(name: str, *columns: Column[object]) -> Table:
-    return Table(f"tx_runrecord_m_{name}", _scratch, *columns, prefixes=["TEMPORARY"])
-
-
-def _int(name: str, *, nullable: bool = False, primary_key: bool = False) -> Column[object]:
-    return Column(name, Integer, nullable=nullable, primary_key=primary_key, autoincrement=False)
+    return temporary_table(_scratch, f"tx_runrecord_m_{name}", *columns)
 
 
 def _flag(name: str) -> Column[object]:
@@ -32,7 +29,7 @@ def _flag(name: str) -> Column[object]:
 # something core.run_record_json cannot read whole (not JSON, no list, an entry it cannot read).
 conversation = _table(
     "conversation",
-    _int("uid", primary_key=True),
+    integer_column("uid", key=True),
     Column("skill", String(100), nullable=False),
     Column("approval_run_uuid", String(NAME_LENGTH), nullable=False),
     _flag("record_stored"),
@@ -41,39 +38,39 @@ conversation = _table(
 # Their messages, read in SQL (core.transcript): readable, the payload's role, notice, runUuid and segment.
 message = _table(
     "message",
-    _int("uid", primary_key=True),
-    _int("conversation"),
-    _int("sorting"),
+    integer_column("uid", key=True),
+    integer_column("conversation"),
+    integer_column("sorting"),
     Column("role_column", String(20), nullable=False),
-    _int("crdate"),
+    integer_column("crdate"),
     _flag("readable"),
     Column("role", String(16), nullable=True),
     Column("notice", String(32), nullable=True),
     Column("run_uuid", String(NAME_LENGTH), nullable=False),
-    _int("segment", nullable=True),
+    integer_column("segment", nullable=True),
 )
 # The run record's entries (core.run_record_json), with what earlier_write reads of them; those not readable
 # (readable 0, their segment then perhaps NULL) only until their record is marked as a problem.
 entry = _table(
     "entry",
-    _int("conversation"),
+    integer_column("conversation"),
     Column("run_uuid", String(NAME_LENGTH), nullable=True),
-    _int("position"),
-    _int("segment", nullable=True),
+    integer_column("position"),
+    integer_column("segment", nullable=True),
     _flag("writes"),
     _flag("readable"),
 )
 # The runs each conversation names (core.answers.named_runs), by uuid.
-name = _table("name", _int("conversation"), Column("uuid", String(NAME_LENGTH), nullable=False))
+name = _table("name", integer_column("conversation"), Column("uuid", String(NAME_LENGTH), nullable=False))
 # The runs named, the first uid of each uuid, with their end and start (core.measured_runs).
 run = _table(
     "run",
-    _int("uid", primary_key=True),
+    integer_column("uid", key=True),
     Column("uuid", String(NAME_LENGTH), nullable=False),
     Column("status", String(32), nullable=False),
     Column("configuration", String(150), nullable=False),
-    _int("ended_at"),
-    _int("started_at"),
+    integer_column("ended_at"),
+    integer_column("started_at"),
     _flag("finished"),
     _flag("waited"),
 )
@@ -82,42 +79,46 @@ run = _table(
 # (core.answers.verdict_from_counts).
 count = _table(
     "count",
-    _int("run", primary_key=True),
-    _int("events"),
-    _int("tool_writes"),
-    _int("approvals"),
-    _int("openers"),
-    _int("first_write_at", nullable=True),
-    _int("first_write_sequence", nullable=True),
-    _int("last_opener_sequence", nullable=True),
-    _int("first_approval", nullable=True),
-    _int("last_approval", nullable=True),
-    _int("first_event_at"),
-    _int("last_event_at"),
-    _int("doubtful"),
+    integer_column("run", key=True),
+    integer_column("events"),
+    integer_column("tool_writes"),
+    integer_column("approvals"),
+    integer_column("openers"),
+    integer_column("first_write_at", nullable=True),
+    integer_column("first_write_sequence", nullable=True),
+    integer_column("last_opener_sequence", nullable=True),
+    integer_column("first_approval", nullable=True),
+    integer_column("last_approval", nullable=True),
+    integer_column("first_event_at"),
+    integer_column("last_event_at"),
+    integer_column("doubtful"),
 )
 # Which conversation names which run.
-named = _table("named", _int("conversation"), _int("run_uid"))
+named = _table("named", integer_column("conversation"), integer_column("run_uid"))
 # The approval waits (core.waits.approval_waits) of the runs that waited, where a "go on" or an unreadable
 # user message of their conversation needs them (fill_waits); ended NULL: still waiting.
-wait = _table("wait", _int("run_uid"), _int("started"), _int("ended", nullable=True))
+wait = _table(
+    "wait", integer_column("run_uid"), integer_column("started"), integer_column("ended", nullable=True)
+)
 # The completed answers (core.answers.completed_answers); earlier NULL: cannot tell (denial).
 answer = _table(
     "answer",
-    _int("message_uid", primary_key=True),
-    _int("conversation"),
+    integer_column("message_uid", key=True),
+    integer_column("conversation"),
     Column("run_uuid", String(NAME_LENGTH), nullable=False),
-    _int("run_uid", nullable=True),
-    _int("position"),
-    _int("crdate"),
-    _int("segment", nullable=True),
+    integer_column("run_uid", nullable=True),
+    integer_column("position"),
+    integer_column("crdate"),
+    integer_column("segment", nullable=True),
     _flag("notice"),
     Column("earlier", SmallInteger, nullable=True),
 )
 # What the text rules said of an answer's content (core.claims), where they said yes.
-judged = _table("judged", _int("message_uid", primary_key=True), _flag("claims"), _flag("denies"))
+judged = _table("judged", integer_column("message_uid", key=True), _flag("claims"), _flag("denies"))
 # core.saved's verdict on the runs whose answer claims a change.
-verdict = _table("verdict", _int("run_uid", primary_key=True), Column("verdict", String(16), nullable=False))
+verdict = _table(
+    "verdict", integer_column("run_uid", key=True), Column("verdict", String(16), nullable=False)
+)
 # The user messages a wait of their conversation's runs may hold, or that a runFinishedOutside line answers
 # (core.waits, core.go_on): line: it or the next message carries runFinishedOutside. Placed only where a
 # "go on" or an unreadable message needs it: inside_run: the first run (by start) whose wait holds it;
@@ -125,50 +126,54 @@ verdict = _table("verdict", _int("run_uid", primary_key=True), Column("verdict",
 # crdate.
 user = _table(
     "user",
-    _int("message_uid", primary_key=True),
-    _int("conversation"),
-    _int("sorting"),
-    _int("crdate"),
+    integer_column("message_uid", key=True),
+    integer_column("conversation"),
+    integer_column("sorting"),
+    integer_column("crdate"),
     _flag("unreadable"),
     _flag("line"),
-    _int("inside_run", nullable=True),
-    _int("run_before", nullable=True),
-    _int("next_user_at", nullable=True),
+    integer_column("inside_run", nullable=True),
+    integer_column("run_before", nullable=True),
+    integer_column("next_user_at", nullable=True),
 )
 # The user messages whose whole text is a "go on" phrase (core.claims.is_go_on).
-go_on = _table("go_on", _int("message_uid", primary_key=True))
+go_on = _table("go_on", integer_column("message_uid", key=True))
 # Per conversation with a run that waited: the run its "go on" is counted at and the conversation's state.
 counted = _table(
     "counted",
-    _int("conversation", primary_key=True),
-    _int("run_uid"),
+    integer_column("conversation", key=True),
+    integer_column("run_uid"),
     Column("go_on", String(16), nullable=False),
 )
 # The facts of the batch, as tx_runrecord_measure_fact holds them (without uid and measured_at).
 fact = _table(
     "fact",
-    _int("run_uid"),
-    _int("message_uid"),
-    _int("conversation_uid"),
+    integer_column("run_uid"),
+    integer_column("message_uid"),
+    integer_column("conversation_uid"),
     Column("configuration_identifier", String(150), nullable=True),
     Column("skill_identifier", String(100), nullable=True),
-    _int("ended_at"),
-    _int("runs"),
+    integer_column("ended_at"),
+    integer_column("runs"),
     Column("answer", String(16), nullable=False),
     _flag("notice"),
     Column("claim", String(16), nullable=False),
     Column("denial", String(16), nullable=False),
     Column("go_on", String(16), nullable=False),
     Column("problems", String(255), nullable=False),
-    _int("go_on_finished_outside"),
-    _int("go_on_second_run"),
-    _int("go_on_unknown"),
-    _int("go_on_unreadable"),
+    integer_column("go_on_finished_outside"),
+    integer_column("go_on_second_run"),
+    integer_column("go_on_unknown"),
+    integer_column("go_on_unreadable"),
 )
 # The facts that differ from the stored ones (fresh: the batch gives a new row), or are stored and no longer
 # given (fresh 0), by key, with the stored row's uid.
 changed = _table(
-    "changed", _int("run_uid"), _int("message_uid"), _int("stored_uid", nullable=True), _flag("fresh")
+    "changed",
+    integer_column("run_uid"),
+    integer_column("message_uid"),
+    integer_column("stored_uid", nullable=True),
+    _flag("fresh"),
 )
 
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.

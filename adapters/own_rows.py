@@ -33,7 +33,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Index,
-    Integer,
     MetaData,
     SmallInteger,
     String,
@@ -54,6 +53,7 @@ from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, record_partition, same_record
 from adapters.dialect.names import is_mariadb
+from adapters.dialect.session import integer_column, temporary_table
 from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
 from core.table_names import MAX_TABLE_NAME
 
@@ -70,74 +70,77 @@ Statistics = Callable[..., None]  # gives the planner the statistics of tables j
 
 
 def _temporary(name: str, *columns: Any) -> Table:
-    return Table(name, TABLES, *columns, prefixes=["TEMPORARY"])
-
-
-def _int(name: str, *, nullable: bool = False, key: bool = False) -> Column[int]:
-    return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
+    return temporary_table(TABLES, name, *columns)
 
 
 def _record() -> tuple[Column[str], Column[int]]:
-    return Column("tablename", _NAME, nullable=False), _int("recuid")
+    return Column("tablename", _NAME, nullable=False), integer_column("recuid")
 
 
 batch_ai = _temporary(
     "tx_runrecord_batch_ai",
-    _int("event_uid", key=True),
-    _int("run_uid"),
-    _int("written_at"),
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
     *_record(),
-    _int("channel"),
-    _int("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
+    integer_column("channel"),
+    integer_column("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
     Column("due", SmallInteger, nullable=False),
 )
-batch_channel = _temporary("tx_runrecord_batch_channel", *_record(), _int("channel"), _int("run_uid"))
+batch_channel = _temporary(
+    "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")
+)
 batch_history = _temporary(
     "tx_runrecord_batch_history",
-    _int("uid", key=True),
+    integer_column("uid", key=True),
     Column("tablename", String(255), nullable=False),
-    _int("recuid"),
-    _int("tstamp"),
-    _int("actiontype"),
+    integer_column("recuid"),
+    integer_column("tstamp"),
+    integer_column("actiontype"),
     Column("live", SmallInteger, nullable=False),
     Column("automation", SmallInteger, nullable=False),
-    _int("named_run", nullable=True),
-    _int("lane", nullable=True),
-    _int("floor"),
-    _int("epoch"),
+    integer_column("named_run", nullable=True),
+    integer_column("lane", nullable=True),
+    integer_column("floor"),
+    integer_column("epoch"),
     Column("ai_row", SmallInteger, nullable=False),
 )
-batch_named = _temporary("tx_runrecord_batch_named", *_record(), _int("named_run"))
+batch_named = _temporary("tx_runrecord_batch_named", *_record(), integer_column("named_run"))
 batch_candidate = _temporary(
     "tx_runrecord_batch_candidate",
     *_record(),
-    _int("lane"),
-    _int("n"),
-    _int("floor"),
-    _int("uid"),
-    _int("actiontype"),
+    integer_column("lane"),
+    integer_column("n"),
+    integer_column("floor"),
+    integer_column("uid"),
+    integer_column("actiontype"),
 )
 batch_lane = _temporary(
     "tx_runrecord_batch_lane",
-    _int("event_uid", key=True),
+    integer_column("event_uid", key=True),
     *_record(),
-    _int("written_at"),
+    integer_column("written_at"),
     Column("due", SmallInteger, nullable=False),
-    _int("lane"),
-    _int("rank"),
+    integer_column("lane"),
+    integer_column("rank"),
 )
-batch_pos = _temporary("tx_runrecord_batch_pos", _int("event_uid", key=True), _int("p"), _int("pos"))
+batch_pos = _temporary(
+    "tx_runrecord_batch_pos",
+    integer_column("event_uid", key=True),
+    integer_column("p"),
+    integer_column("pos"),
+)
 batch_match = _temporary(
     "tx_runrecord_batch_match",
-    _int("event_uid", key=True),
+    integer_column("event_uid", key=True),
     *_record(),
-    _int("written_at"),
+    integer_column("written_at"),
     Column("due", SmallInteger, nullable=False),
-    _int("own_uid", nullable=True),
-    _int("own_action", nullable=True),
+    integer_column("own_uid", nullable=True),
+    integer_column("own_action", nullable=True),
     Column("unclear", SmallInteger, nullable=False),
-    _int("boundary"),  # rows with a greater uid were inserted after W's own row (0: every row)
-    _int("boundary_floor"),  # and have an insertion floor at least this: the range an index reads
+    integer_column("boundary"),  # rows with a greater uid were inserted after W's own row (0: every row)
+    integer_column("boundary_floor"),  # and have an insertion floor at least this: the range an index reads
 )
 
 _INDEXES = (

@@ -41,7 +41,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Index,
-    Integer,
     MetaData,
     Select,
     SmallInteger,
@@ -68,6 +67,7 @@ from adapters.dialect import aggregate, bulk, plans
 from adapters.dialect import json as sqljson
 from adapters.dialect import session as sqlsession
 from adapters.dialect.exact import exact, exact_values, read_exact, same_record
+from adapters.dialect.session import integer_column, temporary_table
 from adapters.history import RecordTable, TableCatalog
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from core.outcomes import (
@@ -99,11 +99,7 @@ _NAME = String(MAX_TABLE_NAME)
 
 
 def _temporary(name: str, *columns: Any) -> Table:
-    return Table(name, _scratch, *columns, prefixes=["TEMPORARY"])
-
-
-def _int(name: str, *, nullable: bool = False, key: bool = False) -> Column[int]:
-    return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
+    return temporary_table(_scratch, name, *columns)
 
 
 def _human_column(action: Action) -> str:
@@ -113,135 +109,146 @@ def _human_column(action: Action) -> str:
 
 batch_run = _temporary(
     "tx_runrecord_batch_run",
-    _int("run_uid", key=True),
+    integer_column("run_uid", key=True),
     Column("correlation_id", String(36), nullable=False),
     Column("configuration_identifier", String(150), nullable=False),
-    _int("last_write_at"),
-    _int("writes"),
+    integer_column("last_write_at"),
+    integer_column("writes"),
     Column("derivable", SmallInteger, nullable=False),
     Column("gone", SmallInteger, nullable=False),
 )
 batch_write = _temporary(
     "tx_runrecord_batch_write",
-    _int("event_uid", key=True),
-    _int("run_uid"),
-    _int("written_at"),
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
     Column("tablename", _NAME, nullable=True),
-    _int("recuid", nullable=True),
+    integer_column("recuid", nullable=True),
     Column("target_state", SmallInteger, nullable=False),
 )
 batch_record = _temporary(
     "tx_runrecord_batch_record",
     Column("tablename", _NAME, nullable=False),
-    _int("recuid"),
+    integer_column("recuid"),
     Column("presence", String(16), nullable=False),
-    _int("first_write_at"),  # the first and the last write to the record in this batch
-    _int("last_write_at"),
+    integer_column("first_write_at"),  # the first and the last write to the record in this batch
+    integer_column("last_write_at"),
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",
-    _int("event_uid"),
-    _int("uid"),
+    integer_column("event_uid"),
+    integer_column("uid"),
     Column("tablename", String(255), nullable=False),
-    _int("recuid"),
-    _int("tstamp"),
-    _int("actiontype"),
+    integer_column("recuid"),
+    integer_column("tstamp"),
+    integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),
-    _int("epoch"),
+    integer_column("epoch"),
 )
 batch_window_agg = _temporary(
     "tx_runrecord_batch_window_agg",
-    _int("event_uid", key=True),
-    _int("first_tstamp", nullable=True),  # the first human row's
-    *(_int(_human_column(action)) for action in WINDOW_TESTS),
+    integer_column("event_uid", key=True),
+    integer_column("first_tstamp", nullable=True),  # the first human row's
+    *(integer_column(_human_column(action)) for action in WINDOW_TESTS),
 )
 batch_delete_row = _temporary(
     "tx_runrecord_batch_delete_row",
     Column("tablename", String(255), nullable=False),
-    _int("recuid"),
-    _int("uid"),
-    _int("tstamp"),
+    integer_column("recuid"),
+    integer_column("uid"),
+    integer_column("tstamp"),
 )
-batch_delete = _temporary("tx_runrecord_batch_delete", _int("event_uid", key=True), _int("after_window"))
+batch_delete = _temporary(
+    "tx_runrecord_batch_delete", integer_column("event_uid", key=True), integer_column("after_window")
+)
 batch_draft_row = _temporary(
     "tx_runrecord_batch_draft_row",
     Column("tablename", String(255), nullable=False),
-    _int("recuid"),
-    _int("epoch"),
-    _int("uid"),
+    integer_column("recuid"),
+    integer_column("epoch"),
+    integer_column("uid"),
 )
 batch_draft_of = _temporary(
     "tx_runrecord_batch_draft_of",
-    _int("event_uid"),
-    _int("publish_uid"),
-    _int("draft_uid"),
+    integer_column("event_uid"),
+    integer_column("publish_uid"),
+    integer_column("draft_uid"),
     Column("automation", SmallInteger, nullable=False),
 )
 batch_keys = _temporary(
-    "tx_runrecord_batch_keys", _int("uid", key=True), Column("fields", Text, nullable=True)
+    "tx_runrecord_batch_keys", integer_column("uid", key=True), Column("fields", Text, nullable=True)
 )
-batch_written = _temporary("tx_runrecord_batch_written", _int("event_uid"), Column("field", _FIELD))
+batch_written = _temporary("tx_runrecord_batch_written", integer_column("event_uid"), Column("field", _FIELD))
 batch_changed = _temporary(
     "tx_runrecord_batch_changed",
-    _int("event_uid"),
-    _int("uid"),
+    integer_column("event_uid"),
+    integer_column("uid"),
     Column("field", _FIELD),
     Column("automation", SmallInteger, nullable=False),
 )
 batch_unreadable = _temporary(
     "tx_runrecord_batch_unreadable",
-    _int("event_uid"),
-    _int("uid"),
+    integer_column("event_uid"),
+    integer_column("uid"),
     Column("automation", SmallInteger, nullable=False),
 )
 batch_unreadable_agg = _temporary(
     "tx_runrecord_batch_unreadable_agg",
-    _int("event_uid", key=True),
-    _int("human"),
-    _int("automation"),
-    _int("last_human", nullable=True),
+    integer_column("event_uid", key=True),
+    integer_column("human"),
+    integer_column("automation"),
+    integer_column("last_human", nullable=True),
 )
 batch_scope = _temporary(
     "tx_runrecord_batch_scope",
-    _int("event_uid", key=True),
-    _int("changed"),
-    _int("release_changed"),
-    _int("same_changed"),
-    _int("automation_changed"),
-    _int("automation_same"),
+    integer_column("event_uid", key=True),
+    integer_column("changed"),
+    integer_column("release_changed"),
+    integer_column("same_changed"),
+    integer_column("automation_changed"),
+    integer_column("automation_same"),
 )
 batch_last = _temporary(
-    "tx_runrecord_batch_last", _int("event_uid"), Column("field", _FIELD), _int("last_uid", nullable=True)
+    "tx_runrecord_batch_last",
+    integer_column("event_uid"),
+    Column("field", _FIELD),
+    integer_column("last_uid", nullable=True),
 )
-batch_revert = _temporary("tx_runrecord_batch_revert", _int("event_uid", key=True), _int("reverted"))
+batch_revert = _temporary(
+    "tx_runrecord_batch_revert", integer_column("event_uid", key=True), integer_column("reverted")
+)
 batch_fact = _temporary(
     "tx_runrecord_batch_fact",
-    _int("event_uid", key=True),
-    _int("run_uid"),
-    _int("written_at"),
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
     Column("tablename", _NAME, nullable=True),
-    _int("recuid", nullable=True),
+    integer_column("recuid", nullable=True),
     Column("target_state", SmallInteger, nullable=False),
     Column("outcome", String(24), nullable=False),
     Column("reason", String(32), nullable=False),
     Column("edit_scope", String(16), nullable=False),
     Column("decision", String(24), nullable=False),
-    _int("first_change_after_s", nullable=True),
+    integer_column("first_change_after_s", nullable=True),
 )
-batch_decider = _temporary("tx_runrecord_batch_decider", _int("event_uid"), _int("uid"))
+batch_decider = _temporary("tx_runrecord_batch_decider", integer_column("event_uid"), integer_column("uid"))
 batch_decided = _temporary(
-    "tx_runrecord_batch_decided", _int("event_uid", key=True), Column("decided_by", Text, nullable=False)
+    "tx_runrecord_batch_decided",
+    integer_column("event_uid", key=True),
+    Column("decided_by", Text, nullable=False),
 )
 batch_mine = _temporary(
     "tx_runrecord_batch_mine",
-    _int("run_uid", key=True),
+    integer_column("run_uid", key=True),
     Column("correlation_id", String(36), nullable=False),
     Column("outcome", String(24), nullable=False),
 )
 batch_mirror = _temporary(
-    "tx_runrecord_batch_mirror", Column("correlation_id", String(36), primary_key=True), _int("run_uid")
+    "tx_runrecord_batch_mirror",
+    Column("correlation_id", String(36), primary_key=True),
+    integer_column("run_uid"),
 )
-batch_ordinal = _temporary("tx_runrecord_batch_ordinal", _int("n", key=True))
+batch_ordinal = _temporary("tx_runrecord_batch_ordinal", integer_column("n", key=True))
 
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, event
+from sqlalchemy import Column, Connection, Integer, MetaData, Table, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateIndex, CreateTable
 
@@ -113,6 +113,16 @@ def analyze_statements(dialect: str, table: Table) -> list[str]:
     if dialect == SQLITE:
         return [f"ANALYZE temp.{table.name}"]
     return []
+
+
+def temporary_table(metadata: MetaData, name: str, *columns: Any) -> Table:
+    """A batch table of one connection, declared with its column types (create_temporary_tables makes it)."""
+    return Table(name, metadata, *columns, prefixes=["TEMPORARY"])
+
+
+def integer_column(name: str, *, nullable: bool = False, key: bool = False) -> Column[int]:
+    """An integer column of a batch table; a key is never autoincremented (its values come from a SELECT)."""
+    return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
 
 
 def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
