@@ -24,25 +24,18 @@ database, then measures, each in a fresh process on the same engine (peak memory
 Goals, each judged in the same run: full within 3x the minimum; at least 10x faster than the per-write loop
 on PostgreSQL and MariaDB, 3x on SQLite; a night under 5% of the full run; every job process under 200 MB.
 
-The rows have the builder's shapes (data/builder.py: events, history_data, records, conversations) but are
-written by a bulk path here (executemany of plain tuples; COPY on PostgreSQL): the builder writes ~60,000
-rows/s, too slow for 18,000,000 rows. Of the history rows, those of the written records are their add row,
-the AI's own rows and the editors' changes; the rest is editor activity on records the AI never wrote, as on
-a real installation.
+The installation is benchmarks.installation's: sys_history numbered in insertion order and stamped as TYPO3
+stamps it (exec and worker strategies, the chatting editor's hand edits, `_cli_` tasks), in the shape asked
+for (`--shape`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 import time
-import uuid as uuidlib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -65,13 +58,26 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy import table as table_clause
-from sqlalchemy.engine import URL
 
 from adapters import schema
 from adapters.database import make_engine
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
 from benchmarks.harness import in_process, peak_mb, scratch_database
+from benchmarks.installation import (
+    CHUNK,
+    COLUMNS,
+    DAY,
+    NOW,
+    SHAPES,
+    TEXT_FIELD,
+    WINDOW,
+    Plan,
+    Shape,
+    build,
+    full_plan,
+    json_text,
+)
 from core.outcomes import (
     AUTOMATION_USER,
     RULE_VERSION,
@@ -85,355 +91,9 @@ from core.outcomes import (
     unreadable_target,
 )
 from core.table_names import is_table_name
-from core.time import DAY_S
 from jobs.derive import derive_outcomes
-from jobs.schema_setup import init_db
 
-DAY = DAY_S
-WINDOW = 7 * DAY
-NOW = int(datetime(2026, 11, 29, tzinfo=UTC).timestamp())
-FULL_WRITES = 1_000_000
-FULL_HISTORY = 10_000_000
 NIGHT_SHARE = 0.01  # a night's newly due writes, against the installation's
-CHUNK = 50_000  # rows per executemany/COPY chunk: memory stays flat whatever the scale
-OTHER_TABLES = ("tt_content", "pages", "sys_file_metadata", "sys_category", "tx_news_domain_model_news")
-EDITOR = 90_001
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-# --- the installation -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    """How the installation's traffic looks: writes per run, how they spread over records, conversations."""
-
-    name: str
-    what: str
-    writes_per_run: tuple[int, int]  # at least, at most
-    rewrite_share: float  # of writes, to a record written before (else to a record of its own)
-    record_pool: float = 0.0  # > 0: every write to one of writes x this many records (many writes a record)
-    conversations: bool = True  # each run in a conversation of its own, with its two messages
-
-
-SHAPES = {
-    shape.name: shape
-    for shape in (
-        Shape("default", "1-3 writes a run, 30% to a record written before", (1, 3), 0.3),
-        Shape("fanout", "8-16 writes a run, all to 1 record per 100 writes", (8, 16), 1.0, record_pool=0.01),
-        Shape("one-per-record", "1-3 writes a run, each to a record of its own", (1, 3), 0.0),
-        Shape("small-conversations", "one write a run, each run a conversation of its own", (1, 1), 0.3),
-        Shape(
-            "no-conversations",
-            "the default, with runs no conversation names",
-            (1, 3),
-            0.3,
-            conversations=False,
-        ),
-    )
-}
-
-
-@dataclass
-class Plan:
-    """What to write: `writes` AI writes, sys_history filled up to `history` rows, from `first` on."""
-
-    writes: int
-    history: int
-    shape: Shape
-    first: int = NOW - 120 * DAY  # the first run
-    span: int = 118 * DAY  # over which the runs are spread
-    seed: int = 1
-    after: dict[str, int] = field(default_factory=dict)  # per table, the uid its rows start after
-
-
-COLUMNS = {
-    "tx_nrllm_agentrun": (
-        "uid",
-        "uuid",
-        "status",
-        "configuration_identifier",
-        "iterations",
-        "termination_reason",
-        "started_at",
-        "finished_at",
-        "tstamp",
-        "crdate",
-    ),
-    "tx_nrllm_agentrun_event": (
-        "uid",
-        "run",
-        "sequence",
-        "kind",
-        "round",
-        "duration_ms",
-        "payload",
-        "crdate",
-    ),
-    "pages": ("uid", "pid", "tstamp", "crdate", "deleted", "hidden", "title", "description"),
-    "sys_history": (
-        "uid",
-        "tstamp",
-        "actiontype",
-        "usertype",
-        "userid",
-        "recuid",
-        "tablename",
-        "history_data",
-    ),
-    "tx_nrmcpagent_conversation": (
-        "uid",
-        "pid",
-        "title",
-        "message_count",
-        "status",
-        "skill_identifier",
-        "tstamp",
-        "crdate",
-    ),
-    "tx_nrmcpagent_message": ("uid", "pid", "conversation", "sorting", "role", "payload", "crdate"),
-}
-
-Chunk = tuple[str, tuple[str, ...], list[tuple[Any, ...]]]
-
-
-class _Writer:
-    """The rows of an installation, table by table, with their uids, handed out in chunks."""
-
-    def __init__(self, plan: Plan) -> None:
-        self.rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in COLUMNS}
-        self.uid = {name: plan.after.get(name, 0) for name in COLUMNS}
-
-    def add(self, table: str, *values: Any) -> int:
-        uid = self.allot(table)
-        self.put(table, uid, *values)
-        return uid
-
-    def allot(self, table: str) -> int:
-        """The next uid of the table, its row to be put later."""
-        self.uid[table] += 1
-        return self.uid[table]
-
-    def put(self, table: str, uid: int, *values: Any) -> None:
-        self.rows[table].append((uid, *values))
-
-    def chunks(self, force: bool = False) -> Iterator[Chunk]:
-        for name, rows in self.rows.items():
-            if rows and (force or len(rows) >= CHUNK):
-                yield name, COLUMNS[name], rows[:]
-                rows.clear()
-
-
-class _Site:
-    """One installation's traffic by the plan's shape: runs, their events, records and their history."""
-
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        self.rng = random.Random(plan.seed)
-        self.out = _Writer(plan)
-        self.recent: list[int] = []  # records written lately, written again by a later run
-        self.pool: dict[int, int] = {}  # shape with a record pool: pool slot -> page uid
-        self.pool_size = max(int(plan.writes * plan.shape.record_pool), 1)
-        self.created: dict[int, int] = {}  # pages this run created: their rows are put once it has ended
-
-    def history(self, at: int, action: int, recuid: int, table: str, data: str | None) -> None:
-        self.out.add("sys_history", at, action, "BE", EDITOR, recuid, table, data)
-
-    def event(
-        self, run: int, seq: int, kind: str, round_: int, ms: float, payload: dict[str, Any], at: int
-    ) -> None:
-        body = {"kind": kind, "round": round_, "durationMs": ms, **payload}
-        self.out.add("tx_nrllm_agentrun_event", run, seq, kind, round_, ms, _json(body), at)
-
-    def llm(self, run: int, seq: int, round_: int, tools: list[str], at: int) -> int:
-        self.event(run, seq, "context", round_, 0.0, {"contextBudget": 128000}, at)
-        self.event(run, seq + 1, "request", round_, 0.0, {"toolSpecs": 24}, at)
-        finish = "tool_calls" if tools else "stop"
-        tokens = {"promptTokens": 2100, "completionTokens": 180, "totalTokens": 2280}
-        payload = {"finishReason": finish, **tokens, "requestedToolNames": tools, "contentLength": 0}
-        self.event(run, seq + 2, "llm", round_, 1800.0, payload, at)
-        return seq + 3
-
-    def record(self, at: int, start: int) -> tuple[int, bool]:
-        """The page a write goes to, and whether it is new."""
-        shape = self.plan.shape
-        if shape.record_pool:
-            slot = self.rng.randrange(self.pool_size)
-            if slot in self.pool:
-                return self.pool[slot], False
-            page = self.page(start)
-            self.pool[slot] = page
-            return page, True
-        if self.recent and self.rng.random() < shape.rewrite_share:
-            return self.rng.choice(self.recent), False
-        page = self.page(start)
-        self.recent.append(page)
-        if len(self.recent) > 200:
-            self.recent.pop(0)
-        return page, True
-
-    def page(self, start: int) -> int:
-        created = start - 30 * DAY
-        page = self.out.allot("pages")
-        self.created[page] = created
-        values = {"pid": 1, "title": f"Seite {page}", "tstamp": created, "crdate": created, "hidden": 0}
-        self.history(created, 1, page, "pages", _json(values))
-        return page
-
-    def fate(self, page: int, new: bool, at: int) -> bool:
-        """What editors do to the page after the write (history rows); whether they delete it."""
-        fate = self.rng.random()
-        if fate < 0.25:
-            field_name = self.rng.choice(("title", "description"))
-            change = {"oldRecord": {field_name: ""}, "newRecord": {field_name: "von Hand"}}
-            self.history(at + self.rng.randint(600, 5 * DAY), 2, page, "pages", _json(change))
-        elif fate < 0.30 and new:
-            self.history(at + self.rng.randint(600, 5 * DAY), 4, page, "pages", None)
-            return True
-        elif fate < 0.40:
-            change = {"oldRecord": {"title": ""}, "newRecord": {"title": "später"}}
-            self.history(at + WINDOW + self.rng.randint(DAY, 10 * DAY), 2, page, "pages", _json(change))
-        return False
-
-    def write(self, run: int, seq: int, page: int, at: int) -> None:
-        self.event(run, seq, "approval", 0, 0.0, {"approved": True, "decidedBy": EDITOR}, at)
-        tool = {
-            "toolName": "update_record",
-            "toolIsError": False,
-            "toolArgumentsLength": 12,
-            "toolResultLength": 11,
-        }
-        self.event(run, seq + 1, "tool", 1, 85.0, tool, at)
-        target = {
-            "toolName": "update_record",
-            "writeTargetTable": "pages",
-            "writeTargetUid": page,
-            "writeCompleteness": "complete",
-        }
-        self.event(run, seq + 2, "tool_write", 1, 0.0, target, at)
-        change = {"oldRecord": {"title": ""}, "newRecord": {"title": "neu: title"}}
-        self.history(at, 2, page, "pages", _json(change))
-
-    def run(self, written: int) -> int:
-        """One run with its writes (and its conversation); how many writes it made."""
-        plan = self.plan
-        low, high = plan.shape.writes_per_run
-        count = min(self.rng.randint(low, high), plan.writes - written)
-        start = plan.first + int(plan.span * written / plan.writes)
-        run = self.out.uid["tx_nrllm_agentrun"] + 1
-        seq = self.llm(run, 0, 1, ["update_record"], start)
-        at = start
-        deleted: list[int] = []
-        for n in range(count):
-            at = start + 60 * n + 30
-            page, new = self.record(at, start)
-            self.write(run, seq, page, at)
-            if self.fate(page, new, at):
-                deleted.append(page)
-            seq += 3
-        self.llm(run, seq, 2, [], at + 3)
-        uuid = str(uuidlib.UUID(int=self.rng.getrandbits(128), version=4))
-        self.out.add(
-            "tx_nrllm_agentrun",
-            uuid,
-            "completed",
-            "content-assistant",
-            2,
-            "completed",
-            start,
-            at + 5,
-            at + 5,
-            start,
-        )
-        for page, created in self.created.items():
-            self.out.put("pages", page, 1, created, created, int(page in deleted), 0, f"Seite {page}", "")
-        self.created.clear()
-        if plan.shape.conversations:
-            self.conversation(uuid, start, at + 5)
-        return count
-
-    def conversation(self, uuid: str, start: int, end: int) -> None:
-        chat = self.out.add("tx_nrmcpagent_conversation", 0, "Seite überarbeiten", 2, "idle", "", end, start)
-        asked = {"role": "user", "content": "Bitte überarbeite die Seite.", "createdAt": start}
-        self.out.add("tx_nrmcpagent_message", 0, chat, 1, "user", _json(asked), start)
-        answer = {
-            "role": "assistant",
-            "content": "Gespeichert.",
-            "runUuid": uuid,
-            "segment": 1,
-            "createdAt": end,
-        }
-        self.out.add("tx_nrmcpagent_message", 0, chat, 2, "assistant", _json(answer), end)
-
-    def editors(self) -> None:
-        """Editors' activity on records the AI never wrote: the rest of sys_history."""
-        table = self.rng.choice(OTHER_TABLES)
-        field_name = self.rng.choice(("header", "bodytext", "title"))
-        change = {"oldRecord": {field_name: "alt"}, "newRecord": {field_name: "neu"}}
-        at = self.plan.first - 30 * DAY + self.rng.randint(0, 150 * DAY)
-        self.history(at, 2, 10_000_000 + self.rng.randint(0, 10**6), table, _json(change))
-
-
-def _rows(plan: Plan) -> Iterator[Chunk]:
-    """Chunks of (table, columns, rows) of the whole installation, in the builder's shapes."""
-    site = _Site(plan)
-    written = 0
-    while written < plan.writes:
-        written += site.run(written)
-        yield from site.out.chunks()
-    while site.out.uid["sys_history"] < plan.history:
-        site.editors()
-        yield from site.out.chunks()
-    yield from site.out.chunks(force=True)
-
-
-def build(url: URL, plan: Plan, *, create: bool = True) -> dict[str, int]:
-    """Write the installation's rows by the bulk path (`create`: every table by init_db first)."""
-    engine = make_engine(url)
-    if create:
-        init_db(engine, with_upstream=True)
-    counts: dict[str, int] = {}
-    backend = url.get_backend_name()
-    raw = engine.raw_connection()
-    try:
-        cursor = raw.cursor()
-        if backend == "sqlite":
-            cursor.execute("PRAGMA synchronous = OFF")
-        for name, columns, rows in _rows(plan):
-            counts[name] = counts.get(name, 0) + len(rows)
-            _write(backend, cursor, name, columns, rows)
-        if backend == "postgresql":
-            for name in counts:
-                cursor.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{name}', 'uid'), (SELECT max(uid) FROM {name}))"
-                )
-        raw.commit()
-    finally:
-        raw.close()
-        engine.dispose()
-    return counts
-
-
-def _write(
-    backend: str, cursor: Any, name: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
-) -> None:
-    names = ", ".join(columns)
-    if backend == "postgresql":
-        with cursor.copy(f"COPY {name} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        return
-    marks = ", ".join(["?" if backend == "sqlite" else "%s"] * len(columns))
-    cursor.executemany(f"INSERT INTO {name} ({names}) VALUES ({marks})", rows)
-
-
-def full_plan(scale: float, shape: Shape) -> Plan:
-    return Plan(
-        writes=max(int(FULL_WRITES * scale), 10), history=max(int(FULL_HISTORY * scale), 100), shape=shape
-    )
 
 
 def night_plan(url: str, full: Plan) -> Plan:
@@ -593,13 +253,10 @@ def _loop(url: str, sample: int) -> dict[str, float]:
                 break
             outcomes = []
             for event_uid, run_uid, written_at, tablename, recuid, uuid, _ in run_writes:
-                outcome = _loop_write(
-                    connection, statements, oldest, (event_uid, written_at, tablename, recuid)
-                )
+                write = (event_uid, written_at, tablename, recuid)
+                outcome = _loop_write(connection, statements, oldest, write)
                 outcomes.append(outcome.outcome)
-                connection.execute(
-                    statements["write"], _loop_write_row(run_uid, uuid, event_uid, written_at, outcome)
-                )
+                connection.execute(statements["write"], _loop_write_row(run_uid, uuid, write, outcome))
                 done += 1
             _loop_run(connection, statements, run_writes, run_outcome(outcomes))
         seconds = time.perf_counter() - started
@@ -643,7 +300,6 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             sqljson.json_document(dialect, h.c.history_data).label("document"),
         ).where(h.c.tablename == bindparam("table"), h.c.recuid == bindparam("uid")),
     ).subquery("history")
-    pages = table_clause("pages", column("uid"), column("deleted"))
     observed = schema.call_outcome
     run, other, lane_run = schema.agentrun, TARGETS.alias("other"), schema.agentrun.alias("lane_run")
     cli = select(schema.be_users.c.uid).where(schema.be_users.c.username == AUTOMATION_USER)
@@ -687,7 +343,11 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
         "ai": select(w.c.event_uid, w.c.written_at, run.c.uuid, write_lane)
         .select_from(w.join(run, run.c.uid == w.c.run_uid))
         .where(w.c.tablename == bindparam("table"), w.c.recuid == bindparam("uid")),
-        "presence": select(pages.c.deleted).where(pages.c.uid == bindparam("uid")),
+        **{
+            f"presence {name}": select(record.c.deleted).where(record.c.uid == bindparam("uid"))
+            for name in TEXT_FIELD
+            for record in [table_clause(name, column("uid"), column("deleted"))]
+        },
         "write": bulk.insert_or_ignore(dialect, schema.write_outcome),
         "run": bulk.insert_or_ignore(dialect, schema.run_outcome),
         "observed": select(observed.c.uid).where(
@@ -718,21 +378,23 @@ def _loop_write(
         Write(uid, tablename, recuid, at, uuid, lane)
         for uid, at, uuid, lane in connection.execute(statements["ai"], record)
     ]
-    assert tablename == "pages", "the benchmark writes pages only"
-    found = connection.execute(statements["presence"], {"uid": recuid}).first()
+    assert tablename in TEXT_FIELD, "the benchmark writes pages and tt_content only"
+    found = connection.execute(statements[f"presence {tablename}"], {"uid": recuid}).first()
     presence = Presence.ROW_MISSING if found is None else Presence.DELETED if found[0] else Presence.PRESENT
     own = next(w for w in writes if w.event_uid == event_uid)
     return classify_write(own, history, writes, presence, oldest, WINDOW)
 
 
 def _loop_write_row(
-    run_uid: int, uuid: str, event_uid: int, written_at: int, outcome: WriteOutcome
+    run_uid: int, uuid: str, write: tuple[int, int, str | None, int | None], outcome: WriteOutcome
 ) -> dict[str, Any]:
+    event_uid, written_at, tablename, recuid = write
     return {
         "run_uid": run_uid,
         "correlation_id": uuid,
         "event_uid": event_uid,
-        "tablename": "pages",
+        "tablename": tablename or "",
+        "recuid": recuid or 0,
         "written_at": written_at,
         "outcome": outcome.outcome.value,
         "reason": outcome.reason.value if outcome.reason else "",
@@ -740,7 +402,7 @@ def _loop_write_row(
         "first_change_after_s": outcome.first_change_after_s,
         "rule_version": outcome.rule_version,
         "derived_at": NOW,
-        "decided_by": _json(sorted(outcome.decided_by)),
+        "decided_by": json_text(sorted(outcome.decided_by)),
     }
 
 

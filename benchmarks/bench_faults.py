@@ -26,8 +26,8 @@ from sqlalchemy import Engine
 
 from adapters import schema
 from adapters.database import make_engine
-from benchmarks.bench_derive import NOW, SHAPES, build, full_plan
 from benchmarks.harness import scratch_database
+from benchmarks.installation import NOW, SHAPES, build, full_plan
 from tests.db import faults
 
 JOB = "derive-outcomes"
