@@ -8,15 +8,18 @@ core.outcomes.match_own_rows, set-based, in temporary tables of the job's connec
     batch_history    every retained row of the records: live (workspace 0), written by automation (the
                      `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
-                     greatest tstamp up to it in uid order), its publish epoch (live publishes up to it),
-                     and whether it is an AI row
+                     greatest tstamp up to it in uid order), and whether a correlation id names its run
     batch_named      the runs rows of each record name
-    batch_candidate  the rows with a lane, numbered in uid order within it
     batch_lane       each AI write's lane and rank i (by written_at, event uid) within it
-    batch_pos        p_i (the lane's rows inserted by W's moment; all of them for a named run) and the greedy
-                     pos_i = i + min over j >= i of (p_j - j)
-    batch_match      each write's own row (the pos_i-th of its lane), whether it is unclear, its boundary
-                     (the own row, else the last row inserted by t + SAME_SAVE_S, else 0) and evidence
+    batch_multi      the lanes with more than one write; a lane of one write takes the last of its rows
+                     inserted by W's moment (all of them for a named run), one range of an index
+    batch_candidate  the rows of the lanes with more than one write, numbered in uid order within each
+    batch_pos        of their writes, p_i (the lane's rows inserted by W's moment; all of them for a named
+                     run) and the greedy pos_i = i + min over j >= i of (p_j - j)
+    batch_found      each write's own row (the pos_i-th of its lane), whether it cannot be told
+    batch_match      each write's own row, whether it is unclear, its boundary (the own row, else the last
+                     row inserted by t + SAME_SAVE_S, else 0) and evidence
+    batch_own        the own rows: with the rows a correlation id names, the AI rows of the records
 
 `sys_history.userid` and `be_user` are compared inside these statements only; no table here holds either
 (a channel is an event uid). Each statement names each temporary table once (MariaDB); on PostgreSQL the
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     ColumnElement,
     Connection,
@@ -39,12 +43,12 @@ from sqlalchemy import (
     Table,
     and_,
     case,
+    cast,
     exists,
     func,
     insert,
     literal,
     select,
-    update,
 )
 
 from adapters import schema
@@ -52,7 +56,6 @@ from adapters import write_targets as targets
 from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, record_partition, same_record
-from adapters.dialect.names import is_mariadb
 from adapters.dialect.session import integer_column, temporary_table
 from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
 from core.table_names import MAX_TABLE_NAME
@@ -63,6 +66,8 @@ TABLES = MetaData()
 HISTORY_INDEX = "recordident_1"
 # A bound no insertion floor reaches: a named run's rows are its own whatever their stamps (rule 3).
 NO_FLOOR = 2**31 - 1
+# Every action code is below this: a row's uid and action packed in one integer, uid * ACTION_CODES + action.
+ACTION_CODES = max(Action) + 1
 _NAME = String(MAX_TABLE_NAME)
 _OWN = tuple(action.value for action in OWN_ACTIONS)
 
@@ -102,10 +107,10 @@ batch_history = _temporary(
     integer_column("named_run", nullable=True),
     integer_column("lane", nullable=True),
     integer_column("floor"),
-    integer_column("epoch"),
-    Column("ai_row", SmallInteger, nullable=False),
+    Column("ai_row", SmallInteger, nullable=False),  # a row whose correlation id names a run
 )
 batch_named = _temporary("tx_runrecord_batch_named", *_record(), integer_column("named_run"))
+batch_multi = _temporary("tx_runrecord_batch_multi", *_record(), integer_column("lane"))
 batch_candidate = _temporary(
     "tx_runrecord_batch_candidate",
     *_record(),
@@ -130,6 +135,14 @@ batch_pos = _temporary(
     integer_column("p"),
     integer_column("pos"),
 )
+batch_found = _temporary(
+    "tx_runrecord_batch_found",
+    integer_column("event_uid", key=True),
+    integer_column("own_uid", nullable=True),
+    integer_column("own_action", nullable=True),
+    integer_column("own_floor", nullable=True),
+    Column("unclear", SmallInteger, nullable=False),
+)
 batch_match = _temporary(
     "tx_runrecord_batch_match",
     integer_column("event_uid", key=True),
@@ -142,6 +155,7 @@ batch_match = _temporary(
     integer_column("boundary"),  # rows with a greater uid were inserted after W's own row (0: every row)
     integer_column("boundary_floor"),  # and have an insertion floor at least this: the range an index reads
 )
+batch_own = _temporary("tx_runrecord_batch_own", integer_column("uid", key=True))
 
 _INDEXES = (
     Index("tx_runrecord_batch_channel_record", batch_channel.c.tablename, batch_channel.c.recuid),
@@ -154,6 +168,16 @@ _INDEXES = (
         batch_history.c.floor,
         batch_history.c.uid,
     ),
+    # A lane's rows in insertion order: the last of them inserted by a moment is one range.
+    Index(
+        "tx_runrecord_batch_history_lane",
+        batch_history.c.tablename,
+        batch_history.c.recuid,
+        batch_history.c.lane,
+        batch_history.c.floor,
+        batch_history.c.uid,
+    ),
+    Index("tx_runrecord_batch_multi_lane", batch_multi.c.tablename, batch_multi.c.recuid, batch_multi.c.lane),
     Index(
         "tx_runrecord_batch_named_record",
         batch_named.c.tablename,
@@ -203,12 +227,17 @@ def match_own_rows(
     _fill_history(connection, records, automation=automation)
     statistics(batch_history)
     _fill_lanes(connection)
-    statistics(batch_named, batch_candidate, batch_lane)
-    _fill_positions(connection)
-    statistics(batch_pos)
+    statistics(batch_named, batch_lane)
+    multi = _fill_candidates(connection)
+    statistics(batch_multi, batch_candidate)
+    if multi:
+        _fill_positions(connection)
+        statistics(batch_pos)
+    _fill_found(connection, multi)
+    statistics(batch_found)
     _fill_matches(connection)
-    statistics(batch_match)
     _mark_own_rows(connection)
+    statistics(batch_match, batch_own)
 
 
 def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
@@ -286,10 +315,6 @@ def _fill_history(connection: Connection, records: Table, *, automation: bool) -
     )
     record = record_partition(dialect, r)
     floor = func.max(found.c.tstamp).over(partition_by=record, order_by=found.c.uid, rows=(None, 0))
-    publish = and_(live == 1, found.c.actiontype == Action.PUBLISH.value)
-    epoch = func.sum(case((publish, 1), else_=0)).over(
-        partition_by=record, order_by=found.c.uid, rows=(None, 0)
-    )
     inner = select(
         found.c.uid,
         found.c.tablename,
@@ -301,7 +326,6 @@ def _fill_history(connection: Connection, records: Table, *, automation: bool) -
         channel.label("channel"),
         named.label("named_run"),
         floor.label("floor"),
-        epoch.label("epoch"),
     ).select_from(joined)
     inner = plans.by_index(dialect, plans.in_order(dialect, inner), h, HISTORY_INDEX)
     rows = plans.fenced(dialect, inner).subquery("rows")
@@ -317,7 +341,6 @@ def _fill_history(connection: Connection, records: Table, *, automation: bool) -
         rows.c.named_run,
         case((_is_candidate(rows.c.live, rows.c.actiontype), lane)),
         rows.c.floor,
-        rows.c.epoch,
         case((rows.c.named_run.is_not(None), 1), else_=0),
     )
     connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], outer))
@@ -333,11 +356,6 @@ def _fill_lanes(connection: Connection) -> None:
         .group_by(name, h.c.recuid, h.c.named_run)
     )
     connection.execute(insert(batch_named).from_select(["tablename", "recuid", "named_run"], named))
-    number = func.row_number().over(partition_by=[*record_partition(dialect, h), h.c.lane], order_by=h.c.uid)
-    candidates = select(
-        h.c.tablename, h.c.recuid, h.c.lane, number, h.c.floor, h.c.uid, h.c.actiontype
-    ).where(h.c.lane.is_not(None))
-    connection.execute(insert(batch_candidate).from_select([c.name for c in batch_candidate.c], candidates))
     # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
     # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
     # write's lane is its channel, ranked already.
@@ -357,12 +375,42 @@ def _fill_lanes(connection: Connection) -> None:
     connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], lanes))
 
 
-def _fill_positions(connection: Connection) -> None:
-    """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.outcomes.match_own_rows)."""
+def _fill_candidates(connection: Connection) -> bool:
+    """The lanes with more than one write, and their rows numbered; whether there are any."""
     dialect = connection.dialect.name
-    lanes, c = batch_lane, batch_candidate
+    lanes = batch_lane
+    name = exact(dialect, lanes.c.tablename)
+    multi = (
+        select(name.label("tablename"), lanes.c.recuid, lanes.c.lane)
+        .where(lanes.c.rank > 1)
+        .group_by(name, lanes.c.recuid, lanes.c.lane)
+    )
+    connection.execute(insert(batch_multi).from_select(["tablename", "recuid", "lane"], multi))
+    if connection.execute(select(batch_multi.c.lane).limit(1)).first() is None:
+        return False
+    h, x = batch_history, batch_multi
+    number = func.row_number().over(partition_by=[*record_partition(dialect, h), h.c.lane], order_by=h.c.uid)
+    candidates = select(
+        h.c.tablename, h.c.recuid, h.c.lane, number, h.c.floor, h.c.uid, h.c.actiontype
+    ).select_from(x.join(h, and_(same_record(dialect, x, h), h.c.lane == x.c.lane)))
+    candidates = plans.in_order(dialect, candidates)
+    connection.execute(insert(batch_candidate).from_select([c.name for c in batch_candidate.c], candidates))
+    return True
+
+
+def _bound(lanes: Table) -> ColumnElement[int]:
+    """The latest insertion floor of a lane's rows a write may take: W's moment (rule 3), none for a named
+    run (its rows are its own whatever their stamps)."""
+    return case((lanes.c.lane < 0, NO_FLOOR), else_=lanes.c.written_at + SAME_SAVE_S)
+
+
+def _fill_positions(connection: Connection) -> None:
+    """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.outcomes.match_own_rows), for the
+    writes of the lanes with more than one write."""
+    dialect = connection.dialect.name
+    lanes, c, x = batch_lane, batch_candidate, batch_multi
+    bound = _bound(lanes)
     # The lane's rows inserted by W's moment: the last of them in (floor, n) order is the p-th, one seek.
-    bound = case((lanes.c.lane < 0, NO_FLOOR), else_=lanes.c.written_at + SAME_SAVE_S)
     inserted = (
         select(c.c.n)
         .where(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.floor <= bound)
@@ -379,6 +427,8 @@ def _fill_positions(connection: Connection) -> None:
             lanes.c.lane,
             lanes.c.rank,
             func.coalesce(inserted, 0).label("p"),
+        ).select_from(
+            lanes.join(x, and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)),
         ),
     ).subquery("counted")
     left = func.min(counted.c.p - counted.c.rank).over(
@@ -390,9 +440,52 @@ def _fill_positions(connection: Connection) -> None:
     connection.execute(insert(batch_pos).from_select(["event_uid", "p", "pos"], positions))
 
 
+def _fill_found(connection: Connection, multi: bool) -> None:
+    """Each write's own row: the pos_i-th row of its lane (lanes of several writes), the last row of its lane
+    inserted by its moment (a lane of one write: pos = p); whether it cannot be told (pos < 1 <= p)."""
+    dialect = connection.dialect.name
+    lanes, x, h = batch_lane, batch_multi, batch_history
+    columns = [c.name for c in batch_found.c]
+    if multi:
+        p, c = batch_pos, batch_candidate
+        rows = select(
+            lanes.c.event_uid,
+            c.c.uid,
+            c.c.actiontype,
+            c.c.floor,
+            case((and_(p.c.pos < 1, p.c.p >= 1), 1), else_=0),
+        ).select_from(
+            lanes.join(p, p.c.event_uid == lanes.c.event_uid).outerjoin(
+                c, and_(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.n == p.c.pos)
+            )
+        )
+        connection.execute(insert(batch_found).from_select(columns, rows))
+    # The last row is the one with the greatest uid (the floor never falls along the uids); its action
+    # comes with it, packed beside the uid in one integer (an action code is below ACTION_CODES).
+    packed = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
+    single = (
+        select(
+            lanes.c.event_uid,
+            packed // ACTION_CODES,
+            packed % ACTION_CODES,
+            func.max(h.c.floor),
+            literal(0),
+        )
+        .select_from(
+            lanes.outerjoin(x, and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)).outerjoin(
+                h,
+                and_(same_record(dialect, lanes, h), h.c.lane == lanes.c.lane, h.c.floor <= _bound(lanes)),
+            )
+        )
+        .where(x.c.lane.is_(None))
+        .group_by(lanes.c.event_uid)
+    )
+    connection.execute(insert(batch_found).from_select(columns, plans.in_order(dialect, single)))
+
+
 def _fill_matches(connection: Connection) -> None:
     dialect = connection.dialect.name
-    lanes, p, c, h = batch_lane, batch_pos, batch_candidate, batch_history
+    lanes, f, h = batch_lane, batch_found, batch_history
     moment = lanes.c.written_at + SAME_SAVE_S
     # Rule 3's evidence: the last row of the record inserted by W's moment (any row, any writer).
     last_inserted = (
@@ -402,33 +495,25 @@ def _fill_matches(connection: Connection) -> None:
         .limit(1)
         .scalar_subquery()
     )
-    own = c.c.uid.is_not(None)
+    own = f.c.own_uid.is_not(None)
     rows = select(
         lanes.c.event_uid,
         lanes.c.tablename,
         lanes.c.recuid,
         lanes.c.written_at,
         lanes.c.due,
-        c.c.uid,
-        c.c.actiontype,
-        case((and_(p.c.pos < 1, p.c.p >= 1), 1), else_=0),
-        case((own, c.c.uid), else_=func.coalesce(last_inserted, 0)),
+        f.c.own_uid,
+        f.c.own_action,
+        f.c.unclear,
+        case((own, f.c.own_uid), else_=func.coalesce(last_inserted, 0)),
         # Every row after the last one inserted by W's moment has a floor beyond that moment.
-        case((own, c.c.floor), else_=moment),
-    ).select_from(
-        lanes.join(p, p.c.event_uid == lanes.c.event_uid).outerjoin(
-            c, and_(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.n == p.c.pos)
-        )
-    )
+        case((own, f.c.own_floor), else_=moment),
+    ).select_from(lanes.join(f, f.c.event_uid == lanes.c.event_uid))
     connection.execute(insert(batch_match).from_select([col.name for col in batch_match.c], rows))
 
 
 def _mark_own_rows(connection: Connection) -> None:
     """Every write's own row is an AI row, for every write of its record (rules 3 and 4)."""
-    h, m = batch_history, batch_match
-    if is_mariadb(connection.dialect.name):
-        # A multi-table UPDATE: MariaDB asks an IN subquery again for every row of the updated table.
-        statement = update(h).where(h.c.uid == m.c.own_uid)
-    else:
-        statement = update(h).where(h.c.uid.in_(select(m.c.own_uid).where(m.c.own_uid.is_not(None))))
-    connection.execute(statement.values(ai_row=1))
+    m = batch_match
+    own = select(m.c.own_uid).where(m.c.own_uid.is_not(None)).distinct()
+    connection.execute(insert(batch_own).from_select(["uid"], own))

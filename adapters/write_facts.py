@@ -13,8 +13,10 @@ every batch:
                    boundary and evidence, rule 3)
     batch_window   the rows of each due write's window (rule 4), batch_window_agg their counts per write
     batch_delete_row, batch_delete: the records' live deletes, and those after each write's window (rule 2)
-    batch_draft_row, batch_draft_of: the records' draft rows, and the drafts each publish of a window moved
-    batch_keys     the keys of the rows a rule asks about: own rows, window modifies, drafts (rule 7)
+    batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
+                   drafts each publish of a window moved (those since the record's previous publish)
+    batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
+                   change, the window's modifies, the drafts its publishes moved (rule 7)
     batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written and changed fields
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
@@ -143,13 +145,13 @@ batch_window = _temporary(
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),
-    integer_column("epoch"),
 )
 batch_window_agg = _temporary(
     "tx_runrecord_batch_window_agg",
     integer_column("event_uid", key=True),
     integer_column("first_tstamp", nullable=True),  # the first human row's
     *(integer_column(_human_column(action)) for action in WINDOW_TESTS),
+    integer_column("changes"),  # its changes, human or automation's: whether a rule asks for W's fields
 )
 batch_delete_row = _temporary(
     "tx_runrecord_batch_delete_row",
@@ -161,11 +163,16 @@ batch_delete_row = _temporary(
 batch_delete = _temporary(
     "tx_runrecord_batch_delete", integer_column("event_uid", key=True), integer_column("after_window")
 )
+batch_publish = _temporary(
+    "tx_runrecord_batch_publish",
+    Column("tablename", String(255), nullable=False),
+    integer_column("recuid"),
+    integer_column("uid"),
+)
 batch_draft_row = _temporary(
     "tx_runrecord_batch_draft_row",
     Column("tablename", String(255), nullable=False),
     integer_column("recuid"),
-    integer_column("epoch"),
     integer_column("uid"),
 )
 batch_draft_of = _temporary(
@@ -265,10 +272,16 @@ _INDEXES = (
         batch_delete_row.c.uid,
     ),
     Index(
+        "tx_runrecord_batch_publish_record",
+        batch_publish.c.tablename,
+        batch_publish.c.recuid,
+        batch_publish.c.uid,
+    ),
+    Index(
         "tx_runrecord_batch_draft_row_record",
         batch_draft_row.c.tablename,
         batch_draft_row.c.recuid,
-        batch_draft_row.c.epoch,
+        batch_draft_row.c.uid,
     ),
     Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
     # The write only: a field name is TEXT, which MariaDB indexes by a prefix alone.
@@ -488,16 +501,17 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it); automation's
     rows are kept only where a rule asks about them (its changes and deletes)."""
     dialect = connection.dialect.name
-    m, h = own_rows.batch_match, own_rows.batch_history
+    m, h, own = own_rows.batch_match, own_rows.batch_history, own_rows.batch_own
     closes = m.c.written_at + settings.window_s
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
+    ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
     after = and_(
         same_record(dialect, m, h),
         h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
         h.c.uid > m.c.boundary,
         h.c.live == 1,
-        or_(h.c.ai_row == 0, delete),
+        or_(delete, ~ai_row),
     )
     rows = (
         select(
@@ -508,7 +522,6 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
             h.c.tstamp,
             h.c.actiontype,
             h.c.automation,
-            h.c.epoch,
         )
         .select_from(m.join(h, and_(after, h.c.tstamp <= closes, asked)))
         .where(m.c.due == 1)
@@ -543,28 +556,40 @@ def _window_counts() -> Select[Any]:
     per_action = [
         func.sum(case((and_(human, u.actiontype == action.value), 1), else_=0)) for action in WINDOW_TESTS
     ]
-    return select(u.event_uid, func.min(case((human, u.tstamp))), *per_action).group_by(u.event_uid)
+    changes = func.sum(case((u.actiontype.in_(_CHANGE_ACTIONS), 1), else_=0))
+    return select(u.event_uid, func.min(case((human, u.tstamp))), *per_action, changes).group_by(u.event_uid)
 
 
 def _fill_keys(connection: Connection, settings: BatchSettings) -> None:
-    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): each
-    due write's own add or modify row, the window's modify rows, and the drafts each publish of a window moved
-    onto the record (the record's draft rows since its previous publish)."""
+    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): the own
+    add or modify row of each due write whose window holds a change (only then do W's fields decide
+    anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
+    record's draft rows since its previous publish)."""
     dialect = connection.dialect.name
-    h, w, m = own_rows.batch_history, batch_window, own_rows.batch_match
-    drafts = select(h.c.tablename, h.c.recuid, h.c.epoch, h.c.uid).where(
-        h.c.live == 0, h.c.actiontype.in_(_FIELD_ACTIONS)
-    )
+    h, w, m, a = own_rows.batch_history, batch_window, own_rows.batch_match, batch_window_agg
+    record = (h.c.tablename, h.c.recuid, h.c.uid)
+    publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
+    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(_FIELD_ACTIONS))
     connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
-    d = batch_draft_row
+    d, p = batch_draft_row, batch_publish
+    previous = (
+        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
+    )
     moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
-        w.join(d, and_(same_record(dialect, w, d), d.c.epoch == w.c.epoch - 1))
+        w.join(
+            d,
+            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
+        )
     )
     moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
     connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
     settings.statistics(connection, batch_draft_of)
+    asking = m.join(a, a.c.event_uid == m.c.event_uid)
     wanted = union(
-        select(m.c.own_uid.label("uid")).where(m.c.due == 1, m.c.own_action.in_(_FIELD_ACTIONS)),
+        select(m.c.own_uid.label("uid"))
+        .select_from(asking)
+        .where(m.c.due == 1, m.c.own_action.in_(_FIELD_ACTIONS), a.c.changes > 0),
         select(w.c.uid).where(w.c.actiontype == Action.MODIFY.value),
         select(batch_draft_of.c.draft_uid),
     ).subquery("wanted")
