@@ -100,26 +100,31 @@ def scope_test(test: ScopeTest, facts: FactColumns) -> ColumnElement[bool]:
     raise NotImplementedError(f"no SQL for the scope test {test}")
 
 
-def outcome(facts: FactColumns) -> ColumnElement[Any]:
-    """The write's outcome: the first WRITE_DECISION row whose test holds."""
-    return case(*[(write_test(test, facts), literal(o.value)) for test, o, _ in WRITE_DECISION])
-
-
-def reason(facts: FactColumns) -> ColumnElement[Any]:
-    """The reason of an UNKNOWN write, '' for every other."""
-    return case(*[(write_test(test, facts), literal(r.value if r else "")) for test, _, r in WRITE_DECISION])
-
-
 def deciding_test(facts: FactColumns) -> ColumnElement[Any]:
-    """Which WRITE_DECISION test decided the write (its name): what adapters.write_facts reads the
-    deciding history rows by."""
+    """Which WRITE_DECISION test decides the write (its name): the first whose test holds. The outcome and
+    the reason follow from it (`outcome_of`, `reason_of`), so the tests are asked once per write."""
     return case(*[(write_test(test, facts), literal(test.value)) for test, _, _ in WRITE_DECISION])
 
 
-def edit_scope(outcome_value: ColumnElement[Any], facts: FactColumns) -> ColumnElement[Any]:
-    """The scope of an EDITED write (the first EDIT_SCOPE_DECISION row whose test holds), '' otherwise."""
-    scope = case(*[(scope_test(test, facts), literal(s.value)) for test, s in EDIT_SCOPE_DECISION])
-    return case((outcome_value == CallOutcome.EDITED.value, scope), else_=literal(""))
+def outcome_of(test_name: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The outcome WRITE_DECISION gives for the deciding test's name."""
+    return case(*[(test_name == test.value, literal(o.value)) for test, o, _ in WRITE_DECISION])
+
+
+def reason_of(test_name: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The reason of an UNKNOWN write for the deciding test's name, '' for every other."""
+    return case(*[(test_name == test.value, literal(r.value if r else "")) for test, _, r in WRITE_DECISION])
+
+
+def decides(test_name: ColumnElement[Any], outcome: CallOutcome) -> ColumnElement[bool]:
+    """Whether the deciding test's name gives `outcome`."""
+    return test_name.in_([test.value for test, o, _ in WRITE_DECISION if o is outcome])
+
+
+def edit_scope(facts: FactColumns) -> ColumnElement[Any]:
+    """The edit scope the facts give (the first EDIT_SCOPE_DECISION row whose test holds); it is the write's
+    only when it is EDITED."""
+    return case(*[(scope_test(test, facts), literal(s.value)) for test, s in EDIT_SCOPE_DECISION])
 
 
 def rank(outcome_value: ColumnElement[Any]) -> ColumnElement[Any]:

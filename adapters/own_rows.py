@@ -5,6 +5,8 @@ core.outcomes.match_own_rows, set-based, in temporary tables of the job's connec
                      are AI rows for all), with its channel: the smallest event uid among the record's writes
                      whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
     batch_channel    one write of each channel, through which a history row finds its writer's channel
+    batch_writer     per record, its channels, and the one channel and its run where it has only one: the
+                     record's rows then meet that run's backend user once, not a channel per row
     batch_history    every retained row of the records: live (workspace 0), written by automation (the
                      `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
@@ -36,7 +38,9 @@ from sqlalchemy import (
     Column,
     ColumnElement,
     Connection,
+    FromClause,
     Index,
+    Join,
     MetaData,
     SmallInteger,
     String,
@@ -94,6 +98,13 @@ batch_ai = _temporary(
 )
 batch_channel = _temporary(
     "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")
+)
+batch_writer = _temporary(
+    "tx_runrecord_batch_writer",
+    *_record(),
+    integer_column("channels"),
+    integer_column("channel"),
+    integer_column("run_uid"),
 )
 batch_history = _temporary(
     "tx_runrecord_batch_history",
@@ -223,8 +234,22 @@ def match_own_rows(
             ),
         )
     )
-    statistics(batch_channel)
-    _fill_history(connection, records, automation=automation)
+    a = batch_ai
+    name = exact(connection.dialect.name, a.c.tablename)
+    writers = (
+        select(
+            name.label("tablename"),
+            a.c.recuid,
+            func.count(),
+            func.min(a.c.channel),
+            func.min(a.c.run_uid),
+        )
+        .where(a.c.event_uid == a.c.channel)
+        .group_by(name, a.c.recuid)
+    )
+    connection.execute(insert(batch_writer).from_select([c.name for c in batch_writer.c], writers))
+    statistics(batch_channel, batch_writer)
+    _fill_history(connection, automation=automation)
     statistics(batch_history)
     _fill_lanes(connection)
     statistics(batch_named, batch_lane)
@@ -241,13 +266,48 @@ def match_own_rows(
 
 
 def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
+    """Every AI write of the records, with its channel and its rank within it: a record's only AI write is a
+    channel of its own; the writes of a record written more than once are ranked by their runs' users."""
     dialect = connection.dialect.name
-    t, r, run = targets.target, records, schema.agentrun
-    joined, found = plans.inner_probe(
-        dialect, r, t, same_record(dialect, r, t), (t.c.event_uid, t.c.run_uid, t.c.written_at), "ai"
-    )
+    t, r = targets.target, records
+    columns = [c.name for c in batch_ai.c]
+
+    def writes_of(several: bool) -> tuple[Join, FromClause]:
+        many = r.c.ai_writes > 1 if several else r.c.ai_writes <= 1
+        return plans.inner_probe(
+            dialect,
+            r,
+            t,
+            and_(same_record(dialect, r, t), many),
+            (t.c.event_uid, t.c.run_uid, t.c.written_at),
+            "ai",
+        )
+
+    def inserted(joined: Join, found: FromClause, channel: Any, rank: Any) -> None:
+        due = exists(select(writes.c.event_uid).where(writes.c.event_uid == found.c.event_uid))
+        rows = select(
+            found.c.event_uid,
+            found.c.run_uid,
+            found.c.written_at,
+            r.c.tablename,
+            r.c.recuid,
+            channel,
+            rank,
+            case((due, 1), else_=0),
+        ).select_from(joined)
+        rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
+        connection.execute(insert(batch_ai).from_select(columns, rows))
+
+    joined, found = writes_of(several=False)
+    inserted(joined, found, found.c.event_uid, literal(1))
+    joined, found = writes_of(several=True)
     joined, writer = plans.outer_probe(
-        dialect, joined, run, run.c.uid == found.c.run_uid, (run.c.uid, run.c.be_user), "writer"
+        dialect,
+        joined,
+        schema.agentrun,
+        schema.agentrun.c.uid == found.c.run_uid,
+        (schema.agentrun.c.uid, schema.agentrun.c.be_user),
+        "writer",
     )
     # The writes of one record by runs of one backend user share a channel; a write whose run is gone has
     # one of its own. be_user only partitions here: it is never selected out of the statement.
@@ -257,29 +317,25 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
     same_user = func.min(found.c.event_uid).over(partition_by=partition, order_by=order, rows=(None, None))
     rank = func.row_number().over(partition_by=partition, order_by=order)
     gone = writer.c.uid.is_(None)
-    channel = case((gone, found.c.event_uid), else_=same_user)
-    channel_rank = case((gone, 1), else_=rank)
-    due = exists(select(writes.c.event_uid).where(writes.c.event_uid == found.c.event_uid))
-    rows = select(
-        found.c.event_uid,
-        found.c.run_uid,
-        found.c.written_at,
-        r.c.tablename,
-        r.c.recuid,
-        channel,
-        channel_rank,
-        case((due, 1), else_=0),
-    ).select_from(joined)
-    rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
-    connection.execute(insert(batch_ai).from_select([c.name for c in batch_ai.c], rows))
+    inserted(joined, found, case((gone, found.c.event_uid), else_=same_user), case((gone, 1), else_=rank))
 
 
-def _fill_history(connection: Connection, records: Table, *, automation: bool) -> None:
+def _fill_history(connection: Connection, *, automation: bool) -> None:
     dialect = connection.dialect.name
-    h, r, run, c = schema.sys_history, records, schema.agentrun, batch_channel
-    joined, found = plans.inner_probe(
+    h, r, run, c = schema.sys_history, batch_writer, schema.agentrun, batch_channel
+    # A record with one channel: its run, looked up once for all the record's rows.
+    single_run = run.alias("single_run")
+    joined, single = plans.outer_probe(
         dialect,
         r,
+        single_run,
+        and_(r.c.channels == 1, single_run.c.uid == r.c.run_uid),
+        (single_run.c.uid, single_run.c.be_user),
+        "single",
+    )
+    joined, found = plans.inner_probe(
+        dialect,
+        joined,
         h,
         same_record(dialect, r, h),
         (
@@ -308,7 +364,10 @@ def _fill_history(connection: Connection, records: Table, *, automation: bool) -
         .where(same_record(dialect, found, c), run.c.be_user == found.c.userid)
         .scalar_subquery()
     )
-    channel = case((_is_candidate(live, found.c.actiontype), writer))
+    by_single = case((single.c.be_user == found.c.userid, r.c.channel))
+    channel = case(
+        (_is_candidate(live, found.c.actiontype), case((r.c.channels == 1, by_single), else_=writer))
+    )
     scope = run_scope(dialect, found.c.correlation_id)
     named = case(
         (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())

@@ -11,8 +11,8 @@ every batch:
     batch_record   the written records, with whether each is still there (rule 2)
     (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
                    boundary and evidence, rule 3)
-    batch_window   the rows of each due write's window (rule 4), batch_window_agg their counts per write
-    batch_delete_row, batch_delete: the records' live deletes, and those after each write's window (rule 2)
+    batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
+                   batch_window_agg their counts per write
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
                    drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
@@ -135,6 +135,7 @@ batch_record = _temporary(
     Column("presence", String(16), nullable=False),
     integer_column("first_write_at"),  # the first and the last write to the record in this batch
     integer_column("last_write_at"),
+    integer_column("ai_writes"),  # the record's AI writes of any run, in this batch or not
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",
@@ -145,6 +146,7 @@ batch_window = _temporary(
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),
+    Column("in_window", SmallInteger, nullable=False),  # 0: a delete stamped after the window
 )
 batch_window_agg = _temporary(
     "tx_runrecord_batch_window_agg",
@@ -152,16 +154,7 @@ batch_window_agg = _temporary(
     integer_column("first_tstamp", nullable=True),  # the first human row's
     *(integer_column(_human_column(action)) for action in WINDOW_TESTS),
     integer_column("changes"),  # its changes, human or automation's: whether a rule asks for W's fields
-)
-batch_delete_row = _temporary(
-    "tx_runrecord_batch_delete_row",
-    Column("tablename", String(255), nullable=False),
-    integer_column("recuid"),
-    integer_column("uid"),
-    integer_column("tstamp"),
-)
-batch_delete = _temporary(
-    "tx_runrecord_batch_delete", integer_column("event_uid", key=True), integer_column("after_window")
+    integer_column("deletes_after"),  # the deletes stamped after the window (rule 2)
 )
 batch_publish = _temporary(
     "tx_runrecord_batch_publish",
@@ -265,12 +258,6 @@ _INDEXES = (
     Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
     # A record's deletes and drafts without reading its other rows: a record written a hundred times has
     # thousands.
-    Index(
-        "tx_runrecord_batch_delete_row_record",
-        batch_delete_row.c.tablename,
-        batch_delete_row.c.recuid,
-        batch_delete_row.c.uid,
-    ),
     Index(
         "tx_runrecord_batch_publish_record",
         batch_publish.c.tablename,
@@ -467,12 +454,19 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
         ],
         else_=Presence.ROW_MISSING.value,
     )
+    t = targets.target
+    ai_writes = (
+        select(func.count())
+        .where(t.c.tablename == distinct.c.tablename, t.c.recuid == distinct.c.recuid)
+        .scalar_subquery()
+    )
     records = select(
         distinct.c.tablename,
         distinct.c.recuid,
         presence,
         distinct.c.first_write_at,
         distinct.c.last_write_at,
+        ai_writes,
     )
     connection.execute(insert(batch_record).from_select([c.name for c in batch_record.c], records))
     settings.statistics(connection, batch_record)
@@ -499,13 +493,16 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
 
     A window row is inserted after W's own row (uid above its boundary), stamped up to t + window, records
     the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it); automation's
-    rows are kept only where a rule asks about them (its changes and deletes)."""
+    rows are kept only where a rule asks about them (its changes and deletes). A delete inserted after W's
+    own row but stamped after the window is kept too, out of the window (rule 2: a record gone counts as
+    DISCARDED unless its delete came only after the window)."""
     dialect = connection.dialect.name
     m, h, own = own_rows.batch_match, own_rows.batch_history, own_rows.batch_own
     closes = m.c.written_at + settings.window_s
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
     ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
+    in_window = h.c.tstamp <= closes
     after = and_(
         same_record(dialect, m, h),
         h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
@@ -522,8 +519,9 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
             h.c.tstamp,
             h.c.actiontype,
             h.c.automation,
+            case((in_window, 1), else_=0),
         )
-        .select_from(m.join(h, and_(after, h.c.tstamp <= closes, asked)))
+        .select_from(m.join(h, and_(after, or_(in_window, delete), asked)))
         .where(m.c.due == 1)
     )
     connection.execute(insert(batch_window).from_select([c.name for c in batch_window.c], rows))
@@ -531,23 +529,12 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     connection.execute(
         insert(batch_window_agg).from_select([c.name for c in batch_window_agg.c], _window_counts())
     )
-    # Rule 2: a record gone counts as DISCARDED unless its delete came only after the window.
-    deletes = select(h.c.tablename, h.c.recuid, h.c.uid, h.c.tstamp).where(h.c.live == 1, delete)
-    connection.execute(insert(batch_delete_row).from_select([c.name for c in batch_delete_row.c], deletes))
-    d = batch_delete_row
-    late = (
-        select(m.c.event_uid, func.count())
-        .select_from(m.join(d, and_(same_record(dialect, m, d), d.c.uid > m.c.boundary, d.c.tstamp > closes)))
-        .where(m.c.due == 1)
-        .group_by(m.c.event_uid)
-    )
-    connection.execute(insert(batch_delete).from_select(["event_uid", "after_window"], late))
-    settings.statistics(connection, batch_window_agg, batch_delete)
+    settings.statistics(connection, batch_window_agg)
 
 
 def _is_human(rows: Any) -> ColumnElement[bool]:
-    """A window row no automation wrote, or a delete (automation's deletes count, rule 4)."""
-    return or_(rows.c.automation == 0, rows.c.actiontype == Action.DELETE.value)
+    """A row of the window no automation wrote, or a delete (automation's deletes count, rule 4)."""
+    return and_(rows.c.in_window == 1, or_(rows.c.automation == 0, rows.c.actiontype == Action.DELETE.value))
 
 
 def _window_counts() -> Select[Any]:
@@ -557,7 +544,10 @@ def _window_counts() -> Select[Any]:
         func.sum(case((and_(human, u.actiontype == action.value), 1), else_=0)) for action in WINDOW_TESTS
     ]
     changes = func.sum(case((u.actiontype.in_(_CHANGE_ACTIONS), 1), else_=0))
-    return select(u.event_uid, func.min(case((human, u.tstamp))), *per_action, changes).group_by(u.event_uid)
+    deletes_after = func.sum(case((u.in_window == 0, 1), else_=0))
+    return select(
+        u.event_uid, func.min(case((human, u.tstamp))), *per_action, changes, deletes_after
+    ).group_by(u.event_uid)
 
 
 def _fill_keys(connection: Connection, settings: BatchSettings) -> None:
@@ -766,14 +756,14 @@ def _fill_ordinals(connection: Connection) -> None:
 
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, m, k = batch_write, batch_record, own_rows.batch_match, batch_keys
-    a, d, s, ua, rv = batch_window_agg, batch_delete, batch_scope, batch_unreadable_agg, batch_revert
+    a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
     written_fields = case((m.c.own_action.in_(_FIELD_ACTIONS), k.c.fields))
     facts = decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
         deletes_in_window=a.c[_human_column(Action.DELETE)],
-        deletes_after_window=d.c.after_window,
+        deletes_after_window=a.c.deletes_after,
         evidence_uid=case((m.c.boundary > 0, m.c.boundary)),
         history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
         own_row_unclear=m.c.unclear,
@@ -788,32 +778,46 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         same_changed=s.c.same_changed,
         reverted=rv.c.reverted,
     )
-    outcome = decision.outcome(facts)
-    since = a.c.first_tstamp - w.c.written_at
-    first_change = case((outcome == CallOutcome.UNKNOWN.value, None), (since < 0, 0), else_=since)
     source = (
         w.outerjoin(r, same_record(dialect, w, r))
         .outerjoin(m, m.c.event_uid == w.c.event_uid)
         .outerjoin(k, k.c.uid == m.c.own_uid)
         .outerjoin(a, a.c.event_uid == w.c.event_uid)
-        .outerjoin(d, d.c.event_uid == w.c.event_uid)
         .outerjoin(s, s.c.event_uid == w.c.event_uid)
         .outerjoin(ua, ua.c.event_uid == w.c.event_uid)
         .outerjoin(rv, rv.c.event_uid == w.c.event_uid)
     )
-    rows = select(
+    # The decision tables are asked once per write, in a subquery the planner may not merge into the outer
+    # one (which would ask them again for each column that reads the deciding test).
+    decided = select(
         w.c.event_uid,
         w.c.run_uid,
         w.c.written_at,
         w.c.tablename,
         w.c.recuid,
         w.c.target_state,
-        outcome,
-        decision.reason(facts),
-        decision.edit_scope(outcome, facts),
-        decision.deciding_test(facts),
-        first_change,
+        decision.deciding_test(facts).label("decision"),
+        decision.edit_scope(facts).label("edit_scope"),
+        (a.c.first_tstamp - w.c.written_at).label("since"),
     ).select_from(source)
+    d = plans.evaluated_once(decided).subquery("decided")
+    since = d.c.since
+    first_change = case(
+        (decision.decides(d.c.decision, CallOutcome.UNKNOWN), None), (since < 0, 0), else_=since
+    )
+    rows = select(
+        d.c.event_uid,
+        d.c.run_uid,
+        d.c.written_at,
+        d.c.tablename,
+        d.c.recuid,
+        d.c.target_state,
+        decision.outcome_of(d.c.decision),
+        decision.reason_of(d.c.decision),
+        case((decision.decides(d.c.decision, CallOutcome.EDITED), d.c.edit_scope), else_=literal("")),
+        d.c.decision,
+        first_change,
+    )
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
     settings.statistics(connection, batch_fact)
 
@@ -831,7 +835,7 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
         .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
     )
     connection.execute(insert(batch_decider).from_select(columns, evidence))
-    delete = u.c.actiontype == Action.DELETE.value
+    delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
     by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
         (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
         for action, test in WINDOW_TESTS.items()

@@ -50,6 +50,14 @@ def fenced(dialect: str, query: Select[Any]) -> Select[Any]:
     return query.offset(0) if dialect == POSTGRESQL else query
 
 
+def evaluated_once(query: Select[Any]) -> Select[Any]:
+    """A subquery whose columns every dialect computes once per row: with OFFSET 0 none merges it into the
+    query around it (SQLite does not flatten a subquery with an OFFSET, PostgreSQL fences it, MariaDB
+    materialises a derived table with a LIMIT), so a column read several times there is not computed again
+    for each reading."""
+    return query.offset(0)
+
+
 def in_values(dialect: str, column: ColumnElement[Any], values: Iterable[Any]) -> ColumnElement[bool]:
     """`column IN (values)`, with the values bound as ONE parameter where the dialect can.
 
@@ -239,7 +247,7 @@ def inner_probe(
 def outer_probe(
     dialect: str,
     left: FromClause,
-    right: Table,
+    right: FromClause,
     on: ColumnElement[bool],
     columns: Sequence[ColumnElement[Any]],
     name: str,
