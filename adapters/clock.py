@@ -13,7 +13,7 @@ import time
 from datetime import UTC, datetime
 
 from adapters import settings
-from adapters.database import RunrecordError
+from adapters.errors import RunrecordError
 
 
 def parse_instant(text: str, *, what: str) -> datetime:

@@ -12,10 +12,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from adapters.dialect.names import is_sqlite
+from adapters.errors import RunrecordError
 
-
-class RunrecordError(Exception):
-    """A failure to report as one line to the user, with a non-zero exit."""
+__all__ = ["RunrecordError"]  # raised here, and imported from here by the jobs and the pages
 
 
 class DatabaseUnavailableError(RunrecordError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from adapters.database import RunrecordError
+from adapters.errors import RunrecordError
 from core.time import DAY_S
 
 DEMO_DATABASE = Path("data") / "demo.sqlite"

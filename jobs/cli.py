@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import clock, settings
-from adapters.database import RunrecordError, one_line, parse_url, sqlite_path
+from adapters.errors import RunrecordError
 from core.time import DAY_S
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,13 +35,25 @@ class _Group(click.Group):
         except RunrecordError as error:
             click.echo(f"runrecord: error: {error}", err=True)
             sys.exit(1)
-        except SQLAlchemyError as error:
+        except Exception as error:
+            if not _is_database_error(error):
+                raise
+            from adapters.database import one_line
+
             click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
             sys.exit(1)
 
 
+def _is_database_error(error: Exception) -> bool:
+    """A SQLAlchemy error; asked without importing SQLAlchemy, which a command that raised one has loaded."""
+    errors = sys.modules.get("sqlalchemy.exc")
+    return errors is not None and isinstance(error, errors.SQLAlchemyError)
+
+
 def _existing_database(_ctx: click.Context | None, _param: click.Parameter | None, value: str) -> str:
     """A command that reads a SQLite file must not create it as an empty one by opening it."""
+    from adapters.database import parse_url, sqlite_path
+
     path = sqlite_path(parse_url(value))
     if path is not None and not path.exists():
         raise RunrecordError(
@@ -156,6 +167,7 @@ def generate_command(
     processing: str,
 ) -> None:
     """Write a realistic installation (every table, ours included) into an empty database."""
+    from adapters.database import parse_url
     from data.generate import default_manifest, generate
     from data.scenarios import ProcessingChoice
     from jobs.schema_setup import init_installation
@@ -232,6 +244,7 @@ def dashboard_command(db_url: str, port: int | None) -> None:
 def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     """Build the demo installation when it is missing, run the jobs once, serve the dashboard and run the
     scheduler beside it."""
+    from adapters.database import parse_url
     from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
     from jobs.scheduler import SchedulerConfig
 
@@ -444,7 +457,7 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
     if not dry_run:  # a dry run lists the schedule and opens no database
         _existing_database(None, None, db_url)
         settings.alert_webhook()  # measure-rates POSTs its alerts there
-    from adapters.database import describe
+    from adapters.database import describe, parse_url
     from jobs import scheduler
 
     where = describe(parse_url(db_url))

@@ -56,3 +56,21 @@ def test_a_database_without_the_tables_says_to_run_init_db_in_one_line(
 
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "run `runrecord init-db`" in result.stderr
+
+
+def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> None:
+    from click.testing import CliRunner
+    from sqlalchemy.exc import OperationalError
+
+    from jobs.cli import _Group
+
+    group = _Group("runrecord")
+
+    @group.command("broken")
+    def broken() -> None:
+        raise OperationalError("SELECT 1", {}, Exception("disk I/O error\nat page 7"))
+
+    result = CliRunner().invoke(group, ["broken"], prog_name="runrecord")
+
+    assert result.exit_code == 1
+    assert result.stderr == "runrecord: error: database: disk I/O error at page 7\n"
