@@ -5,7 +5,10 @@
 
 Builds an installation of `scale` x 1,000,000 runs with the demo generator (data/generate.py), or with
 `--shape small` the same installation reshaped: every conversation cut to its first three messages and half
-as many runs again that no conversation names (copies of runs, with their events). It derives the outcomes
+as many runs again that no conversation names (copies of runs, with their events); or with `--shape wide`
+the derivation benchmark's wide installation (benchmarks.installation: scale x 1,000,000 writes, one short
+conversation a run, two record tables, hot records, history trimmed), which this project's generator did
+not shape. It derives the outcomes
 (not timed), then measures, each phase in a fresh process on the same engine (peak memory is its own):
 
 * floor: the engine's own full read of the inputs — count(*) and sum(length(...)) of the message and event
@@ -37,6 +40,7 @@ from sqlalchemy import Connection, func, insert, literal, select, text
 from adapters import facts, measure_inputs, schema
 from adapters.database import make_engine
 from adapters.dialect import plans
+from benchmarks import installation
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from core.periods import Grain
 from core.time import DAY_S
@@ -50,6 +54,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FULL_CONVERSATIONS = 870_000  # the generator gives about 1.15 runs and 3.6 messages per conversation
 SMALL_MESSAGES = 3  # --shape small: messages kept per conversation
 TEXT_BATCH = 20_000
+WIDE = installation.SHAPES["wide"]
 
 
 def _counts(url: str) -> dict[str, int]:
@@ -243,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--engine", choices=("sqlite", "postgresql", "mariadb"), default="sqlite")
     parser.add_argument("--scale", type=float, default=0.2, help="1.0 = 1,000,000 runs, 3,000,000 messages")
-    parser.add_argument("--shape", choices=("generator", "small"), default="generator")
+    parser.add_argument(
+        "--shape",
+        choices=("generator", "small", "wide"),
+        default="generator",
+        help="wide: benchmarks.installation's wide shape, scale x 1,000,000 writes (one conversation a run)",
+    )
     args = parser.parse_args(argv)
     conversations = max(int(FULL_CONVERSATIONS * args.scale), 10)
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
@@ -251,10 +261,14 @@ def main(argv: list[str] | None = None) -> int:
         target = url.render_as_string(hide_password=False)
         uids_file = str(Path(directory) / "judged.json")
         try:
-            report = generate(
-                target, create_tables=init_installation, conversations=conversations, seed=1, now=NOW
-            )
-            print(f"built {report.rows:,} rows in {report.seconds:.0f} s", flush=True)
+            started = time.perf_counter()
+            if args.shape == "wide":
+                rows = sum(installation.build(url, installation.full_plan(args.scale, WIDE)).values())
+            else:
+                rows = generate(
+                    target, create_tables=init_installation, conversations=conversations, seed=1, now=NOW
+                ).rows
+            print(f"built {rows:,} rows in {time.perf_counter() - started:.0f} s", flush=True)
             if args.shape == "small":
                 in_process(_reshape, target)
             if args.engine == "postgresql":
