@@ -171,14 +171,19 @@ def _installation(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         engine.dispose()
 
 
-@pytest.fixture
-def installation_engine(_installation: Engine) -> Engine:
-    """An engine on a database with every upstream table and ours, all of them empty."""
-    with _installation.begin() as connection:
+def empty_installation(engine: Engine) -> Engine:
+    """The installation's engine, every table but the migration version emptied."""
+    with engine.begin() as connection:
         for name in inspect(connection).get_table_names():
             if name != VERSION_TABLE:
                 connection.execute(delete(table(name)))
-    return _installation
+    return engine
+
+
+@pytest.fixture
+def installation_engine(_installation: Engine) -> Engine:
+    """An engine on a database with every upstream table and ours, all of them empty."""
+    return empty_installation(_installation)
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ tx_nrllm_call_outcome, on SQLite, MariaDB and PostgreSQL.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, delete, event, func, inspect, select
+from sqlalchemy import Engine, delete, event, func, select
 
 from adapters import history as history_queries
 from adapters import schema, write_targets
@@ -30,6 +32,8 @@ from data.chat import Run, Write
 from data.generate import generate
 from jobs.derive import Summary, derive_outcomes
 from jobs.schema_setup import init_installation
+from tests.db import derive_reference
+from tests.db.conftest import empty_installation
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -150,73 +154,80 @@ def unknown(reason: str) -> Outcome:
     return Outcome("unknown", reason=reason)
 
 
-# --- 003_…, "The classification" ----------------------------------------------------------------------------
+# --- every rule that one derivation can show: one installation of all its cases, derived once --------------
+#
+# Each case plants its own conversation and pages and says what the job must store for them; the cases share
+# one installation per dialect, derived once with the defaults, and core's reference (tests/db/
+# derive_reference.py) must give every case the same answer from the same rows.
 
 
-def test_no_human_row_after_the_write_and_the_record_present_is_accepted_unchanged(
-    installation_engine: Engine,
-) -> None:
-    with installation(installation_engine) as site:
-        run, written = a_write(site, a_page(site))
+@dataclass(frozen=True)
+class Expect:
+    """What a case expects: an outcome per write, and per run its outcome, also mirrored to nr-llm."""
 
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == ACCEPTED
-    assert run_outcome_of(installation_engine, run) == "accepted_unchanged"
+    writes: tuple[tuple[Write, Outcome], ...] = ()
+    runs: tuple[tuple[Run, str], ...] = ()
 
 
-def test_a_human_modify_in_the_window_is_edited(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        run, written = a_write(site, page)
-        site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == edited("same_fields")
-    assert run_outcome_of(installation_engine, run) == "edited"
+Plant = Callable[..., Expect]
+CASES: dict[str, Callable[[Installation], Expect]] = {}
 
 
-def test_a_delete_in_the_window_is_discarded(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        run, written = a_write(site, page)
-        site.delete(page, at=T + DAY)
+def case(*variants: Any) -> Callable[[Plant], Plant]:
+    """Register a case under its function's name (a rule), once per variant when it has several."""
 
-    derive(installation_engine)
+    def register(plant: Plant) -> Plant:
+        if not variants:
+            CASES[plant.__name__] = plant
+        for variant in variants:
+            label = "-".join(map(str, variant)) if isinstance(variant, tuple) else str(variant)
+            CASES[f"{plant.__name__}[{label}]"] = functools.partial(plant, variant=variant)
+        return plant
 
-    assert outcome_of(installation_engine, written) == DISCARDED
-    assert run_outcome_of(installation_engine, run) == "discarded"
-
-
-@pytest.mark.parametrize("how", ["deleted", "hard_deleted", "table_missing"])
-def test_a_record_that_is_gone_is_discarded(installation_engine: Engine, how: str) -> None:
-    with installation(installation_engine) as site:
-        if how == "table_missing":
-            record = site.missing_table_record("tx_news_domain_model_news", 77)
-            _, written = a_write(site, record)
-        else:
-            record = a_page(site)
-            _, written = a_write(site, record)
-            site.delete(record, at=T + DAY, hard=how == "hard_deleted")
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == DISCARDED
+    return register
 
 
-def test_history_trimmed_past_the_write_is_unknown(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        run, written = a_write(site, a_page(site))
-    trim_history(installation_engine, before=T + 1)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == unknown("history_trimmed")
-    assert run_outcome_of(installation_engine, run) == "unknown"
+def expect_write(written: Write, outcome: Outcome) -> Expect:
+    return Expect(writes=((written, outcome),))
 
 
-# --- 003_…, "One outcome per RUN" ---------------------------------------------------------------------------
+# 003_…, "The classification"
+
+
+@case()
+def no_human_row_after_the_write_and_the_record_present_is_accepted_unchanged(site: Installation) -> Expect:
+    run, written = a_write(site, a_page(site))
+    return Expect(writes=((written, ACCEPTED),), runs=((run, "accepted_unchanged"),))
+
+
+@case()
+def a_human_modify_in_the_window_is_edited(site: Installation) -> Expect:
+    page = a_page(site)
+    run, written = a_write(site, page)
+    site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
+    return Expect(writes=((written, edited("same_fields")),), runs=((run, "edited"),))
+
+
+@case()
+def a_delete_in_the_window_is_discarded(site: Installation) -> Expect:
+    page = a_page(site)
+    run, written = a_write(site, page)
+    site.delete(page, at=T + DAY)
+    return Expect(writes=((written, DISCARDED),), runs=((run, "discarded"),))
+
+
+@case("deleted", "hard_deleted", "table_missing")
+def a_record_that_is_gone_is_discarded(site: Installation, variant: str) -> Expect:
+    if variant == "table_missing":
+        _, written = a_write(site, site.missing_table_record("tx_news_domain_model_news", 77))
+    else:
+        record = a_page(site)
+        _, written = a_write(site, record)
+        site.delete(record, at=T + DAY, hard=variant == "hard_deleted")
+    return expect_write(written, DISCARDED)
+
+
+# 003_…, "One outcome per RUN"
 
 
 def settle(site: Installation, page: Record, fate: str) -> None:
@@ -228,38 +239,361 @@ def settle(site: Installation, page: Record, fate: str) -> None:
     # unknown: written without its history row on a page imported without one; accepted: left alone
 
 
-@pytest.mark.parametrize(
-    ("first", "second", "run_is"),
-    [
-        ("discarded", "edited", "discarded"),
-        ("edited", "discarded", "discarded"),
-        ("edited", "unknown", "edited"),
-        ("unknown", "edited", "edited"),
-        ("unknown", "accepted_unchanged", "unknown"),
-        ("accepted_unchanged", "unknown", "unknown"),
-        ("discarded", "accepted_unchanged", "discarded"),
-        ("accepted_unchanged", "accepted_unchanged", "accepted_unchanged"),
-    ],
+FATES = {
+    "edited": edited("other_fields"),  # the write's field is the title
+    "discarded": DISCARDED,
+    "unknown": unknown("no_history_row"),
+    "accepted_unchanged": ACCEPTED,
+}
+
+
+@case(
+    ("discarded", "edited", "discarded"),
+    ("edited", "discarded", "discarded"),
+    ("edited", "unknown", "edited"),
+    ("unknown", "edited", "edited"),
+    ("unknown", "accepted_unchanged", "unknown"),
+    ("accepted_unchanged", "unknown", "unknown"),
+    ("discarded", "accepted_unchanged", "discarded"),
+    ("accepted_unchanged", "accepted_unchanged", "accepted_unchanged"),
 )
-def test_a_run_is_recorded_by_its_worst_write(
-    installation_engine: Engine, first: str, second: str, run_is: str
-) -> None:
+def a_run_is_recorded_by_its_worst_write(site: Installation, variant: tuple[str, str, str]) -> Expect:
+    *fates, run_is = variant
+    run = a_run(site)
+    pages = []
+    for index, fate in enumerate(fates):
+        page = a_page(site, f"Seite {index}", history=fate != "unknown")
+        written = approve_write(run, page, at=T + index * 60, history=fate != "unknown")
+        pages.append((page, written, fate))
+    end(run)
+    for page, _, fate in pages:
+        settle(site, page, fate)
+    writes = tuple((written, FATES[fate]) for _, written, fate in pages)
+    return Expect(writes=writes, runs=((run, run_is),))
+
+
+# DESIGN.md rule 2: the record gone is a fact, unless its delete came after the window
+
+
+@case()
+def a_delete_after_the_window_does_not_make_a_run_discarded(site: Installation) -> Expect:
+    page = a_page(site)
+    run, written = a_write(site, page)
+    site.delete(page, at=T + WINDOW + DAY)
+    return Expect(writes=((written, ACCEPTED),), runs=((run, "accepted_unchanged"),))
+
+
+@case()
+def a_record_gone_is_discarded_even_without_evidence_of_the_write(site: Installation) -> Expect:
+    page = a_page(site, history=False)
+    _, written = a_write(site, page, history=False)
+    site.delete(page, at=T + DAY, hard=True)
+    return expect_write(written, DISCARDED)
+
+
+# DESIGN.md rule 3: evidence is a retained row of the record at or up to 2 s after the write. The other
+# cases' pages keep rows older than every write in sys_history: nothing of it was trimmed.
+
+
+@case()
+def no_retained_row_of_the_record_at_or_before_the_write_is_unknown_never_accepted_unchanged(
+    site: Installation,
+) -> Expect:
+    page = a_page(site, history=False)  # imported: no add row
+    run, written = a_write(site, page, history=False)
+    return Expect(writes=((written, unknown("no_history_row")),), runs=((run, "unknown"),))
+
+
+@case()
+def rows_of_the_record_only_after_the_write_are_no_evidence(site: Installation) -> Expect:
+    page = a_page(site, history=False)
+    _, written = a_write(site, page, history=False)
+    site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
+    return expect_write(written, unknown("no_history_row"))
+
+
+@case()
+def an_older_row_of_the_record_is_evidence_when_the_writes_own_row_is_missing(site: Installation) -> Expect:
+    _, written = a_write(site, a_page(site), history=False)
+    return expect_write(written, ACCEPTED)
+
+
+@case()
+def a_writes_own_row_stamped_a_second_after_the_step_is_evidence_not_a_human_edit(
+    site: Installation,
+) -> Expect:
+    page = a_page(site, history=False)
+    _, kept = a_write(site, page, history_delay=1)
+    other = a_page(site, "Zweite", history=False)
+    _, changed = a_write(site, other, history_delay=2, fields=("seo_title",))
+    site.human_edit(other, {"seo_title": "von Hand"}, at=T + DAY)
+    # The second write's own row named the field the editor changed.
+    return Expect(writes=((kept, ACCEPTED), (changed, edited("same_fields"))))
+
+
+@case()
+def a_row_three_seconds_after_the_step_is_not_the_writes_own(site: Installation) -> Expect:
+    page = a_page(site, history=False)
+    _, written = a_write(site, page, history_delay=3)
+    return expect_write(written, unknown("no_history_row"))
+
+
+# DESIGN.md rule 4: human rows are the rows inside the window that no AI write explains
+
+
+@case()
+def a_human_row_within_two_seconds_of_another_runs_write_counts_as_that_write(site: Installation) -> Expect:
+    page = a_page(site, history=False)
+    _, written = a_write(site, page)
+    _, later = a_write(site, page, at=T + DAY, history=False)
+    site.human_edit(page, {"title": "von Hand"}, at=later.written_at + 2)
+    return expect_write(written, ACCEPTED)
+
+
+@case("window", "window+1s", "window+20d")
+def only_rows_inside_the_window_count(site: Installation, variant: str) -> Expect:
+    after_s, expected = {
+        "window": (WINDOW, edited("same_fields")),
+        "window+1s": (WINDOW + 1, ACCEPTED),
+        "window+20d": (WINDOW + 20 * DAY, ACCEPTED),
+    }[variant]
+    page = a_page(site)
+    _, written = a_write(site, page)
+    site.human_edit(page, {"title": "von Hand"}, at=written.written_at + after_s)
+    return expect_write(written, expected)
+
+
+@case()
+def a_delete_in_the_window_is_discarded_even_if_undeleted_later(site: Installation) -> Expect:
+    page = a_page(site)
+    _, written = a_write(site, page)
+    site.delete(page, at=T + DAY)
+    site.undelete(page, at=T + 2 * DAY)
+    return expect_write(written, DISCARDED)
+
+
+@case(Action.MOVE, Action.UNDELETE, Action.STAGE)
+def move_undelete_and_stage_change_are_not_modifications(site: Installation, variant: Action) -> Expect:
+    page = a_page(site)
+    _, written = a_write(site, page)
+    site.history(page, variant, at=T + DAY)  # type: ignore[arg-type]
+    return expect_write(written, ACCEPTED)
+
+
+@case()
+def a_delete_outranks_a_modify_in_the_same_window(site: Installation) -> Expect:
+    page = a_page(site)
+    _, written = a_write(site, page)
+    site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
+    site.delete(page, at=T + 2 * DAY)
+    site.undelete(page, at=T + 3 * DAY)
+    return expect_write(written, DISCARDED)
+
+
+# DESIGN.md rule 6: an unreadable target is UNKNOWN and the batch goes on
+
+BAD_TARGETS: dict[str, Any] = {
+    "not JSON": "{not json",
+    "a JSON array": "[1, 2]",
+    "no table": {"writeTargetUid": 1},
+    "no uid": {"writeTargetTable": "pages"},
+    "table not an identifier": {"writeTargetTable": "pages; DROP TABLE pages", "writeTargetUid": 1},
+    "table with a space": {"writeTargetTable": "pages ", "writeTargetUid": 1},
+    "table too long": {"writeTargetTable": "t" * 65, "writeTargetUid": 1},
+    "table not a string": {"writeTargetTable": ["pages"], "writeTargetUid": 1},
+    "uid a string": {"writeTargetTable": "pages", "writeTargetUid": "1"},
+    "uid zero": {"writeTargetTable": "pages", "writeTargetUid": 0},
+    "uid negative": {"writeTargetTable": "pages", "writeTargetUid": -3},
+    "uid a fraction": {"writeTargetTable": "pages", "writeTargetUid": 1.5},
+    "uid too large": {"writeTargetTable": "pages", "writeTargetUid": 2**31},
+    "uid huge": {"writeTargetTable": "pages", "writeTargetUid": 10**30},
+    "uid true": {"writeTargetTable": "pages", "writeTargetUid": True},
+}
+
+
+@case(*BAD_TARGETS)
+def an_unreadable_write_target_is_unknown_and_the_run_never_accepted_unchanged(
+    site: Installation, variant: str
+) -> Expect:
+    run = a_run(site)
+    good = approve_write(run, a_page(site), at=T)
+    broken = approve_write(run, a_page(site, "Andere"), at=T + 60, raw_target=BAD_TARGETS[variant])
+    end(run)
+    return Expect(
+        writes=((broken, unknown("unreadable_target")), (good, ACCEPTED)),
+        runs=((run, "unknown"),),
+    )
+
+
+# DESIGN.md rule 7: edit scope, from the keys of history_data only
+
+SCOPES: dict[str, tuple[dict[str, Any], str]] = {
+    "the written field": ({"title": "von Hand"}, "same_fields"),
+    "another field": ({"description": "von Hand"}, "other_fields"),
+    "the written field and another": ({"title": "von Hand", "description": "auch"}, "same_fields"),
+    "hidden": ({"hidden": 0}, "released_only"),
+    "hidden and tstamp": ({"hidden": 0, "tstamp": 1}, "released_only"),
+    "hidden and another field": ({"hidden": 0, "description": "von Hand"}, "other_fields"),
+}
+
+
+@case(*SCOPES)
+def edit_scope_compares_the_human_rows_fields_with_the_writes(site: Installation, variant: str) -> Expect:
+    changes, scope = SCOPES[variant]
+    page = a_page(site, hidden=True)
+    _, written = a_write(site, page, fields=("title",))
+    site.human_edit(page, changes, at=T + DAY)
+    return expect_write(written, edited(scope))
+
+
+@case()
+def unhide_only_edits_are_edited_with_edit_scope_released_only(site: Installation) -> Expect:
+    page = a_page(site, hidden=True)
+    run, written = a_write(site, page)
+    site.set_hidden(page, False, at=T + DAY)
+    return Expect(writes=((written, edited("released_only")),), runs=((run, "edited"),))
+
+
+BAD_HISTORY_DATA = {
+    "not JSON": "{not json",
+    "a JSON array": "[1, 2]",
+    "newRecord missing": '{"oldRecord": {"title": "x"}}',
+    "newRecord not an object": '{"newRecord": ["title"]}',
+    "empty": "",
+}
+
+
+@case(*BAD_HISTORY_DATA)
+def unreadable_history_data_makes_only_the_edit_scope_fields_unknown(
+    site: Installation, variant: str
+) -> Expect:
+    page = a_page(site)
+    run, written = a_write(site, page)
+    site.history(page, Action.MODIFY, at=T + DAY, raw_data=BAD_HISTORY_DATA[variant])
+    return Expect(writes=((written, edited("fields_unknown")),), runs=((run, "edited"),))
+
+
+@case()
+def the_writes_own_row_unreadable_leaves_the_written_fields_unknown(site: Installation) -> Expect:
+    page = a_page(site)
+    _, written = a_write(site, page, history=False)
+    site.history(page, Action.MODIFY, at=written.written_at, raw_data="{not json")
+    site.human_edit(page, {"description": "von Hand"}, at=T + DAY)
+    return expect_write(written, edited("fields_unknown"))
+
+
+@dataclass(frozen=True)
+class Derived:
+    """Every case's expectation and what the job stored for it, with the job's summary."""
+
+    expected: dict[str, Expect]
+    stored: dict[str, tuple[list[Outcome | None], list[tuple[str | None, list[tuple[str, int]]]]]]
+    reference: dict[str, tuple[list[Outcome | None], list[str | None]]]
+    summary: Summary
+    table: tuple[list[Outcome], int]  # every write row the job stored, and how many run rows
+
+
+@pytest.fixture(scope="module")
+def derived(_installation: Engine) -> Derived:
+    """All cases planted in one installation and derived once, read back before any other test empties it."""
+    engine = empty_installation(_installation)
+    with installation(engine) as site:
+        expected = {name: plant(site) for name, plant in CASES.items()}
+    summary = derive(engine)
+    writes, runs = derive_reference.reference(engine, now=NOW, window_s=WINDOW)
+    with engine.connect() as connection:
+        w, r, c = schema.write_outcome.c, schema.run_outcome.c, schema.call_outcome.c
+        stored_writes = {
+            int(row[0]): Outcome(*row[1:])
+            for row in connection.execute(select(w.event_uid, w.outcome, w.reason, w.edit_scope))
+        }
+        stored_runs = {
+            str(uuid): str(outcome)
+            for uuid, outcome in connection.execute(select(r.correlation_id, r.outcome))
+        }
+        mirrored: dict[str, list[tuple[str, int]]] = {}
+        for correlation, outcome, tstamp in connection.execute(select(c.correlation_id, c.outcome, c.tstamp)):
+            mirrored.setdefault(str(correlation), []).append((str(outcome), int(tstamp)))
+    stored = {
+        name: (
+            [stored_writes.get(written.event_uid) for written, _ in expect.writes],
+            [(stored_runs.get(run.uuid), mirrored.get(run.uuid, [])) for run, _ in expect.runs],
+        )
+        for name, expect in expected.items()
+    }
+    reference = {
+        name: (
+            [_outcome(writes.get(written.event_uid)) for written, _ in expect.writes],
+            [runs.get(run.uid) for run, _ in expect.runs],
+        )
+        for name, expect in expected.items()
+    }
+    return Derived(expected, stored, reference, summary, (list(stored_writes.values()), len(stored_runs)))
+
+
+def _outcome(judged: derive_reference.Judged | None) -> Outcome | None:
+    return None if judged is None else Outcome(judged.outcome, judged.reason, judged.edit_scope)
+
+
+@pytest.mark.parametrize("rule", CASES)
+def test_the_job_stores_what_each_rule_gives_its_case(derived: Derived, rule: str) -> None:
+    expect = derived.expected[rule]
+
+    assert derived.stored[rule] == (
+        [outcome for _, outcome in expect.writes],
+        [(run_is, [(run_is, NOW)]) for _, run_is in expect.runs],
+    )
+
+
+@pytest.mark.parametrize("rule", CASES)
+def test_core_gives_each_case_what_the_rule_gives_it(derived: Derived, rule: str) -> None:
+    expect = derived.expected[rule]
+
+    assert derived.reference[rule] == (
+        [outcome for _, outcome in expect.writes],
+        [run_is for _, run_is in expect.runs],
+    )
+
+
+def test_the_summary_counts_the_runs_writes_reasons_and_edit_scopes_the_job_stored(derived: Derived) -> None:
+    writes, runs = derived.table
+    summary = derived.summary
+
+    assert (summary.runs_derived, summary.writes_derived) == (runs, len(writes))
+    assert {reason: n for reason, n in summary.unknown_by_reason.items() if n} == Counter(
+        write.reason for write in writes if write.outcome == "unknown"
+    )
+    assert {scope: n for scope, n in summary.edit_scope.items() if n} == Counter(
+        write.edit_scope for write in writes if write.outcome == "edited"
+    )
+
+
+# --- 003_…, rule 3's history_trimmed: sys_history trimmed past the write ------------------------------------
+def test_history_trimmed_past_the_write_is_unknown(installation_engine: Engine) -> None:
     with installation(installation_engine) as site:
-        a_page(site, "Ältere Seite")  # sys_history reaches back before the writes: no trimming
-        run = a_run(site)
-        pages = []
-        for index, fate in enumerate((first, second)):
-            page = a_page(site, f"Seite {index}", history=fate != "unknown")
-            approve_write(run, page, at=T + index * 60, history=fate != "unknown")
-            pages.append((page, fate))
-        end(run)
-        for page, fate in pages:
-            settle(site, page, fate)
+        run, written = a_write(site, a_page(site))
+    trim_history(installation_engine, before=T + 1)
 
     derive(installation_engine)
 
-    assert run_outcome_of(installation_engine, run) == run_is
-    assert call_outcomes(installation_engine) == [(run.uuid, run_is, NOW)]
+    assert outcome_of(installation_engine, written) == unknown("history_trimmed")
+    assert run_outcome_of(installation_engine, run) == "unknown"
+
+
+@pytest.mark.parametrize(("oldest", "reason"), [(T + 1, "history_trimmed"), (T, "no_history_row")])
+def test_without_evidence_the_oldest_row_of_sys_history_says_whether_it_was_trimmed(
+    installation_engine: Engine, oldest: int, reason: str
+) -> None:
+    with installation(installation_engine) as site:
+        other = a_page(site, "Andere Seite")
+        site.human_edit(other, {"title": "x"}, at=oldest)
+        page = a_page(site, history=False)
+        _, written = a_write(site, page, history=False)
+    trim_history(installation_engine, before=oldest)
+
+    derive(installation_engine)
+
+    assert outcome_of(installation_engine, written) == unknown(reason)
 
 
 # --- DESIGN.md rule 1: a run is derived once the window of its LAST write has closed ------------------------
@@ -350,118 +684,7 @@ def test_a_derived_row_is_final_and_never_rewritten(installation_engine: Engine)
     assert call_outcomes(installation_engine) == [(run.uuid, "accepted_unchanged", NOW)]
 
 
-# --- DESIGN.md rule 2: the record gone is a fact, unless its delete came after the window -------------------
-
-
-def test_a_delete_after_the_window_does_not_make_a_run_discarded(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        run, written = a_write(site, page)
-        site.delete(page, at=T + WINDOW + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == ACCEPTED
-    assert run_outcome_of(installation_engine, run) == "accepted_unchanged"
-
-
-def test_a_record_gone_is_discarded_even_without_evidence_of_the_write(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        a_page(site, "Ältere Seite")
-        page = a_page(site, history=False)
-        _, written = a_write(site, page, history=False)
-        site.delete(page, at=T + DAY, hard=True)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == DISCARDED
-
-
-# --- DESIGN.md rule 3: evidence is a retained row of the record at or up to 2 s after the write -------------
-
-
-def test_no_retained_row_of_the_record_at_or_before_the_write_is_unknown_never_accepted_unchanged(
-    installation_engine: Engine,
-) -> None:
-    with installation(installation_engine) as site:
-        a_page(site, "Ältere Seite")  # the oldest row left in sys_history is older than the write
-        page = a_page(site, history=False)  # imported: no add row
-        run, written = a_write(site, page, history=False)
-
-    summary = derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == unknown("no_history_row")
-    assert run_outcome_of(installation_engine, run) == "unknown"
-    assert summary.unknown_by_reason["no_history_row"] == 1
-
-
-def test_rows_of_the_record_only_after_the_write_are_no_evidence(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        a_page(site, "Ältere Seite")
-        page = a_page(site, history=False)
-        _, written = a_write(site, page, history=False)
-        site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == unknown("no_history_row")
-
-
-@pytest.mark.parametrize(("oldest", "reason"), [(T + 1, "history_trimmed"), (T, "no_history_row")])
-def test_without_evidence_the_oldest_row_of_sys_history_says_whether_it_was_trimmed(
-    installation_engine: Engine, oldest: int, reason: str
-) -> None:
-    with installation(installation_engine) as site:
-        other = a_page(site, "Andere Seite")
-        site.human_edit(other, {"title": "x"}, at=oldest)
-        page = a_page(site, history=False)
-        _, written = a_write(site, page, history=False)
-    trim_history(installation_engine, before=oldest)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == unknown(reason)
-
-
-def test_an_older_row_of_the_record_is_evidence_when_the_writes_own_row_is_missing(
-    installation_engine: Engine,
-) -> None:
-    with installation(installation_engine) as site:
-        _, written = a_write(site, a_page(site), history=False)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == ACCEPTED
-
-
-def test_a_writes_own_row_stamped_a_second_after_the_step_is_evidence_not_a_human_edit(
-    installation_engine: Engine,
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site, history=False)
-        _, kept = a_write(site, page, history_delay=1)
-        other = a_page(site, "Zweite", history=False)
-        _, changed = a_write(site, other, history_delay=2, fields=("seo_title",))
-        site.human_edit(other, {"seo_title": "von Hand"}, at=T + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, kept) == ACCEPTED
-    assert outcome_of(installation_engine, changed) == edited("same_fields")  # its own row named the field
-
-
-def test_a_row_three_seconds_after_the_step_is_not_the_writes_own(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        a_page(site, "Ältere Seite")
-        page = a_page(site, history=False)
-        _, written = a_write(site, page, history_delay=3)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == unknown("no_history_row")
-
-
-# --- DESIGN.md rule 4: human rows are the rows inside the window that no AI write explains ------------------
+# --- DESIGN.md rule 4: a later AI write, its window still open ----------------------------------------------
 
 
 def test_a_later_ai_write_is_not_a_human_edit(installation_engine: Engine) -> None:
@@ -478,119 +701,7 @@ def test_a_later_ai_write_is_not_a_human_edit(installation_engine: Engine) -> No
     assert run_outcome_of(installation_engine, second) is None
 
 
-def test_a_human_row_within_two_seconds_of_another_runs_write_counts_as_that_write(
-    installation_engine: Engine,
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site, history=False)
-        _, written = a_write(site, page)
-        _, later = a_write(site, page, at=T + DAY, history=False)
-        site.human_edit(page, {"title": "von Hand"}, at=later.written_at + 2)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == ACCEPTED
-
-
-@pytest.mark.parametrize(
-    ("after_s", "expected"),
-    [(WINDOW, edited("same_fields")), (WINDOW + 1, ACCEPTED), (WINDOW + 20 * DAY, ACCEPTED)],
-)
-def test_only_rows_inside_the_window_count(
-    installation_engine: Engine, after_s: int, expected: Outcome
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        _, written = a_write(site, page)
-        site.human_edit(page, {"title": "von Hand"}, at=written.written_at + after_s)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == expected
-
-
-def test_a_delete_in_the_window_is_discarded_even_if_undeleted_later(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        _, written = a_write(site, page)
-        site.delete(page, at=T + DAY)
-        site.undelete(page, at=T + 2 * DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == DISCARDED
-
-
-@pytest.mark.parametrize("action", [Action.MOVE, Action.UNDELETE, Action.STAGE])
-def test_move_undelete_and_stage_change_are_not_modifications(
-    installation_engine: Engine, action: Action
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        _, written = a_write(site, page)
-        site.history(page, action, at=T + DAY)  # type: ignore[arg-type]
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == ACCEPTED
-
-
-def test_a_delete_outranks_a_modify_in_the_same_window(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        _, written = a_write(site, page)
-        site.human_edit(page, {"title": "von Hand"}, at=T + DAY)
-        site.delete(page, at=T + 2 * DAY)
-        site.undelete(page, at=T + 3 * DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == DISCARDED
-
-
-# --- DESIGN.md rule 6: an unreadable target is UNKNOWN and the batch goes on --------------------------------
-
-
-BAD_TARGETS: dict[str, Any] = {
-    "not JSON": "{not json",
-    "a JSON array": "[1, 2]",
-    "no table": {"writeTargetUid": 1},
-    "no uid": {"writeTargetTable": "pages"},
-    "table not an identifier": {"writeTargetTable": "pages; DROP TABLE pages", "writeTargetUid": 1},
-    "table with a space": {"writeTargetTable": "pages ", "writeTargetUid": 1},
-    "table too long": {"writeTargetTable": "t" * 65, "writeTargetUid": 1},
-    "table not a string": {"writeTargetTable": ["pages"], "writeTargetUid": 1},
-    "uid a string": {"writeTargetTable": "pages", "writeTargetUid": "1"},
-    "uid zero": {"writeTargetTable": "pages", "writeTargetUid": 0},
-    "uid negative": {"writeTargetTable": "pages", "writeTargetUid": -3},
-    "uid a fraction": {"writeTargetTable": "pages", "writeTargetUid": 1.5},
-    "uid too large": {"writeTargetTable": "pages", "writeTargetUid": 2**31},
-    "uid huge": {"writeTargetTable": "pages", "writeTargetUid": 10**30},
-    "uid true": {"writeTargetTable": "pages", "writeTargetUid": True},
-}
-
-
-@pytest.mark.parametrize("bad", BAD_TARGETS, ids=list(BAD_TARGETS))
-def test_an_unreadable_write_target_is_unknown_and_the_batch_goes_on(
-    installation_engine: Engine, bad: str
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        run = a_run(site)
-        good = approve_write(run, page, at=T)
-        broken = approve_write(run, a_page(site, "Andere"), at=T + 60, raw_target=BAD_TARGETS[bad])
-        end(run)
-        other, other_write = a_write(site, a_page(site, "Zweite"), at=T + 120)
-
-    summary = derive(installation_engine)
-
-    assert outcome_of(installation_engine, broken) == unknown("unreadable_target")
-    assert outcome_of(installation_engine, good) == ACCEPTED
-    assert run_outcome_of(installation_engine, run) == "unknown"  # never accepted_unchanged
-    assert outcome_of(installation_engine, other_write) == ACCEPTED
-    assert summary.unknown_by_reason["unreadable_target"] == 1
-    assert (summary.runs_derived, summary.writes_derived) == (2, 3)
-    assert "pages" in inspect(installation_engine).get_table_names()
+# --- DESIGN.md rule 6: table names reach SQL only after they matched ----------------------------------------
 
 
 def test_a_table_name_reaches_sql_only_after_it_matched_the_databases_own_tables(
@@ -624,80 +735,7 @@ def test_a_table_name_reaches_sql_only_after_it_matched_the_databases_own_tables
     ] == []  # no page written
 
 
-# --- DESIGN.md rule 7: edit scope, from the keys of history_data only ---------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("changes", "scope"),
-    [
-        ({"title": "von Hand"}, "same_fields"),
-        ({"description": "von Hand"}, "other_fields"),
-        ({"title": "von Hand", "description": "auch"}, "same_fields"),
-        ({"hidden": 0}, "released_only"),
-        ({"hidden": 0, "tstamp": 1}, "released_only"),
-        ({"hidden": 0, "description": "von Hand"}, "other_fields"),
-    ],
-)
-def test_edit_scope_compares_the_human_rows_fields_with_the_writes(
-    installation_engine: Engine, changes: dict[str, Any], scope: str
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site, hidden=True)
-        _, written = a_write(site, page, fields=("title",))
-        site.human_edit(page, changes, at=T + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == edited(scope)
-
-
-def test_unhide_only_edits_are_edited_with_edit_scope_released_only(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site, hidden=True)
-        run, written = a_write(site, page)
-        site.set_hidden(page, False, at=T + DAY)
-
-    summary = derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == edited("released_only")
-    assert run_outcome_of(installation_engine, run) == "edited"
-    assert summary.edit_scope["released_only"] == 1
-
-
-BAD_HISTORY_DATA = {
-    "not JSON": "{not json",
-    "a JSON array": "[1, 2]",
-    "newRecord missing": '{"oldRecord": {"title": "x"}}',
-    "newRecord not an object": '{"newRecord": ["title"]}',
-    "empty": "",
-}
-
-
-@pytest.mark.parametrize("bad", BAD_HISTORY_DATA, ids=list(BAD_HISTORY_DATA))
-def test_unreadable_history_data_makes_only_the_edit_scope_fields_unknown(
-    installation_engine: Engine, bad: str
-) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        run, written = a_write(site, page)
-        site.history(page, Action.MODIFY, at=T + DAY, raw_data=BAD_HISTORY_DATA[bad])
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == edited("fields_unknown")
-    assert run_outcome_of(installation_engine, run) == "edited"
-
-
-def test_the_writes_own_row_unreadable_leaves_the_written_fields_unknown(installation_engine: Engine) -> None:
-    with installation(installation_engine) as site:
-        page = a_page(site)
-        _, written = a_write(site, page, history=False)
-        site.history(page, Action.MODIFY, at=written.written_at, raw_data="{not json")
-        site.human_edit(page, {"description": "von Hand"}, at=T + DAY)
-
-    derive(installation_engine)
-
-    assert outcome_of(installation_engine, written) == edited("fields_unknown")
+# --- DESIGN.md rule 7: only the keys of history_data are read -----------------------------------------------
 
 
 def test_only_the_keys_of_history_data_leave_the_database_never_its_values(
