@@ -773,6 +773,9 @@ def conversations(draw):
     return messages, entries, outcomes
 
 
+# Each budget property draws this many conversations of up to 90 entries; drawing them is most of its time.
+PROPERTY_EXAMPLES = 50
+
 # The seed's budget half of the time, any budget that can hold the statement otherwise.
 budgets = st.just((MAX_NOTES, MAX_CHARS)) | st.tuples(
     st.integers(1, MAX_NOTES), st.integers(MIN_CHARS, MAX_CHARS)
@@ -796,7 +799,7 @@ def without_statement(result):
     return [text for text in texts if text]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(conversations(), budgets)
 def test_the_budget_is_never_exceeded(conversation, budget):
     messages, entries, outcomes = conversation
@@ -808,7 +811,7 @@ def test_the_budget_is_never_exceeded(conversation, budget):
     assert sum(len(note.text) for note in result.notes) <= max_chars <= MAX_CHARS
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(conversations(), budgets)
 def test_a_note_that_records_something_is_never_dropped_while_an_empty_step_is_kept(conversation, budget):
     messages, entries, outcomes = conversation
@@ -823,7 +826,7 @@ def test_a_note_that_records_something_is_never_dropped_while_an_empty_step_is_k
         assert sum(kinds[text] for text in kept) == recording
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(conversations(), budgets)
 def test_the_older_notes_statement_appears_exactly_when_something_was_dropped(conversation, budget):
     messages, entries, outcomes = conversation
@@ -838,7 +841,7 @@ def test_the_older_notes_statement_appears_exactly_when_something_was_dropped(co
     assert len(without_statement(result)) + result.dropped_count == len(entries) + len(outcomes) + flagged
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(conversations(), budgets)
 def test_notes_come_in_transcript_order(conversation, budget):
     messages, entries, outcomes = conversation
