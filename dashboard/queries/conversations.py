@@ -9,8 +9,8 @@ and language (core.error_codes), the entries in words (core.record_text.describe
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -19,13 +19,22 @@ from sqlalchemy import Engine
 from adapters import conversations as conversation_reads
 from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import reported
-from core.cards import CardDecision
+from core.answer_readings import AnswerReading, NoticeReading, read_answers
+from core.answers import ClaimState, DenialState
+from core.card_text import card_line
 from core.conversation import Conversation
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
 from core.health import ConversationState, StuckConversation, stuck
 from core.notes import Note, Placement, describe_entry, labelled
 from core.record_diff import DifferenceKind
-from core.record_rebuild import NotesReport, RecordReport, next_turn_notes, rebuild_record
+from core.record_rebuild import (
+    NotesReport,
+    RecordReport,
+    TurnNotes,
+    next_turn_notes,
+    rebuild_record,
+    turn_notes,
+)
 from core.record_text import describe
 from core.run_record import RunRecordEntry
 from core.transcript import Role
@@ -64,18 +73,49 @@ def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) 
     return frame
 
 
-def load(
-    engine: Engine, uid: int, own_transcript_skills: Collection[str]
-) -> tuple[Conversation, RecordReport, NotesReport]:
-    """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets (none
-    for a conversation whose skill is one of `own_transcript_skills`)."""
+@dataclass(frozen=True)
+class Loaded:
+    """A conversation with everything the page reads of it: its record rebuilt, the notes of its next turn,
+    runrecord's reading of each completed answer, and the notes each earlier turn was given."""
+
+    conversation: Conversation
+    record: RecordReport
+    notes: NotesReport
+    readings: Mapping[int, AnswerReading]  # by the answer's position
+    turns: Mapping[int, TurnNotes]  # by the position of each run's first answer
+
+
+def load(engine: Engine, uid: int, own_transcript_skills: Collection[str]) -> Loaded:
+    """The conversation, its run record rebuilt from the runs' events, the notes its next turn gets (none
+    for a conversation whose skill is one of `own_transcript_skills`), the readings of its answers and the
+    notes each turn was given."""
     conversation = load_conversation(engine, uid)
     notes = next_turn_notes(
         conversation,
         own_transcript_skills=own_transcript_skills,
         last_page_visible=last_page_visible(engine, conversation),
     )
-    return conversation, rebuild_record(conversation), notes
+    readings = {reading.position: reading for reading in read_answers(conversation)}
+    turns: dict[int, TurnNotes] = {}
+    for position in turn_answers(conversation):
+        given = turn_notes(conversation, position, own_transcript_skills=own_transcript_skills)
+        if given is not None:
+            turns[position] = given
+    return Loaded(conversation, rebuild_record(conversation), notes, readings, turns)
+
+
+def turn_answers(conversation: Conversation) -> list[int]:
+    """The first assistant message of each run (and each assistant message that names no run): where the
+    notes its turn was given are shown."""
+    seen: set[str] = set()
+    positions: list[int] = []
+    for message in conversation.messages:
+        if message.role is not Role.ASSISTANT or message.run_uuid in seen:
+            continue
+        if message.run_uuid:
+            seen.add(message.run_uuid)
+        positions.append(message.position)
+    return positions
 
 
 def stuck_now(conversation: Conversation, now: int) -> StuckConversation | None:
@@ -106,6 +146,14 @@ def error_views(conversation: Conversation, language: Language) -> ErrorViews | 
 
 
 @dataclass(frozen=True)
+class Mark:
+    """runrecord's reading beside a message: how loud it is and what it says."""
+
+    level: str  # "error", "warning", "info"
+    text: str
+
+
+@dataclass(frozen=True)
 class Line:
     """One line of a transcript: a message, a card outcome under its answer, or a note for the model."""
 
@@ -114,17 +162,19 @@ class Line:
     position: int
     text: str
     label: str = ""  # a notice's label under an assistant message, in the reader's language
+    marks: tuple[Mark, ...] = ()  # runrecord's readings of the message
+    given: tuple[str, ...] = field(default=())  # the notes the turn behind an answer was given
 
 
-def reader_transcript(conversation: Conversation, language: Language) -> list[Line]:
-    """The transcript as the reader saw it: messages, notices in their language, card outcomes in place."""
+def reader_transcript(
+    conversation: Conversation, language: Language, readings: Mapping[int, AnswerReading] | None = None
+) -> list[Line]:
+    """The transcript as the reader saw it: messages, notices and card outcomes in the reader's language, and
+    beside each completed answer runrecord's reading of it."""
     cards: dict[int, list[Line]] = {}
     for outcome in conversation.card_outcomes:
-        decided = "approved" if outcome.decision is CardDecision.APPROVED else "declined"
-        what = outcome.tool + (f" on {outcome.record}" if outcome.record else "")
-        fields = f" ({', '.join(outcome.fields)})" if outcome.fields else ""
-        text = f"Card {what}{fields}: {outcome.answer} — {decided}"
-        cards.setdefault(outcome.position, []).append(Line("card", "chat", outcome.position, text))
+        line = Line("card", "chat", outcome.position, card_line(outcome, language))
+        cards.setdefault(outcome.position, []).append(line)
     lines: list[Line] = []
     for message in conversation.messages:
         if message.role is Role.TOOL:
@@ -133,15 +183,110 @@ def reader_transcript(conversation: Conversation, language: Language) -> list[Li
         if message.notice is not None:
             records = [part for part in message.notice_args.split(",") if part]
             label = notice_label(message.notice, language, records)
-        lines.append(Line("message", message.role.value, message.position, message.content, label))
+        reading = (readings or {}).get(message.position)
+        marks = answer_marks(reading) if reading is not None else ()
+        lines.append(Line("message", message.role.value, message.position, message.content, label, marks))
         lines += cards.pop(message.position, [])
     for position in sorted(cards):
         lines += cards[position]
     return lines
 
 
-def model_transcript(report: NotesReport) -> list[Line]:
-    """The transcript as the next turn gets it: each message with the notes placed in and between them."""
+# What a stored notice the recomputation does not give rests on, by the recomputed claim.
+UNFOUNDED_BECAUSE = {
+    ClaimState.NO_CLAIM: "the answer has no claim word that is not negated (001_…'s claim rule)",
+    ClaimState.WROTE: "its run wrote",
+}
+
+
+def answer_marks(reading: AnswerReading) -> tuple[Mark, ...]:
+    """An answer's reading in words: an unwritten claim, a notice the recomputation does not give, a denial
+    of recorded writes (how many, and of which segments), or what cannot be told."""
+    marks: list[Mark] = []
+    if reading.claim is ClaimState.NOTHING_SAVED:
+        stored = (
+            "The chat stored the nothingSaved notice."
+            if reading.notice_stored
+            else "The chat stored no nothingSaved notice for it."
+        )
+        marks.append(Mark("error", f"Claims a change its run did not write. {stored}"))
+    elif reading.claim is ClaimState.CANNOT_TELL:
+        marks.append(
+            Mark(
+                "info",
+                "Claims a change; whether its run wrote cannot be told (its events are missing or "
+                "unreadable).",
+            )
+        )
+    if reading.notice is NoticeReading.UNFOUNDED:
+        because = UNFOUNDED_BECAUSE.get(reading.claim, "")
+        marks.append(
+            Mark(
+                "warning",
+                "The chat's nothingSaved notice disagrees with the recomputation, which gives none: "
+                f"{because}.",
+            )
+        )
+    if reading.denial is DenialState.DENIES:
+        count = reading.denied_writes
+        writes = "1 recorded write" if count == 1 else f"{count} recorded writes"
+        marks.append(Mark("error", f"Denies {writes}: {denied_segments(reading.denied)}."))
+    elif reading.denial is DenialState.CANNOT_TELL:
+        marks.append(
+            Mark(
+                "info",
+                "Whether it denies earlier writes cannot be told: the stored run record cannot be read.",
+            )
+        )
+    return tuple(marks)
+
+
+def readings_summary(readings: Collection[AnswerReading]) -> list[str]:
+    """One line per kind of mark the completed answers carry, with the answers' positions; none when no
+    answer is marked."""
+    kinds = (
+        (
+            ("claims a change its run", "claim a change their run"),
+            "did not write",
+            lambda r: r.claim is ClaimState.NOTHING_SAVED,
+        ),
+        (
+            ("carries a nothingSaved notice", "carry a nothingSaved notice"),
+            "the recomputation does not give",
+            lambda r: r.notice is NoticeReading.UNFOUNDED,
+        ),
+        (("denies", "deny"), "recorded writes", lambda r: r.denial is DenialState.DENIES),
+    )
+    lines = []
+    for (one, several), rest, marked in kinds:
+        positions = sorted(reading.position for reading in readings if marked(reading))
+        if positions:
+            count = f"1 answer {one}" if len(positions) == 1 else f"{len(positions)} answers {several}"
+            at = ", ".join(str(position) for position in positions)
+            lines.append(f"{count} {rest} (position {at})")
+    return lines
+
+
+def denied_segments(entries: Sequence[RunRecordEntry]) -> str:
+    """The segments whose writes are denied, per run: "run cd613e30 continuations 1, 2 (pages:1)"."""
+    by_run: dict[str, list[RunRecordEntry]] = {}
+    for entry in entries:
+        by_run.setdefault(entry.run_uuid, []).append(entry)
+    parts = []
+    for run_uuid, run_entries in by_run.items():
+        steps = [_step(entry.segment) for entry in run_entries]
+        records = dict.fromkeys(write.record for entry in run_entries for write in entry.writes)
+        parts.append(f"run {run_uuid[:8]} {', '.join(steps)} ({', '.join(records)})")
+    return "; ".join(parts)
+
+
+def _step(segment: int) -> str:
+    return "turn" if segment == 0 else f"continuation {segment}"
+
+
+def model_transcript(report: NotesReport, turns: Mapping[int, TurnNotes] | None = None) -> list[Line]:
+    """The transcript as the next turn gets it: each message with the notes placed in and between them, and
+    beside each earlier turn's answer the notes that turn was given."""
     by_position: dict[int, list[Note]] = {}
     for note in report.notes.notes:
         by_position.setdefault(note.position, []).append(note)
@@ -152,13 +297,32 @@ def model_transcript(report: NotesReport) -> list[Line]:
         lines += [_note(n) for n in here if n.placement is Placement.SYNTHETIC_ASSISTANT]
         text = message.content
         appended = [n.text for n in here if n.placement is not Placement.SYNTHETIC_ASSISTANT]
-        lines.append(Line("message", message.role.value, message.position, text))
+        turn = (turns or {}).get(message.position)
+        marks = (given_mark(turn),) if turn is not None else ()
+        given = tuple(note.text for note in turn.notes.notes) if turn is not None else ()
+        lines.append(Line("message", message.role.value, message.position, text, marks=marks, given=given))
         lines += [Line("note", message.role.value, message.position, note) for note in appended]
         placed.add(message.position)
     for position, rest in sorted(by_position.items()):
         if position not in placed:
             lines += [_note(note) for note in rest]
     return lines
+
+
+def given_mark(turn: TurnNotes) -> Mark:
+    """How many notes the turn behind an answer was given, and what the budget dropped."""
+    notes = turn.notes
+    if notes.no_notes_reason is not None:
+        return Mark("info", f"The turn behind this answer was given no notes: {notes.no_notes_reason}")
+    count = len(notes.notes)
+    given = "no notes" if count == 0 else ("1 note" if count == 1 else f"{count} notes")
+    text = (
+        f"The turn behind this answer (opened by the message at position {turn.opened_at}) was given {given} "
+        "by 000_…'s rule, from the run record and card outcomes stored before it"
+    )
+    if notes.dropped_count:
+        text += f"; the budget dropped {notes.dropped_count}"
+    return Mark("info", text + ".")
 
 
 def _note(note: Note) -> Line:
@@ -172,13 +336,13 @@ def written_in_notes(report: NotesReport) -> list[str]:
     found: list[str] = []
     for entry in report.conversation.stored_entries:
         if entry.writes and labelled(describe_entry(entry)) in sent:
-            step = "turn" if entry.segment == 0 else f"continuation {entry.segment}"
-            found += [f"{write.record} ({step})" for write in entry.writes]
+            found += [f"{write.record} ({_step(entry.segment)})" for write in entry.writes]
     return found
 
 
-def record_table(report: RecordReport) -> pd.DataFrame:
-    """The stored entries beside the rebuilt ones, keyed by run and segment, differences marked."""
+def record_table(report: RecordReport, *, every: bool = False) -> pd.DataFrame:
+    """The stored entries beside the rebuilt ones, keyed by run and segment, differences marked: only the
+    entries that differ, or `every` entry."""
     stored = {(e.run_uuid, e.segment): e for e in report.conversation.stored_entries}
     rebuilt = {(e.run_uuid, e.segment): e for e in report.rebuilt}
     marks = {(d.run_uuid, d.segment): d for d in report.differences}
@@ -186,6 +350,8 @@ def record_table(report: RecordReport) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for key in keys:
         difference = marks.get(key)
+        if difference is None and not every:
+            continue
         mark = ""
         if difference is not None:
             mark = DIFFERENCES[difference.kind]
