@@ -11,7 +11,9 @@ from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
+from adapters.conversations import load_conversation
 from adapters.database import make_engine
+from core.answer_readings import read_answers
 from core.notes import OWN_TRANSCRIPT_REASON
 from dashboard.components.transcript import READING
 from data.own_transcript import ALT_TEXT_SKILL
@@ -309,3 +311,23 @@ def test_a_language_parameter_that_is_not_offered_is_refused(
     assert not app.exception
     assert any("?language= is not one of de, en" in w.value for w in app.warning)
     assert app.selectbox(key="language").value == "de"
+
+
+def test_the_page_reads_every_completed_answer_as_measure_rates_counted_it(measured_db_url: str) -> None:
+    engine = make_engine(measured_db_url)
+    f, r = schema.measure_fact.c, schema.agentrun.c
+    with engine.connect() as connection:
+        facts = connection.execute(
+            select(r.uuid, f.conversation_uid, f.claim, f.denial, f.notice)
+            .join_from(schema.measure_fact, schema.agentrun, r.uid == f.run_uid)
+            .where(f.answer == "read")
+        ).all()
+    counted = {(row.conversation_uid, row.uuid): (row.claim, row.denial, bool(row.notice)) for row in facts}
+
+    read = {}
+    for uid in sorted({conversation for conversation, _ in counted}):
+        for reading in read_answers(load_conversation(engine, uid)):
+            read[(uid, reading.run_uuid)] = (reading.claim.value, reading.denial.value, reading.notice_stored)
+    engine.dispose()
+
+    assert len(counted) > 200 and read == counted
