@@ -156,9 +156,9 @@ def test_a_run_page_shows_segments_and_the_history_that_decided_its_writes(
     body = _open(page, f"{served.base}/run?run={uuid}", until="Writes and their observed outcomes")
 
     assert f"Run {uuid[:8]}" in body
-    for text in ("Segments", "Run record entry", "Writes and their observed outcomes", ": edited"):
+    for text in ("Segments", "Run record entry", "Writes and their observed outcomes", "— edited"):
         assert text in body
-    page.get_by_text(": edited", exact=False).last.click()  # the write's history rows (tables draw on canvas)
+    page.get_by_text("— edited", exact=False).last.click()  # the write's history rows (tables draw on canvas)
     _settle(page)
     assert "only the names of the changed fields are read" in page.inner_text("body")
     _shoot(page, screenshots / "run.png")
