@@ -286,6 +286,8 @@ def test_the_reader_s_language_is_kept_in_the_url_and_a_link_with_it_opens_in_it
 
     app.selectbox(key="language").select("en").run()
     kept = app.query_params.get("language")
+    app.selectbox(key="language").select("de").run()
+    default = app.query_params.get("language")
     linked = dashboard(
         measured_db_url,
         administrator=True,
@@ -294,6 +296,7 @@ def test_the_reader_s_language_is_kept_in_the_url_and_a_link_with_it_opens_in_it
     )
 
     assert kept in ("en", ["en"])
+    assert default is None  # the default language needs no parameter
     assert linked.selectbox(key="language").value == "en"
     assert all(card.endswith("Apply — approved") for card in _cards(linked))
 
