@@ -7,13 +7,13 @@ from collections.abc import Collection
 import streamlit as st
 
 from core.answer_readings import AnswerReading
-from dashboard.queries import conversations
+from dashboard.queries.readings import readings_summary
 
 
 def show(readings: Collection[AnswerReading], *, key: str) -> None:
     """A line per kind of mark with the answers' positions, or that no completed answer is marked."""
     with st.container(key=key):
-        lines = conversations.readings_summary(readings)
+        lines = readings_summary(readings)
         if not lines:
             st.caption(
                 f"runrecord's reading: none of the {len(readings)} completed answers claims a change its run "

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from dashboard.queries.conversations import Line, Mark
+from dashboard.queries.conversations import Line
+from dashboard.queries.readings import Mark
 
 AVATARS = {"user": ":material/person:", "assistant": ":material/smart_toy:", "chat": ":material/chat:"}
 MARK_ICONS = {"error": ":material/error:", "warning": ":material/warning:", "info": ":material/search:"}

@@ -19,8 +19,7 @@ from sqlalchemy import Engine
 from adapters import conversations as conversation_reads
 from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import reported
-from core.answer_readings import AnswerReading, NoticeReading, read_answers
-from core.answers import ClaimState, DenialState
+from core.answer_readings import AnswerReading, read_answers
 from core.card_text import card_line
 from core.conversation import Conversation
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
@@ -39,6 +38,7 @@ from core.record_text import describe
 from core.run_record import RunRecordEntry
 from core.transcript import Role
 from dashboard.queries.common import when
+from dashboard.queries.readings import Mark, answer_marks, given_mark, step_name
 
 RECENT_PAGE = 25  # conversations the picker lists at a time, newest first
 
@@ -146,14 +146,6 @@ def error_views(conversation: Conversation, language: Language) -> ErrorViews | 
 
 
 @dataclass(frozen=True)
-class Mark:
-    """runrecord's reading beside a message: how loud it is and what it says."""
-
-    level: str  # "error", "warning", "info"
-    text: str
-
-
-@dataclass(frozen=True)
 class Line:
     """One line of a transcript: a message, a card outcome under its answer, or a note for the model."""
 
@@ -192,98 +184,6 @@ def reader_transcript(
     return lines
 
 
-# What a stored notice the recomputation does not give rests on, by the recomputed claim.
-UNFOUNDED_BECAUSE = {
-    ClaimState.NO_CLAIM: "the answer has no claim word that is not negated (001_…'s claim rule)",
-    ClaimState.WROTE: "its run wrote",
-}
-
-
-def answer_marks(reading: AnswerReading) -> tuple[Mark, ...]:
-    """An answer's reading in words: an unwritten claim, a notice the recomputation does not give, a denial
-    of recorded writes (how many, and of which segments), or what cannot be told."""
-    marks: list[Mark] = []
-    if reading.claim is ClaimState.NOTHING_SAVED:
-        stored = (
-            "The chat stored the nothingSaved notice."
-            if reading.notice_stored
-            else "The chat stored no nothingSaved notice for it."
-        )
-        marks.append(Mark("error", f"Claims a change its run did not write. {stored}"))
-    elif reading.claim is ClaimState.CANNOT_TELL:
-        marks.append(
-            Mark(
-                "info",
-                "Claims a change; whether its run wrote cannot be told (its events are missing or "
-                "unreadable).",
-            )
-        )
-    if reading.notice is NoticeReading.UNFOUNDED:
-        because = UNFOUNDED_BECAUSE.get(reading.claim, "")
-        marks.append(
-            Mark(
-                "warning",
-                "The chat's nothingSaved notice disagrees with the recomputation, which gives none: "
-                f"{because}.",
-            )
-        )
-    if reading.denial is DenialState.DENIES:
-        count = reading.denied_writes
-        writes = "1 recorded write" if count == 1 else f"{count} recorded writes"
-        marks.append(Mark("error", f"Denies {writes}: {denied_segments(reading.denied)}."))
-    elif reading.denial is DenialState.CANNOT_TELL:
-        marks.append(
-            Mark(
-                "info",
-                "Whether it denies earlier writes cannot be told: the stored run record cannot be read.",
-            )
-        )
-    return tuple(marks)
-
-
-def readings_summary(readings: Collection[AnswerReading]) -> list[str]:
-    """One line per kind of mark the completed answers carry, with the answers' positions; none when no
-    answer is marked."""
-    kinds = (
-        (
-            ("claims a change its run", "claim a change their run"),
-            "did not write",
-            lambda r: r.claim is ClaimState.NOTHING_SAVED,
-        ),
-        (
-            ("carries a nothingSaved notice", "carry a nothingSaved notice"),
-            "the recomputation does not give",
-            lambda r: r.notice is NoticeReading.UNFOUNDED,
-        ),
-        (("denies", "deny"), "recorded writes", lambda r: r.denial is DenialState.DENIES),
-    )
-    lines = []
-    for (one, several), rest, marked in kinds:
-        positions = sorted(reading.position for reading in readings if marked(reading))
-        if positions:
-            count = f"1 answer {one}" if len(positions) == 1 else f"{len(positions)} answers {several}"
-            at = ", ".join(str(position) for position in positions)
-            lines.append(f"{count} {rest} (position {at})")
-    return lines
-
-
-def denied_segments(entries: Sequence[RunRecordEntry]) -> str:
-    """The segments whose writes are denied, per run: "run cd613e30 continuations 1, 2 (pages:1)"."""
-    by_run: dict[str, list[RunRecordEntry]] = {}
-    for entry in entries:
-        by_run.setdefault(entry.run_uuid, []).append(entry)
-    parts = []
-    for run_uuid, run_entries in by_run.items():
-        steps = [_step(entry.segment) for entry in run_entries]
-        records = dict.fromkeys(write.record for entry in run_entries for write in entry.writes)
-        parts.append(f"run {run_uuid[:8]} {', '.join(steps)} ({', '.join(records)})")
-    return "; ".join(parts)
-
-
-def _step(segment: int) -> str:
-    return "turn" if segment == 0 else f"continuation {segment}"
-
-
 def model_transcript(report: NotesReport, turns: Mapping[int, TurnNotes] | None = None) -> list[Line]:
     """The transcript as the next turn gets it: each message with the notes placed in and between them, and
     beside each earlier turn's answer the notes that turn was given."""
@@ -309,22 +209,6 @@ def model_transcript(report: NotesReport, turns: Mapping[int, TurnNotes] | None 
     return lines
 
 
-def given_mark(turn: TurnNotes) -> Mark:
-    """How many notes the turn behind an answer was given, and what the budget dropped."""
-    notes = turn.notes
-    if notes.no_notes_reason is not None:
-        return Mark("info", f"The turn behind this answer was given no notes: {notes.no_notes_reason}")
-    count = len(notes.notes)
-    given = "no notes" if count == 0 else ("1 note" if count == 1 else f"{count} notes")
-    text = (
-        f"The turn behind this answer (opened by the message at position {turn.opened_at}) was given {given} "
-        "by 000_…'s rule, from the run record and card outcomes stored before it"
-    )
-    if notes.dropped_count:
-        text += f"; the budget dropped {notes.dropped_count}"
-    return Mark("info", text + ".")
-
-
 def _note(note: Note) -> Line:
     return Line("note", "assistant (added by the chat)", note.position, note.text)
 
@@ -336,7 +220,7 @@ def written_in_notes(report: NotesReport) -> list[str]:
     found: list[str] = []
     for entry in report.conversation.stored_entries:
         if entry.writes and labelled(describe_entry(entry)) in sent:
-            found += [f"{write.record} ({_step(entry.segment)})" for write in entry.writes]
+            found += [f"{write.record} ({step_name(entry.segment)})" for write in entry.writes]
     return found
 
 
