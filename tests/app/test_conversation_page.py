@@ -3,6 +3,7 @@ language, the error per reader, the stored record beside the rebuilt one, the no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,10 +17,12 @@ from adapters.database import make_engine
 from core.answer_readings import read_answers
 from core.notes import OWN_TRANSCRIPT_REASON
 from dashboard.components.transcript import READING
+from data.builder import Installation
 from data.own_transcript import ALT_TEXT_SKILL
+from jobs.schema_setup import init_db
 from tests.app import rendered
-from tests.app.conftest import SMALL_DEMO_CONVERSATIONS
-from tests.app.installations import planted_runs
+from tests.app.conftest import NOW, SMALL_DEMO_CONVERSATIONS
+from tests.app.installations import DAY, planted_runs
 
 
 def _conversation_with(url: str, pattern: str) -> int:
@@ -336,3 +339,50 @@ def test_the_page_reads_every_completed_answer_as_measure_rates_counted_it(measu
     engine.dispose()
 
     assert len(counted) > 200 and read == counted
+
+
+@pytest.fixture(scope="module")
+def differing_record(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
+    """(URL, conversation uid): a run that wrote in its continuation, and a stored run record whose entry of
+    that continuation lists no write."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('differing') / 'differing.sqlite'}"
+    engine = make_engine(url)
+    t0 = int(NOW.timestamp()) - 2 * DAY
+    try:
+        init_db(engine, with_upstream=True)
+        with engine.begin() as connection:
+            site = Installation(connection)
+            page = site.page("Team", at=t0 - 30 * DAY)
+            chat = site.conversation(configuration="content-assistant", at=t0, page=page)
+            chat.user("Setze einen neuen Seitentitel.", at=t0)
+            run = chat.run()
+            run.propose("update_page_seo", page, fields=("seo_title",))
+            run.approve(at=run.now + 30)
+            run.answer("Der Seitentitel ist gespeichert.")
+            run.finish()
+            entries = run.planted_entries()
+            entries[-1]["writes"] = []
+            chat.run_record_override = json.dumps(entries)
+            chat.close()
+            site.finish()
+    finally:
+        engine.dispose()
+    return url, chat.uid
+
+
+def test_the_record_table_shows_the_entry_that_differs_in_full_and_every_entry_on_request(
+    dashboard: Callable[..., AppTest], differing_record: tuple[str, int]
+) -> None:
+    url, uid = differing_record
+
+    app = _open(dashboard, url, uid)
+    (differing,) = [t.value for t in app.table]
+    app.toggle(key="record_every").set_value(True).run()
+    every = app.table[0].value
+
+    assert "The stored record and the events differ in 1 entries." in [w.value for w in app.warning]
+    assert list(differing["difference"]) == ["differs: writes"]
+    assert (
+        "pages:" in differing["rebuilt from events"].iloc[0] and "pages:" not in differing["stored"].iloc[0]
+    )
+    assert len(every) == 2 and sorted(every["difference"]) == ["", "differs: writes"]
