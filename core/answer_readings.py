@@ -35,6 +35,9 @@ from core.record_rebuild import rebuild_record
 from core.run_record import RunRecordEntry
 from core.saved import Verdict, nothing_saved
 
+# The events that open a continuation (core.events.split_segments): a run has one segment more than these.
+OPENERS = frozenset({EventKind.APPROVAL, EventKind.INPUT})
+
 
 class NoticeReading(StrEnum):
     """The stored nothingSaved notice against the recomputation."""
@@ -138,9 +141,6 @@ def event_counts(events: Sequence[Event], unreadable: int = 0) -> EventCounts:
         first_write_sequence=min((event.sequence for event in writes), default=None),
         last_opener_sequence=max((event.sequence for event in openers), default=None),
     )
-
-
-OPENERS = frozenset({EventKind.APPROVAL, EventKind.INPUT})
 
 
 def _verdict(conversation: Conversation, given: ConversationInput, answer: Answer) -> Verdict | None:
