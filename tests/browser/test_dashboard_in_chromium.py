@@ -307,7 +307,7 @@ def _answer_marked(page: Any, answer: str, mark: str) -> bool:
 
 
 def test_the_conversation_page_marks_an_unwritten_claim_without_a_stored_notice_and_a_notice_disagreement(
-    page: Any, served: Served
+    page: Any, served: Served, screenshots: Path
 ) -> None:
     unwritten = _planted(served, lambda run: run["claims_unwritten"] and run["answer"]["notice"] is None)
     disagreeing = _planted(served, lambda run: run["notice_disagrees"])
@@ -329,6 +329,7 @@ def test_the_conversation_page_marks_an_unwritten_claim_without_a_stored_notice_
     page.goto(f"{served.base}/conversation?conversation={unwritten['conversation']}")
     _settle(page, until=READING_MARK)
     assert _answer_marked(page, claimed, "Claims a change its run did not write")
+    _shoot(page, screenshots / "conversation-claim.png")
 
 
 READING_MARK = "runrecord's reading:"
