@@ -11,9 +11,13 @@ from dashboard.queries.readings import readings_summary
 
 
 def show(readings: Collection[AnswerReading], *, key: str) -> None:
-    """A line per kind of mark with the answers' positions, or that no completed answer is marked."""
+    """A line per kind of mark with the answers' positions, or that no completed answer is marked, or that
+    there is none."""
     with st.container(key=key):
         lines = readings_summary(readings)
+        if not readings:
+            st.caption("runrecord's reading: no run of this conversation gave a completed answer.")
+            return
         if not lines:
             st.caption(
                 f"runrecord's reading: none of the {len(readings)} completed answers claims a change its run "

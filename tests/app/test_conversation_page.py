@@ -386,3 +386,16 @@ def test_the_record_table_shows_the_entry_that_differs_in_full_and_every_entry_o
         "pages:" in differing["rebuilt from events"].iloc[0] and "pages:" not in differing["stored"].iloc[0]
     )
     assert len(every) == 2 and sorted(every["difference"]) == ["", "differs: writes"]
+
+
+def test_a_conversation_without_a_completed_answer_says_there_is_nothing_to_read(
+    dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
+) -> None:
+    url, planted = bad_row_db
+
+    app = _open(dashboard, url, planted["stuck_conversation"])
+
+    assert "runrecord's reading: no run of this conversation gave a completed answer." in [
+        c.value for c in app.caption
+    ]
+    assert _marks(app) == []
