@@ -10,7 +10,7 @@ and language (core.error_codes), the entries in words (core.record_text.describe
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -155,7 +155,7 @@ class Line:
     text: str
     label: str = ""  # a notice's label under an assistant message, in the reader's language
     marks: tuple[Mark, ...] = ()  # runrecord's readings of the message
-    given: tuple[str, ...] = field(default=())  # the notes the turn behind an answer was given
+    given: tuple[str, ...] = ()  # the notes the turn behind an answer was given
 
 
 def reader_transcript(
