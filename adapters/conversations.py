@@ -29,6 +29,7 @@ from core.conversation import (
     runs_named,
 )
 from core.events import Event
+from core.run_record_json import parse_run_record
 
 conversation = schema.conversation
 message = schema.message
@@ -70,6 +71,9 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         runs = _runs(connection, named)
         read = read_events(connection, [run.uid for run in runs])
     uuids = {run.uid: run.uuid for run in runs}
+    unreadable_events: dict[str, int] = {}
+    for run_uid, _ in read.problems:
+        unreadable_events[uuids[run_uid]] = unreadable_events.get(uuids[run_uid], 0) + 1
     view_context, view_problems = read_view_context(row.view_context)
     problems = (
         message_problems
@@ -95,6 +99,9 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         runs=runs,
         events=_events_by_uuid(runs, read.by_run),
         problems=problems,
+        record_stored=bool(row.run_record and row.run_record.strip()),
+        record_unreadable=parse_run_record(row.run_record)[1],
+        unreadable_events=unreadable_events,
     )
 
 

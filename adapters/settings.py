@@ -141,8 +141,8 @@ SETTINGS: tuple[Setting, ...] = (
         "reader_language",
         "RUNRECORD_READER_LANGUAGE",
         "de",
-        "The language (de or en) the Conversation page first renders notices and errors in, as the chat's "
-        "reader would read them; the page has a choice.",
+        "The language (de or en) the Conversation page first renders notices, card outcomes and errors in, "
+        "as the chat's reader would read them; the page has a choice, kept in its URL (?language=).",
     ),
     Setting(
         "now",

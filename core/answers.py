@@ -210,11 +210,7 @@ def earlier_write(conversation: ConversationInput, answer: Answer, runs: Sequenc
     """
     text = answer.text
     if conversation.record_stored:
-        for entry in conversation.record:
-            if not entry.writes or entry.position > text.position:
-                continue
-            if entry.run_uuid == text.run_uuid and _own_entry(entry, text):
-                continue
+        if recorded_writes_before(conversation.record, text):
             return True
         return None if conversation.record_problems else False
     for run in runs:
@@ -228,6 +224,19 @@ def earlier_write(conversation: ConversationInput, answer: Answer, runs: Sequenc
         elif counts.first_write_at <= answer.message.crdate:
             return True
     return False
+
+
+def recorded_writes_before(
+    entries: Sequence[RunRecordEntry], text: TranscriptMessage
+) -> tuple[RunRecordEntry, ...]:
+    """The run-record entries with writes at or before the answer's position, its own segment's left out."""
+    return tuple(
+        entry
+        for entry in entries
+        if entry.writes
+        and entry.position <= text.position
+        and not (entry.run_uuid == text.run_uuid and _own_entry(entry, text))
+    )
 
 
 def denial_state(answer: Answer, earlier: bool | None) -> DenialState:

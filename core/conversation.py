@@ -14,7 +14,7 @@ from typing import Any
 
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem
-from core.run_record import RunRecordEntry
+from core.run_record import RunRecordEntry, UnreadableEntry
 from core.run_record_json import parse_run_record
 from core.transcript import TranscriptMessage, UnreadableMessage, read_message
 
@@ -51,6 +51,9 @@ class Conversation:
     runs: tuple[Run, ...]
     events: Mapping[str, tuple[Event, ...]]  # by run uuid
     problems: tuple[str, ...] = field(default=())
+    record_stored: bool = False  # the run_record column holds something (rows from before it hold none)
+    record_unreadable: tuple[UnreadableEntry, ...] = ()  # the stored record's parts that cannot be read
+    unreadable_events: Mapping[str, int] = field(default_factory=dict)  # by run uuid: events not read
 
     @property
     def page_id(self) -> int:

@@ -32,6 +32,8 @@ class ModelRound:
     requested: tuple[str, ...]
     ran: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()  # steps nr-llm refused without running them (core.events.is_refusal_shaped)
+    # The event uids of its tool steps, ran or refused, in order: where they are, not what the round did.
+    steps: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def not_offered(self) -> tuple[str, ...]:
@@ -50,10 +52,17 @@ class _Open:
     requested: tuple[str, ...]
     ran: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
 
     def closed(self) -> ModelRound:
         return ModelRound(
-            self.segment, self.round, self.offered, self.requested, tuple(self.ran), tuple(self.refused)
+            self.segment,
+            self.round,
+            self.offered,
+            self.requested,
+            tuple(self.ran),
+            tuple(self.refused),
+            tuple(self.steps),
         )
 
 
@@ -72,4 +81,11 @@ def model_rounds(segments: Sequence[Segment]) -> tuple[ModelRound, ...]:
             elif event.kind is EventKind.TOOL and rounds:
                 steps = rounds[-1].refused if is_refusal_shaped(event) else rounds[-1].ran
                 steps.append(tool_name(event))
+                rounds[-1].steps.append(event.uid)
     return tuple(open_round.closed() for open_round in rounds)
+
+
+def round_of_steps(rounds: Sequence[ModelRound]) -> dict[int, ModelRound]:
+    """Each tool step's model round, by the step's event uid: the round that asked for it, which for a call
+    that waited for a decision ran in the segment before the step's own."""
+    return {uid: model_round for model_round in rounds for uid in model_round.steps}

@@ -79,6 +79,40 @@ def next_turn_notes(
     )
 
 
+@dataclass(frozen=True)
+class TurnNotes:
+    """The notes a turn was given, and the user message that opened the turn."""
+
+    opened_at: int  # the position of the user message the turn answered
+    notes: NotesResult
+
+
+def turn_notes(
+    conversation: Conversation, position: int, *, own_transcript_skills: Collection[str]
+) -> TurnNotes | None:
+    """The notes the turn behind the answer at `position` gets by 000_…'s rule: built from the stored run
+    record and card outcomes of the steps before the user message that opened it, placed in the transcript up
+    to that message; None when no user message comes before the turn."""
+    answer = next((m for m in conversation.messages if m.position == position), None)
+    run_uuid = answer.run_uuid if answer is not None else ""
+    own = [m.position for m in conversation.messages if run_uuid and m.run_uuid == run_uuid]
+    first = min(own, default=position)
+    users = [m.position for m in conversation.messages if m.role is Role.USER and m.position < first]
+    if not users:
+        return None
+    opened_at = max(users)
+    # A turn is a run of its own (000_…, "Context"): its own steps' entries are not part of what it is given;
+    # the steps before it are, a failed step's entry placed at this very user message included.
+    notes = notes_for_conversation(
+        conversation.skill,
+        own_transcript_skills,
+        [m for m in conversation.messages if m.position <= opened_at],
+        [e for e in conversation.stored_entries if e.position <= opened_at and e.run_uuid != run_uuid],
+        [o for o in conversation.card_outcomes if o.position <= opened_at and o.run_uuid != run_uuid],
+    )
+    return TurnNotes(opened_at, notes)
+
+
 def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, ...]:
     segments = split_segments(conversation.events.get(run.uuid, ()))
     first, positions = _positions(conversation, run, segments)

@@ -20,8 +20,6 @@ from adapters.database import make_engine, parse_url
 from adapters.runs import RunFilter
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
-from core.conversation import Conversation
-from core.record_rebuild import NotesReport, RecordReport
 from dashboard.queries import (
     alerts,
     between,
@@ -254,8 +252,9 @@ def own_transcript_skills() -> tuple[str, ...]:
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
 def conversation(
     url: str, data: common.Marks, uid: int, own_transcript: tuple[str, ...]
-) -> tuple[Conversation, RecordReport, NotesReport]:
-    """A conversation, its run record rebuilt from events, and the notes its next turn gets."""
+) -> conversations.Loaded:
+    """A conversation, its run record rebuilt from events, the notes its next turn gets, the readings of its
+    answers and the notes each turn was given."""
     return conversations.load(_engine(url), uid, own_transcript)
 
 

@@ -1,14 +1,17 @@
-"""What the URL carries: ?run=<uuid>, ?conversation=<uid> and ?runs=<JSON filter>, each validated.
+"""What the URL carries: ?run=<uuid>, ?conversation=<uid>, ?language=<code> and ?runs=<JSON filter>, each
+validated.
 
 A value that does not validate is dropped and reported, never used: a run uuid must match the uuid pattern
-before it reaches a query, a conversation uid must be a positive integer, and the Runs filter is a JSON
-object whose every key and value is checked. Nothing is ever unpickled or evaluated.
+before it reaches a query, a conversation uid must be a positive integer, a language one of the codes
+offered, and the Runs filter is a JSON object whose every key and value is checked. Nothing is ever
+unpickled or evaluated.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -21,6 +24,7 @@ from dashboard.queries.runs import STATUSES
 RUN = "run"
 CONVERSATION = "conversation"
 RUNS_FILTER = "runs"
+LANGUAGE = "language"
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MAX_PARAM_CHARS = 500  # a filter is a few short values; anything longer is not one of ours
@@ -59,6 +63,16 @@ def conversation_uid() -> Param:
     if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 10 and int(raw) > 0:
         return Param(int(raw))
     return Param(None, "?conversation= is not a conversation uid; it was ignored")
+
+
+def language(offered: Sequence[str]) -> Param:
+    """?language=: one of the offered language codes."""
+    raw = _raw(LANGUAGE)
+    if raw is None or raw == "":
+        return Param(None)
+    if raw in offered:
+        return Param(raw)
+    return Param(None, f"?language= is not one of {', '.join(offered)}; it was ignored")
 
 
 def runs_filter() -> Param:

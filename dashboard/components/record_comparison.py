@@ -1,4 +1,5 @@
-"""The stored run record beside the one rebuilt from the runs' events, differences marked."""
+"""The stored run record beside the one rebuilt from the runs' events: the entries that differ, or every
+entry when asked, each in full."""
 
 from __future__ import annotations
 
@@ -9,13 +10,12 @@ from dashboard.queries import conversations
 
 
 def show(report: RecordReport, *, key: str) -> None:
-    """The side-by-side table and a line on whether the two agree."""
+    """A line on whether the two agree, the entries that differ (every entry with the toggle), the runs."""
     conversation = report.conversation
     if not conversation.stored_record_readable:
         st.info(
             "The stored run record is missing or cannot be read (a conversation from before the chat kept "
-            "one, "
-            "or a damaged column); the entries below are rebuilt from the runs' events."
+            "one, or a damaged column); the entries below are rebuilt from the runs' events."
         )
     elif report.differences:
         st.warning(f"The stored record and the events differ in {len(report.differences)} entries.")
@@ -23,9 +23,14 @@ def show(report: RecordReport, *, key: str) -> None:
         st.success(
             f"The stored record and the one rebuilt from events agree ({len(report.rebuilt)} entries)."
         )
-    frame = conversations.record_table(report)
+    every = conversation.stored_record_readable is False or st.toggle(
+        "Show every entry, not only those that differ", key=f"{key}_every"
+    )
+    frame = conversations.record_table(report, every=every)
     if frame.empty:
-        st.caption("No run of this conversation has a record entry.")
-        return
-    st.dataframe(frame, hide_index=True, width="stretch", key=key)
+        if every:
+            st.caption("No run of this conversation has a record entry.")
+    else:
+        # A static table wraps each entry's text instead of cutting it.
+        st.table(frame.set_index(["run", "segment"]))
     st.dataframe(conversations.runs_table(conversation), hide_index=True, width="stretch", key=f"{key}_runs")

@@ -9,15 +9,24 @@ from dashboard import navigation
 from dashboard.queries.common import when
 from dashboard.queries.run import RunDetail
 
+# The facts are text in bordered tiles, not st.metric: a metric's value is one line that is cut with "…"
+# ("content-assis…", "window clos…"), while text wraps inside its tile and is always read in full.
+TILE_KEY = "tile"
+
 
 def show(detail: RunDetail, *, show_conversation: bool, key: str) -> None:
-    """Metrics for the run; a link to its conversation for administrators only."""
+    """A tile per fact, each value in full; a link to its conversation for administrators only."""
     st.subheader(f"Run {detail.uuid[:8]}")
-    columns = st.columns(4)
-    columns[0].metric("Configuration", detail.configuration or "—")
-    columns[1].metric("Ended", detail.ended)
-    columns[2].metric("Observed outcome", detail.outcome)
-    columns[3].metric("Window", f"{detail.window_s // DAY_S} days")
+    facts = (
+        ("Configuration", detail.configuration or "—"),
+        ("Ended", detail.ended),
+        ("Observed outcome", detail.outcome),
+        ("Window", f"{detail.window_s // DAY_S} days"),
+    )
+    for index, (column, (label, value)) in enumerate(zip(st.columns(len(facts)), facts, strict=True)):
+        with column.container(border=True, key=f"{key}_{TILE_KEY}_{index}"):
+            st.caption(label)
+            st.text(value, width="stretch", wrap=True)
     finished = f", finished {when(detail.finished_at)}" if detail.finished_at else ""
     st.caption(f"uuid {detail.uuid}; started {when(detail.started_at)}{finished} (UTC)")
     if show_conversation and detail.conversation is not None:

@@ -10,6 +10,11 @@ import streamlit as st
 from core.record_text import describe
 from dashboard.queries.run import SegmentView
 
+ROUND = (
+    "Round: the model round that asked for the call, counted across the run as the model rounds are; a call "
+    "that waited for a decision runs in the next segment, and its round names the segment that asked."
+)
+
 
 def show(views: Sequence[SegmentView], *, key: str) -> None:
     """One expander per segment: the record entry in words, then the steps with their reading."""
@@ -27,3 +32,4 @@ def show(views: Sequence[SegmentView], *, key: str) -> None:
                 )
             else:
                 st.caption("No tool step in this segment.")
+    st.caption(ROUND)

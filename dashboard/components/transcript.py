@@ -1,4 +1,5 @@
-"""A transcript as chat bubbles: messages, notice labels under answers, card outcomes and notes in place."""
+"""A transcript as chat bubbles: messages, notice labels under answers, card outcomes and notes in place, and
+runrecord's reading of an answer beside it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from collections.abc import Sequence
 import streamlit as st
 
 from dashboard.queries.conversations import Line
+from dashboard.queries.readings import Mark
 
 AVATARS = {"user": ":material/person:", "assistant": ":material/smart_toy:", "chat": ":material/chat:"}
+MARK_ICONS = {"error": ":material/error:", "warning": ":material/warning:", "info": ":material/search:"}
+# What tells runrecord's reading apart from what the reader saw.
+READING = "runrecord's reading"
 
 
 def show(lines: Sequence[Line], *, key: str) -> None:
@@ -31,3 +36,19 @@ def show(lines: Sequence[Line], *, key: str) -> None:
                     st.text(line.text)
                 if line.label:
                     st.warning(line.label, icon=":material/info:")
+                for mark in line.marks:
+                    _mark(mark)
+                if line.given:
+                    with st.expander(f"The {len(line.given)} notes this turn was given", expanded=False):
+                        for note in line.given:
+                            st.text(note)
+
+
+def _mark(mark: Mark) -> None:
+    text = f"**{READING}:** {mark.text}"
+    if mark.level == "error":
+        st.error(text, icon=MARK_ICONS["error"])
+    elif mark.level == "warning":
+        st.warning(text, icon=MARK_ICONS["warning"])
+    else:
+        st.info(text, icon=MARK_ICONS["info"])

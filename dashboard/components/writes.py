@@ -11,6 +11,19 @@ from core.time import DAY_S
 from dashboard.queries.common import when
 from dashboard.queries.run_writes import WriteView, duration
 
+# What tells one write's expander from another's: a run that writes one record in four segments would
+# otherwise show four expanders that read the same ("pages:2416: —").
+
+
+def title(view: WriteView, index: int, total: int) -> str:
+    """'Write 2 of 4: pages:2416, continuation 2, 2026-11-20 10:12:03 UTC (complete) — edited'."""
+    step = "turn" if view.segment == 0 else f"continuation {view.segment}"
+    written = when(view.written_at, seconds=True)
+    return (
+        f"Write {index + 1} of {total}: {view.record}, {step}, {written} UTC ({view.completeness}) — "
+        f"{view.outcome}"
+    )
+
 
 def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
     """A summary table, then one expander per write with the history rows that decide it."""
@@ -37,7 +50,7 @@ def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
     )
     st.dataframe(summary, hide_index=True, width="stretch", key=f"{key}_summary")
     for index, view in enumerate(views):
-        with st.expander(f"{view.record}: {view.outcome}", expanded=False):
+        with st.expander(title(view, index, len(views)), expanded=False):
             if view.note:
                 st.info(view.note)
             if view.history:

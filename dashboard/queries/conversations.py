@@ -9,7 +9,7 @@ and language (core.error_codes), the entries in words (core.record_text.describe
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,17 +19,26 @@ from sqlalchemy import Engine
 from adapters import conversations as conversation_reads
 from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import reported
-from core.cards import CardDecision
+from core.answer_readings import AnswerReading, read_answers
+from core.card_text import card_line
 from core.conversation import Conversation
 from core.error_codes import Language, Reader, RenderedError, notice_label, render_error
 from core.health import ConversationState, StuckConversation, stuck
 from core.notes import Note, Placement, describe_entry, labelled
 from core.record_diff import DifferenceKind
-from core.record_rebuild import NotesReport, RecordReport, next_turn_notes, rebuild_record
+from core.record_rebuild import (
+    NotesReport,
+    RecordReport,
+    TurnNotes,
+    next_turn_notes,
+    rebuild_record,
+    turn_notes,
+)
 from core.record_text import describe
 from core.run_record import RunRecordEntry
 from core.transcript import Role
 from dashboard.queries.common import when
+from dashboard.queries.readings import Mark, answer_marks, given_mark, step_name
 
 RECENT_PAGE = 25  # conversations the picker lists at a time, newest first
 
@@ -64,18 +73,49 @@ def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) 
     return frame
 
 
-def load(
-    engine: Engine, uid: int, own_transcript_skills: Collection[str]
-) -> tuple[Conversation, RecordReport, NotesReport]:
-    """The conversation, its run record rebuilt from the runs' events, and the notes its next turn gets (none
-    for a conversation whose skill is one of `own_transcript_skills`)."""
+@dataclass(frozen=True)
+class Loaded:
+    """A conversation with everything the page reads of it: its record rebuilt, the notes of its next turn,
+    runrecord's reading of each completed answer, and the notes each earlier turn was given."""
+
+    conversation: Conversation
+    record: RecordReport
+    notes: NotesReport
+    readings: Mapping[int, AnswerReading]  # by the answer's position
+    turns: Mapping[int, TurnNotes]  # by the position of each run's first answer
+
+
+def load(engine: Engine, uid: int, own_transcript_skills: Collection[str]) -> Loaded:
+    """The conversation, its run record rebuilt from the runs' events, the notes its next turn gets (none
+    for a conversation whose skill is one of `own_transcript_skills`), the readings of its answers and the
+    notes each turn was given."""
     conversation = load_conversation(engine, uid)
     notes = next_turn_notes(
         conversation,
         own_transcript_skills=own_transcript_skills,
         last_page_visible=last_page_visible(engine, conversation),
     )
-    return conversation, rebuild_record(conversation), notes
+    readings = {reading.position: reading for reading in read_answers(conversation)}
+    turns: dict[int, TurnNotes] = {}
+    for position in turn_answers(conversation):
+        given = turn_notes(conversation, position, own_transcript_skills=own_transcript_skills)
+        if given is not None:
+            turns[position] = given
+    return Loaded(conversation, rebuild_record(conversation), notes, readings, turns)
+
+
+def turn_answers(conversation: Conversation) -> list[int]:
+    """The first assistant message of each run (and each assistant message that names no run): where the
+    notes its turn was given are shown."""
+    seen: set[str] = set()
+    positions: list[int] = []
+    for message in conversation.messages:
+        if message.role is not Role.ASSISTANT or message.run_uuid in seen:
+            continue
+        if message.run_uuid:
+            seen.add(message.run_uuid)
+        positions.append(message.position)
+    return positions
 
 
 def stuck_now(conversation: Conversation, now: int) -> StuckConversation | None:
@@ -114,17 +154,19 @@ class Line:
     position: int
     text: str
     label: str = ""  # a notice's label under an assistant message, in the reader's language
+    marks: tuple[Mark, ...] = ()  # runrecord's readings of the message
+    given: tuple[str, ...] = ()  # the notes the turn behind an answer was given
 
 
-def reader_transcript(conversation: Conversation, language: Language) -> list[Line]:
-    """The transcript as the reader saw it: messages, notices in their language, card outcomes in place."""
+def reader_transcript(
+    conversation: Conversation, language: Language, readings: Mapping[int, AnswerReading] | None = None
+) -> list[Line]:
+    """The transcript as the reader saw it: messages, notices and card outcomes in the reader's language, and
+    beside each completed answer runrecord's reading of it."""
     cards: dict[int, list[Line]] = {}
     for outcome in conversation.card_outcomes:
-        decided = "approved" if outcome.decision is CardDecision.APPROVED else "declined"
-        what = outcome.tool + (f" on {outcome.record}" if outcome.record else "")
-        fields = f" ({', '.join(outcome.fields)})" if outcome.fields else ""
-        text = f"Card {what}{fields}: {outcome.answer} — {decided}"
-        cards.setdefault(outcome.position, []).append(Line("card", "chat", outcome.position, text))
+        line = Line("card", "chat", outcome.position, card_line(outcome, language))
+        cards.setdefault(outcome.position, []).append(line)
     lines: list[Line] = []
     for message in conversation.messages:
         if message.role is Role.TOOL:
@@ -133,15 +175,18 @@ def reader_transcript(conversation: Conversation, language: Language) -> list[Li
         if message.notice is not None:
             records = [part for part in message.notice_args.split(",") if part]
             label = notice_label(message.notice, language, records)
-        lines.append(Line("message", message.role.value, message.position, message.content, label))
+        reading = (readings or {}).get(message.position)
+        marks = answer_marks(reading) if reading is not None else ()
+        lines.append(Line("message", message.role.value, message.position, message.content, label, marks))
         lines += cards.pop(message.position, [])
     for position in sorted(cards):
         lines += cards[position]
     return lines
 
 
-def model_transcript(report: NotesReport) -> list[Line]:
-    """The transcript as the next turn gets it: each message with the notes placed in and between them."""
+def model_transcript(report: NotesReport, turns: Mapping[int, TurnNotes] | None = None) -> list[Line]:
+    """The transcript as the next turn gets it: each message with the notes placed in and between them, and
+    beside each earlier turn's answer the notes that turn was given."""
     by_position: dict[int, list[Note]] = {}
     for note in report.notes.notes:
         by_position.setdefault(note.position, []).append(note)
@@ -152,7 +197,10 @@ def model_transcript(report: NotesReport) -> list[Line]:
         lines += [_note(n) for n in here if n.placement is Placement.SYNTHETIC_ASSISTANT]
         text = message.content
         appended = [n.text for n in here if n.placement is not Placement.SYNTHETIC_ASSISTANT]
-        lines.append(Line("message", message.role.value, message.position, text))
+        turn = (turns or {}).get(message.position)
+        marks = (given_mark(turn),) if turn is not None else ()
+        given = tuple(note.text for note in turn.notes.notes) if turn is not None else ()
+        lines.append(Line("message", message.role.value, message.position, text, marks=marks, given=given))
         lines += [Line("note", message.role.value, message.position, note) for note in appended]
         placed.add(message.position)
     for position, rest in sorted(by_position.items()):
@@ -172,13 +220,13 @@ def written_in_notes(report: NotesReport) -> list[str]:
     found: list[str] = []
     for entry in report.conversation.stored_entries:
         if entry.writes and labelled(describe_entry(entry)) in sent:
-            step = "turn" if entry.segment == 0 else f"continuation {entry.segment}"
-            found += [f"{write.record} ({step})" for write in entry.writes]
+            found += [f"{write.record} ({step_name(entry.segment)})" for write in entry.writes]
     return found
 
 
-def record_table(report: RecordReport) -> pd.DataFrame:
-    """The stored entries beside the rebuilt ones, keyed by run and segment, differences marked."""
+def record_table(report: RecordReport, *, every: bool = False) -> pd.DataFrame:
+    """The stored entries beside the rebuilt ones, keyed by run and segment, differences marked: only the
+    entries that differ, or `every` entry."""
     stored = {(e.run_uuid, e.segment): e for e in report.conversation.stored_entries}
     rebuilt = {(e.run_uuid, e.segment): e for e in report.rebuilt}
     marks = {(d.run_uuid, d.segment): d for d in report.differences}
@@ -186,6 +234,8 @@ def record_table(report: RecordReport) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for key in keys:
         difference = marks.get(key)
+        if difference is None and not every:
+            continue
         mark = ""
         if difference is not None:
             mark = DIFFERENCES[difference.kind]

@@ -6,7 +6,7 @@ for the run's conversation. Each write is shown as dashboard.queries.run_writes 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from adapters.events import read_events
 from adapters.runs import runs_by_uuid
 from core.cards import CardOutcome
 from core.events import Segment, split_segments
-from core.model_rounds import ModelRound, model_rounds
+from core.model_rounds import ModelRound, model_rounds, round_of_steps
 from core.record_rebuild import card_readings, rebuild_record
 from core.refused import Opening, SegmentContext, StepReading, opening_of, read_segment
 from core.run_record import DISPLAY_TOOLS, CardReading, RunRecordEntry, build_entries, read_cards
@@ -94,7 +94,9 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
     segments = split_segments(read.by_run.get(run.uid, ()))
     entries, cards, problems = _entries(engine, conversation_uid, uuid, segments, run)
     used_window = run_row.window_s if run_row and run_row.window_s else window_s
-    views = [_segment_view(s, entries[s.index], cards.get(s.index)) for s in segments]
+    rounds = model_rounds(segments)
+    asked_in = round_of_steps(rounds)
+    views = [_segment_view(s, entries[s.index], cards.get(s.index), asked_in) for s in segments]
     with reported(engine, "reading the run's writes"), engine.connect() as connection:
         writes = write_views(connection, segments, stored, tables, used_window, now)
     if read.problems:
@@ -114,7 +116,7 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
         segments=views,
         writes=writes,
         problems=problems,
-        rounds=[_round(model_round) for model_round in model_rounds(segments)],
+        rounds=[_round(model_round) for model_round in rounds],
     )
 
 
@@ -150,14 +152,27 @@ def _entries(
     return entries, cards, problems
 
 
-def _segment_view(segment: Segment, entry: RunRecordEntry, card: CardReading | None) -> SegmentView:
+def _segment_view(
+    segment: Segment, entry: RunRecordEntry, card: CardReading | None, asked_in: Mapping[int, ModelRound]
+) -> SegmentView:
     opening = opening_of(segment)
     previous = SegmentContext(card.answer, card.tool) if card is not None else SegmentContext()
     readings = read_segment(segment, previous=previous)
-    return SegmentView(segment.index, OPENED_BY[opening], entry, [_step(reading) for reading in readings])
+    steps = [_step(reading, asked_in.get(reading.step.uid), segment.index) for reading in readings]
+    return SegmentView(segment.index, OPENED_BY[opening], entry, steps)
 
 
-def _step(reading: StepReading) -> dict[str, Any]:
+def asked_in_round(model_round: ModelRound | None, segment: int) -> str:
+    """The model round that asked for a step, numbered as the model-rounds table numbers it; with its segment
+    when that is not the step's own (a call that waited for a decision); "—" before the first round."""
+    if model_round is None:
+        return "—"
+    if model_round.segment == segment:
+        return str(model_round.round)
+    return f"{model_round.round} (segment {model_round.segment})"
+
+
+def _step(reading: StepReading, model_round: ModelRound | None, segment: int) -> dict[str, Any]:
     shown = reading.label or "(no label: the call ran)"
     if reading.ask_administrator:
         shown += "; asks to have an administrator allow it again"
@@ -168,7 +183,7 @@ def _step(reading: StepReading) -> dict[str, Any]:
     else:
         counted = "yes, as failed" if reading.failed else "yes"
     return {
-        "round": reading.step.round,
+        "round": asked_in_round(model_round, segment),
         "tool": reading.tool,
         "ms": float(reading.step.duration_ms),
         "reading": reading.reading.value,

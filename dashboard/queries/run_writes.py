@@ -43,6 +43,7 @@ class WriteView:
     """One tool_write of the run: its target, its stored outcome, and the history rows around its window."""
 
     event_uid: int
+    segment: int  # the run segment that wrote it
     record: str
     written_at: int
     completeness: str
@@ -64,13 +65,13 @@ def write_views(
     window_s: int,
     now: int,
 ) -> list[WriteView]:
-    writes = [event for segment in segments for event in segment.writes]
+    writes = [(segment.index, event) for segment in segments for event in segment.writes]
     if not writes:
         return []
     has_history = schema.sys_history.name in tables
-    targets = [write_target(event) for event in writes]
     views = []
-    for event, target in zip(writes, targets, strict=True):
+    for segment_index, event in writes:
+        target = write_target(event)
         saved = stored.get(event.uid)
         history: list[dict[str, Any]] = []
         note = observed_later(event.crdate, now, window_s) if saved is None else _not_recorded(saved)
@@ -89,6 +90,7 @@ def write_views(
         views.append(
             WriteView(
                 event_uid=event.uid,
+                segment=segment_index,
                 record=record,
                 written_at=event.crdate,
                 completeness=write_completeness(event).value,

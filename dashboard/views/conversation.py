@@ -6,6 +6,7 @@ from adapters import schema, settings
 from adapters.conversations import ConversationNotFoundError
 from dashboard import access, state
 from dashboard.components import (
+    answer_readings,
     conversation_list,
     conversation_picker,
     conversation_state,
@@ -31,14 +32,13 @@ if chosen is None:
 
 try:
     with guard.reading():
-        conversation, record, notes = state.conversation(
-            url, version.runs, chosen, state.own_transcript_skills()
-        )
+        loaded = state.conversation(url, version.runs, chosen, state.own_transcript_skills())
 except ConversationNotFoundError:
     st.warning(f"There is no conversation {chosen} in this database.")
     conversation_list.show(url, version.runs, key="recent")
     st.stop()
 
+conversation = loaded.conversation
 reader_language = language.show(conversations.LANGUAGES, settings.get("reader_language"), key="language")
 conversation_state.show(
     conversations.stuck_now(conversation, state.now()),
@@ -50,12 +50,14 @@ st.caption(
     f"Status {conversation.status}; skill {conversation.skill or '—'}; {len(conversation.messages)} "
     f"messages, {len(conversation.runs)} runs, {len(conversation.card_outcomes)} card outcomes."
 )
+answer_readings.show(loaded.readings.values(), key="readings")
 
 reader, model = st.tabs(["As the reader saw it", "What the model is given next turn"])
 with reader:
-    transcript.show(conversations.reader_transcript(conversation, reader_language), key="reader")
+    lines = conversations.reader_transcript(conversation, reader_language, loaded.readings)
+    transcript.show(lines, key="reader")
 with model:
-    next_turn.show(notes, key="model")
+    next_turn.show(loaded.notes, loaded.turns, key="model")
 
 st.header("Run record: stored and rebuilt from events")
-record_comparison.show(record, key="record")
+record_comparison.show(loaded.record, key="record")

@@ -10,6 +10,7 @@ import json
 import shutil
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -41,6 +42,16 @@ def small_demo(url: str, now: datetime) -> None:
         now=now,
         manifest=default_manifest(parse_url(url)),
     )
+
+
+def planted_runs(demo_url: str) -> list[dict[str, Any]]:
+    """Every run the demo generator planted, as its manifest lists them (data/generate.py): the conversation,
+    whether its answer claims a change it never made, the notice stored with it, whether that notice
+    disagrees with core's claim rule."""
+    manifest = default_manifest(parse_url(demo_url))
+    assert manifest is not None
+    runs_file = manifest.with_name(json.loads(manifest.read_text(encoding="utf-8"))["runs_file"])
+    return [json.loads(line) for line in runs_file.read_text(encoding="utf-8").splitlines() if line]
 
 
 def run_the_jobs(url: str, now: datetime) -> None:

@@ -7,10 +7,12 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import inspect, select, update
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Dataframe
 
 from adapters import schema
 from adapters.conversations import load_conversation
@@ -24,7 +26,7 @@ from data.builder import Installation
 from jobs.schema_setup import init_db
 from tests.app import rendered
 from tests.app.conftest import NOW
-from tests.app.installations import DAY, WINDOW_S
+from tests.app.installations import DAY, WINDOW_S, planted_runs
 
 
 def _run_with(url: str, outcome: str, edit_scope: str | None = None, *, decided_by_rows: bool = False) -> str:
@@ -361,3 +363,61 @@ def test_the_product_team_does_not_see_the_offered_tools(
     assert "Model rounds" not in [h.value for h in app.header]
     assert "crm_push_draft" not in rendered.text(app)  # a remote tool the rounds offered
     assert not any("not offered" in w.value for w in app.warning)
+
+
+def _tour(demo_db_url: str) -> dict[str, Any]:
+    """Conversation 1's tour (000_…, "Context"): one run that writes one page in six segments."""
+    return next(run for run in planted_runs(demo_db_url) if run["conversation"] == 1 and run["writes"])
+
+
+def test_the_run_header_shows_every_fact_in_full_as_wrapping_text_not_as_a_cut_metric(
+    dashboard: Callable[..., AppTest], demo_db_url: str, measured_db_url: str
+) -> None:
+    tour = _tour(demo_db_url)
+
+    app = dashboard(measured_db_url, page="run", query={"run": tour["run"]})
+
+    assert not app.exception
+    assert len(app.metric) == 0  # a metric's value is cut with "…" where it does not fit
+    tiles = [t.value for t in app.text]
+    assert tour["configuration"] in tiles and tour["outcome"] in tiles and "7 days" in tiles
+
+
+def test_each_write_s_expander_names_what_tells_it_from_the_others(
+    dashboard: Callable[..., AppTest], demo_db_url: str, measured_db_url: str
+) -> None:
+    tour = _tour(demo_db_url)
+
+    app = dashboard(measured_db_url, page="run", query={"run": tour["run"]})
+
+    labels = [e.label for e in app.expander if e.label.startswith("Write ")]
+    total = len(tour["writes"])
+    assert len(labels) == total == len(set(labels))
+    for index, (label, write) in enumerate(zip(labels, tour["writes"], strict=True), start=1):
+        assert label.startswith(f"Write {index} of {total}: {write['record']}, continuation {index}, ")
+        assert label.endswith(f"— {write['outcome']}")
+
+
+def test_a_step_s_round_is_the_model_round_that_asked_for_it_as_the_rounds_table_counts_it(
+    dashboard: Callable[..., AppTest], demo_db_url: str, measured_db_url: str
+) -> None:
+    tour = _tour(demo_db_url)
+
+    app = dashboard(measured_db_url, administrator=True, page="run", query={"run": tour["run"]})
+
+    rounds = {(r["segment"], r["round"]): r for r in _rounds(app)}
+    steps = [
+        (int(title.label.split()[1].rstrip(",")), row)
+        for title in app.expander
+        if title.label.startswith("Segment ")
+        for table in title.children.values()
+        if isinstance(table, Dataframe)
+        for row in table.value.to_dict("records")
+    ]
+    assert steps
+    for segment, step in steps:
+        asked = str(step["round"]).split(" (segment ")
+        key = (int(asked[1].rstrip(")")) if len(asked) == 2 else segment, int(asked[0]))
+        model_round = rounds[key]
+        assert step["tool"] in [*model_round["ran"], *model_round["refused without running"]]
+    assert any("(segment " in str(step["round"]) for _, step in steps)  # an approved call ran a segment later

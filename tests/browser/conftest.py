@@ -75,6 +75,7 @@ def chromium() -> Iterator[Any]:
 class Served:
     base: str
     database: str
+    demo: str  # the demo installation as generated, beside its manifest (the measured copy is `database`)
     password: str
     output: list[str]
     release: date
@@ -131,7 +132,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for(base, server)
-        yield Served(base, url, password, output, release)
+        yield Served(base, url, demo, password, output, release)
     finally:
         server.terminate()
         try:

@@ -3,8 +3,9 @@ box is shown, and each page is saved as a screenshot for the README (docs/screen
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from sqlalchemy import func, select
 
 from adapters import schema
 from adapters.database import make_engine
+from tests.app.installations import planted_runs
 from tests.browser.conftest import Served
 
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -156,9 +158,9 @@ def test_a_run_page_shows_segments_and_the_history_that_decided_its_writes(
     body = _open(page, f"{served.base}/run?run={uuid}", until="Writes and their observed outcomes")
 
     assert f"Run {uuid[:8]}" in body
-    for text in ("Segments", "Run record entry", "Writes and their observed outcomes", ": edited"):
+    for text in ("Segments", "Run record entry", "Writes and their observed outcomes", "— edited"):
         assert text in body
-    page.get_by_text(": edited", exact=False).last.click()  # the write's history rows (tables draw on canvas)
+    page.get_by_text("— edited", exact=False).last.click()  # the write's history rows (tables draw on canvas)
     _settle(page)
     assert "only the names of the changed fields are read" in page.inner_text("body")
     _shoot(page, screenshots / "run.png")
@@ -181,7 +183,8 @@ def test_an_administrator_signs_in_and_opens_conversation_1_and_health(
     _settle(page, until="Run record: stored and rebuilt from events")
     _no_exception(page)
     body = page.inner_text("body")
-    assert "Starte den SEO-Check für diese Seite." in body and "Übernehmen — approved" in body
+    assert "Starte den SEO-Check für diese Seite." in body and "Übernehmen — übernommen" in body
+    assert "approved" not in body  # one language: the reader's (German by default)
     assert "The stored record and the one rebuilt from events agree (8 entries)." in body
     _shoot(page, screenshots / "conversation.png")
 
@@ -290,3 +293,78 @@ def test_no_page_shows_a_deploy_control_and_each_has_the_products_title_and_icon
         assert page.title().endswith(" · runrecord"), path
         icons = page.locator("link[rel*=icon]").evaluate_all("links => links.map(link => link.href)")
         assert icons and not any(icon.endswith("/favicon.png") for icon in icons), path
+
+
+def _planted(served: Served, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first run the demo generator planted so (its manifest)."""
+    return next(run for run in planted_runs(served.demo) if wanted(run))
+
+
+def _answer_marked(page: Any, answer: str, mark: str) -> bool:
+    """Whether the chat bubble of the answer holds runrecord's mark: the reading stands in place."""
+    bubbles = page.locator('[data-testid="stChatMessage"]').filter(has_text=answer).filter(has_text=mark)
+    return bool(bubbles.count() > 0)
+
+
+def test_the_conversation_page_marks_an_unwritten_claim_without_a_stored_notice_and_a_notice_disagreement(
+    page: Any, served: Served, screenshots: Path
+) -> None:
+    unwritten = _planted(served, lambda run: run["claims_unwritten"] and run["answer"]["notice"] is None)
+    disagreeing = _planted(served, lambda run: run["notice_disagrees"])
+    _open(page, served.base + "/sign-in", until="Administrator password")
+    _signed_in_page(page, served, "You are signed in as an administrator")
+
+    claim = _open(
+        page, f"{served.base}/conversation?conversation={unwritten['conversation']}", until=READING_MARK
+    )
+    claimed = _assistant_text(served, unwritten["run"])
+    notice = _open(
+        page, f"{served.base}/conversation?conversation={disagreeing['conversation']}", until=READING_MARK
+    )
+    flagged = _assistant_text(served, disagreeing["run"])
+
+    assert "Claims a change its run did not write. The chat stored no nothingSaved notice for it." in claim
+    assert "The chat's nothingSaved notice disagrees with the recomputation" in notice
+    assert _answer_marked(page, flagged, "disagrees with the recomputation")
+    page.goto(f"{served.base}/conversation?conversation={unwritten['conversation']}")
+    _settle(page, until=READING_MARK)
+    assert _answer_marked(page, claimed, "Claims a change its run did not write")
+    _shoot(page, screenshots / "conversation-claim.png")
+
+
+READING_MARK = "runrecord's reading:"
+
+
+def _assistant_text(served: Served, run_uuid: str) -> str:
+    """The answer the run gave, as stored (the message whose payload names the run)."""
+    engine = make_engine(served.database)
+    m = schema.message.c
+    with engine.connect() as connection:
+        payloads = connection.execute(select(m.payload).where(m.payload.contains(run_uuid))).scalars().all()
+    engine.dispose()
+    answers = [json.loads(p) for p in payloads]
+    return str(next(a["content"] for a in reversed(answers) if a.get("role") == "assistant"))
+
+
+# A tile's text fits when no element in it is wider inside than its box (a cut value scrolls or ends in "…").
+CUT_IN_TILE = """tiles => tiles.flatMap(tile => Array.from(tile.querySelectorAll('*'))
+    .filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+    .map(e => tile.innerText))"""
+
+
+def test_no_run_page_tile_cuts_its_text(page: Any, served: Served) -> None:
+    accepted = _planted(
+        served,
+        lambda run: run["outcome"] == "accepted_unchanged" and run["configuration"] == "content-assistant",
+    )
+    open_window = _planted(served, lambda run: run["writes"] and not run["due"])
+
+    for run, outcome in ((accepted, "accepted_unchanged"), (open_window, "window closes on")):
+        _open(page, f"{served.base}/run?run={run['run']}", until="Writes and their observed outcomes")
+        tiles = page.locator('[class*="st-key-header_tile_"]')
+
+        texts = tiles.evaluate_all("tiles => tiles.map(tile => tile.innerText)")
+        assert tiles.evaluate_all(CUT_IN_TILE) == [], run["run"]
+        assert len(texts) == 4 and not any("…" in text for text in texts)
+        assert any(run["configuration"] in text for text in texts)
+        assert any(outcome in text for text in texts)

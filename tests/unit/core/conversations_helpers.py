@@ -39,6 +39,8 @@ def conversation(
     view_context: Mapping[str, Any] | None = None,
     skill: str = "",
     problems: Sequence[str] = (),
+    record_stored: bool = False,
+    unreadable_events: Mapping[str, int] | None = None,
 ) -> Conversation:
     """A conversation; each message is stamped a minute after START unless `times` says otherwise."""
     return Conversation(
@@ -58,4 +60,6 @@ def conversation(
         runs=tuple(runs),
         events=dict(events or {}),
         problems=tuple(problems),
+        record_stored=record_stored,
+        unreadable_events=dict(unreadable_events or {}),
     )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from core.model_rounds import ModelRound, model_rounds
+from core.model_rounds import ModelRound, model_rounds, round_of_steps
 from tests.unit.core.events_helpers import approval, llm, refused, request, segments, tool, tool_write
 
 SEO = ("get_page_seo", "update_page_seo")
@@ -69,3 +69,16 @@ def test_tool_steps_before_the_first_round_belong_to_no_round() -> None:
     (only,) = model_rounds(parts)
 
     assert only.ran == () and only.segment == 0
+
+
+def test_a_call_that_waited_for_a_decision_belongs_to_the_round_of_the_segment_that_asked_for_it() -> None:
+    parts = segments(
+        llm(["update_page_seo"]), approval(True), tool("update_page_seo"), tool_write("pages", 1), llm()
+    )
+
+    rounds = model_rounds(parts)
+    asked = round_of_steps(rounds)
+
+    (called,) = parts[1].tool_steps
+    assert (asked[called.uid].segment, asked[called.uid].round) == (0, rounds[0].round)
+    assert rounds[0].steps == (called.uid,) and rounds[1].steps == ()

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from core.notes import OWN_TRANSCRIPT_REASON
 from core.record_diff import DifferenceKind
-from core.record_rebuild import next_turn_notes, rebuild_record
-from core.run_record import Completeness, Ended, Undecided, UndecidedBy, UndecidedKind, WrittenRecord
+from core.record_rebuild import next_turn_notes, rebuild_record, turn_notes
+from core.run_record import (
+    Completeness,
+    Ended,
+    RunRecordEntry,
+    Undecided,
+    UndecidedBy,
+    UndecidedKind,
+    WrittenRecord,
+)
 from tests.unit.core.conversations_helpers import RUN_UUID, a_run, assistant, conversation, user
 from tests.unit.core.events_helpers import START, llm, run, tool, tool_write
 
@@ -136,3 +144,39 @@ def test_a_skill_that_keeps_its_own_transcript_gets_no_notes() -> None:
 
     assert report.notes.notes == ()
     assert report.notes.no_notes_reason == OWN_TRANSCRIPT_REASON.format(skill="alt-text")
+
+
+TOUR = "5f0c6e1a-2222-4c4c-9a9a-000000000002"
+
+
+def _entry(run_uuid: str, position: int, *, wrote: bool = False) -> RunRecordEntry:
+    written = (WrittenRecord("pages:1", Completeness.COMPLETE),) if wrote else ()
+    return RunRecordEntry(run_uuid, 0, position, 0, Ended.COMPLETED, writes=written)
+
+
+def test_a_turn_is_given_the_notes_of_the_steps_before_its_user_message_and_none_of_its_own() -> None:
+    loaded = conversation(
+        messages=[user(0), assistant(1, run_uuid=TOUR), user(2), assistant(3)],
+        stored=[_entry(TOUR, 1, wrote=True), _entry(RUN_UUID, 3)],
+        runs=[a_run(uuid=TOUR, uid=1), a_run(uid=2)],
+    )
+
+    given = turn_notes(loaded, 3, own_transcript_skills=())
+
+    assert given is not None and given.opened_at == 2
+    (note,) = given.notes.notes
+    assert "Records written: pages:1 (complete)." in note.text and note.position == 1
+
+
+def test_the_first_turn_of_a_conversation_is_given_no_notes() -> None:
+    loaded = conversation(messages=[user(0), assistant(1)], stored=[_entry(RUN_UUID, 1, wrote=True)])
+
+    given = turn_notes(loaded, 1, own_transcript_skills=())
+
+    assert given is not None and given.notes.notes == ()
+
+
+def test_an_answer_no_user_message_comes_before_has_no_turn() -> None:
+    loaded = conversation(messages=[assistant(0), user(1)])
+
+    assert turn_notes(loaded, 0, own_transcript_skills=()) is None
