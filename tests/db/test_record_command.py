@@ -22,13 +22,19 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
 
 
+# The rebuild is core's, the same on every dialect; what a dialect adds is reading a conversation, which
+# fifty conversations of every kind exercise as well as a hundred and fifty.
+GENERATED = {"sqlite": 150, "mariadb": 50, "postgresql": 50}
+
+
 def test_the_record_rebuilt_from_events_equals_the_stored_one_for_every_generated_conversation(
-    empty_db_url: str,
+    empty_db_url: str, dialect: str
 ) -> None:
-    generate(empty_db_url, create_tables=init_installation, conversations=150, seed=11, now=NOW)
+    conversations = GENERATED[dialect]
+    generate(empty_db_url, create_tables=init_installation, conversations=conversations, seed=11, now=NOW)
     engine = make_engine(empty_db_url)
 
-    written = 150 + campaign_tours(150)  # the SEO campaign's tours among them
+    written = conversations + campaign_tours(conversations)  # the SEO campaign's tours among them
     reports = [rebuild_record(load_conversation(engine, uid)) for uid in range(1, written + 1)]
     engine.dispose()
 
