@@ -24,7 +24,7 @@ from tests.db import faults
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 JOB = "measure-rates"
-CONVERSATIONS = 400
+CONVERSATIONS = 200
 # SIGKILLs per dialect, one in each equal part of the job. The job's transactions are the same on every
 # dialect (adapters/dialect spells a few statements differently), so SQLite, the quickest, takes three and
 # each server two, where a kill and its rerun cost some two runs of the job on a slower database.
