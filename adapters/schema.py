@@ -5,7 +5,7 @@ reads them and creates them only for the demo and for tests (`init-db --with-ups
 carry the prefix `tx_runrecord_` and are created and upgraded by the Alembic migrations in jobs/migrations,
 which must stay in step with the definitions here (a test compares them).
 
-This is the one module of core/ that imports SQLAlchemy; the rule modules never do.
+The rule modules of core/ never import SQLAlchemy; every table they are counted over is declared here.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ call_outcome = Table(
     _int("crdate"),
     _int("tstamp"),
     # nr-llm's KEY correlation and KEY outcome_lookup, there since the table was created (its ext_tables.sql;
-    # DOMAIN.md): the mirror looks a run's observed row up by correlation_id (adapters.write_facts._mirror).
+    # DOMAIN.md): the mirror looks a run's observed row up by correlation_id (adapters.derive_batch._mirror).
     Index("correlation", "correlation_id"),
     Index("outcome_lookup", "outcome", "crdate"),
 )

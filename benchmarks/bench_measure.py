@@ -37,7 +37,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, literal, select, text
 
-from adapters import facts, measure_inputs, schema
+from adapters import measure_facts, measure_inputs, schema
 from adapters.database import make_engine
 from adapters.dialect import plans
 from benchmarks import installation
@@ -199,7 +199,7 @@ def _measure(url: str, uids_file: str | None) -> dict[str, Any]:
     ):
         setattr(measure.measure_inputs, name, _timed(parts, name, getattr(measure_inputs, name)))
     for name in ("mark_changed", "write_changed", "touched_conversations"):
-        setattr(measure.facts, name, _timed(parts, name, getattr(facts, name)))
+        setattr(measure.measure_facts, name, _timed(parts, name, getattr(measure_facts, name)))
     answer_texts, go_on_texts = measure_inputs.answer_texts, measure_inputs.go_on_texts
 
     def answers(connection: Connection) -> Any:

@@ -2,9 +2,9 @@
 
 Set-based, in the database (DESIGN.md, "The data path"): the write targets of the events added since the last
 run are read into our own table (adapters.write_targets), then the due runs are derived a batch at a time,
-each batch one transaction of `INSERT … SELECT` statements (adapters.write_facts) whose rules are compiled
-from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_write stays the reference:
-the Run page explains an outcome with it, and the differential tests hold the two together.
+each batch one transaction of `INSERT … SELECT` statements (adapters.derive_batch) whose rules are compiled
+from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_writes stays the reference:
+the differential tests (tests/db/derive_reference.py) and the derivation benchmark hold the two together.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
 
@@ -31,8 +31,9 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from adapters import clock, settings
+from adapters import derive_batch as batch
+from adapters import derive_scratch as scratch
 from adapters import history as history_queries
-from adapters import write_facts as batch
 from adapters import write_targets as targets
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
@@ -142,7 +143,7 @@ def derive_outcomes(
         try:
             with connection.begin():
                 sqlsession.begin_job_session(connection)
-                sqlsession.create_temporary_tables(connection, batch.BATCH_TABLES)
+                sqlsession.create_temporary_tables(connection, scratch.BATCH_TABLES)
             timer("setup")
             _retried(connection, lambda: targets.extend_targets(connection))
             timer("extend")
@@ -238,7 +239,7 @@ def _count(summary: Summary, result: batch.BatchResult) -> None:
 def _drop_quietly(connection: Connection) -> None:
     try:
         with connection.begin():
-            sqlsession.drop_temporary_tables(connection, batch.BATCH_TABLES)
+            sqlsession.drop_temporary_tables(connection, scratch.BATCH_TABLES)
             sqlsession.end_job_session(connection)
     except DBAPIError:
         # The connection itself failed: its session, and the temporary tables with it, is gone anyway.

@@ -5,9 +5,9 @@ Two kinds of unit of work, one transaction each:
 1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
    events (adapters.conversations, adapters.runs, adapters.events); core.answers and core.facts say what
    each run's completed answer is and counts as; the facts are upserted into tx_runrecord_measure_fact
-   (adapters.facts). The first run reads every conversation; later runs only those changed since the stored
-   marks (a conversation row, a new message, or a run or event of a run it names). Runs no conversation
-   names get a fact of their own.
+   (adapters.measure_facts). The first run reads every conversation; later runs only those changed since the
+   stored marks (a conversation row, a new message, or a run or event of a run it names). Runs no
+   conversation names get a fact of their own.
 2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
    window has not closed at `now`, or it is the current period), every period that has facts but no
    stored rates, and every closed period still stored with runs inside their window (it was last written
@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from adapters import clock, facts, measure_inputs, rates, settings, tallies
+from adapters import clock, measure_facts, measure_inputs, rates, settings, tallies
 from adapters import measure_scratch as scratch
 from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
@@ -192,11 +192,11 @@ def _measure(
     changed: set[tuple[Grain, date]] = set()
     if since is None:
         with connection.begin():
-            facts.delete_every_fact(connection)
+            measure_facts.delete_every_fact(connection)
         touched = None
     else:
         with connection.begin():
-            touched = facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+            touched = measure_facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
     summary.all_conversations = touched is None
     total = _total(connection, touched)
     listed = None if touched is None else sorted(touched)
@@ -228,8 +228,8 @@ def _measure(
             run_uid=None if touched is None or since is None else since.run_uid,
             run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
         )
-        facts.mark_changed(connection)
-        changed |= facts.write_changed(connection, now)
+        measure_facts.mark_changed(connection)
+        changed |= measure_facts.write_changed(connection, now)
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
@@ -313,8 +313,8 @@ def _conversation_batch(
     measure_inputs.fill_facts(connection)
     counted = measure_inputs.batch_counts(connection)
     measure_inputs.fill_retired_runs(connection)
-    facts.mark_changed(connection)
-    periods = facts.write_changed(connection, now)
+    measure_facts.mark_changed(connection)
+    periods = measure_facts.write_changed(connection, now)
     summary.runs += counted["runs"]
     summary.answers += counted["answers"]
     summary.answers_without_run += counted["answers_without_run"]

@@ -10,7 +10,7 @@ counted per period and group by adapters.tallies.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from sqlalchemy import (
@@ -29,6 +29,7 @@ from sqlalchemy import (
 from adapters import measure_scratch as scratch
 from adapters import schema
 from adapters.dialect import bulk, days, plans
+from adapters.dialect.days import day_of
 from adapters.measure_marks import Marks
 from adapters.runs import run_columns
 from core.facts import Fact
@@ -41,15 +42,6 @@ event = schema.agentrun_event
 fact = schema.measure_fact
 
 FACT_KEY = ("run_uid", "message_uid")
-
-
-def day_of(value: object) -> date:
-    """A Date column as the driver returns it (SQLite may hand back text)."""
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    return date.fromisoformat(str(value))
 
 
 # --- what changed since the last measurement ----------------------------------------------------------
