@@ -41,6 +41,7 @@ from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
 from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
+from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
 # Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
@@ -133,7 +134,7 @@ def derive_outcomes(
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
-    timer = _Timer(summary.phases)
+    timer = PhaseTimer(summary.phases)
     require_head(engine, "derive-outcomes")
     # DESIGN.md rule 1 (core.outcomes.is_due): due once the window of the last write has closed.
     cutoff = window_cutoff(now, window_s)
@@ -180,25 +181,12 @@ def derive_outcomes(
     return summary
 
 
-class _Timer:
-    """Adds the time since it was last called to a phase's total."""
-
-    def __init__(self, phases: dict[str, float]) -> None:
-        self._phases = phases
-        self._last = time.perf_counter()
-
-    def __call__(self, phase: str) -> None:
-        now = time.perf_counter()
-        self._phases[phase] = self._phases.get(phase, 0.0) + now - self._last
-        self._last = now
-
-
 def _run_batch(
     connection: Connection,
     plan: batch.BatchSettings,
     catalog: history_queries.TableCatalog,
     after: int,
-    timer: _Timer,
+    timer: PhaseTimer,
 ) -> batch.BatchResult:
     """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
     result = _retried(connection, lambda: batch.derive_batch(connection, plan, catalog, after, timer))

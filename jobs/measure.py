@@ -2,10 +2,10 @@
 
 Two kinds of unit of work, one transaction each:
 
-1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
-   events (adapters.conversations, adapters.runs, adapters.events); core.answers and core.facts say what
-   each run's completed answer is and counts as; the facts are upserted into tx_runrecord_measure_fact
-   (adapters.measure_facts). The first run reads every conversation; later runs only those changed since the
+1. Facts, per batch of conversations (adapters.measure_batch): their messages, the runs they name and the
+   counts of those runs' events, counted in the database by core's rules (core.answers, core.facts say what
+   each run's completed answer is and counts as); the facts that changed replace the stored ones in
+   tx_runrecord_measure_fact. The first run reads every conversation; later runs only those changed since the
    stored marks (a conversation row, a new message, or a run or event of a run it names). Runs no
    conversation names get a fact of their own.
 2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
@@ -24,7 +24,7 @@ Two kinds of unit of work, one transaction each:
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -32,26 +32,31 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from adapters import clock, measure_facts, measure_inputs, rates, settings, tallies
-from adapters import measure_scratch as scratch
+from adapters import clock, measure_facts, rates, settings, tallies
 from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
-from adapters.events import event_of, events_of
+from adapters.measure_batch import (
+    BatchResult,
+    UidRange,
+    batch_end,
+    measure_batch,
+    measure_unnamed_runs,
+    scratch,
+)
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
-from core.claims import claims_change, denies_change, is_go_on
 from core.counting import GO_ON_PATH_METRICS, Count, rate_counts
 from core.facts import MEASURE_VERSION, Exclusion
 from core.go_on import GoOnPath
 from core.groups import ALL_RUNS
 from core.metrics import RATES_VERSION, Metric
 from core.periods import Grain
-from core.saved import Verdict, nothing_saved
 from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
+from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
 JOB = "measure-rates"
@@ -116,6 +121,7 @@ class Summary:
     # What followed the stored "go on" messages (core.go_on) as stored, every period, all runs: by metric.
     go_on_paths: dict[Metric, Count] = field(default_factory=dict)
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, every batch summed
 
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
@@ -188,6 +194,7 @@ def _measure(
     progress: Progress | None,
 ) -> None:
     now = summary.now
+    timer = PhaseTimer(summary.phases)
     summary.rebuilt = since is None
     changed: set[tuple[Grain, date]] = set()
     if since is None:
@@ -200,21 +207,26 @@ def _measure(
     summary.all_conversations = touched is None
     total = _total(connection, touched)
     listed = None if touched is None else sorted(touched)
+    timer("changed")
     after = 0
     while True:
         with connection.begin():
+            scope: UidRange | list[int]
             if listed is None:
-                upto = measure_inputs.batch_end(connection, after=after, size=batch_size)
+                upto = batch_end(connection, after=after, size=batch_size)
                 if upto is None:
                     break
-                scope: dict[str, Any] = {"after": after, "upto": upto}
+                scope = UidRange(after, upto)
+                following = upto
             else:
-                chosen = listed[after : after + batch_size]
-                if not chosen:
+                scope = listed[after : after + batch_size]
+                if not scope:
                     break
-                scope = {"uids": chosen}
-            changed |= _conversation_batch(connection, scope, now, summary)
-        after = upto if listed is None else after + batch_size
+                following = after + batch_size
+            timer("batch_end")
+            changed |= _count(summary, measure_batch(connection, scope, now=now, timer=timer))
+        timer("commit")
+        after = following
         summary.batches += 1
         if progress is not None:
             progress(summary.conversations, total)
@@ -222,14 +234,15 @@ def _measure(
             summary.stopped = True
             return
     with connection.begin():
-        scratch.clear(connection)
-        unnamed = measure_inputs.fill_unnamed_runs(
+        unnamed, periods = measure_unnamed_runs(
             connection,
             run_uid=None if touched is None or since is None else since.run_uid,
             run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
+            now=now,
+            timer=timer,
         )
-        measure_facts.mark_changed(connection)
-        changed |= measure_facts.write_changed(connection, now)
+        changed |= periods
+    timer("commit")
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
@@ -263,6 +276,7 @@ def _measure(
             first_open={report.grain: report.first_open for report in summary.periods},
             now=now,
         )
+    timer("rates")
 
 
 def _since(stored: dict[str, int]) -> Marks | None:
@@ -285,49 +299,14 @@ def _total(connection: Connection, touched: set[int] | None) -> int:
 # --- facts -----------------------------------------------------------------------------------------------
 
 
-def _conversation_batch(
-    connection: Connection, scope: dict[str, Any], now: int, summary: Summary
-) -> set[tuple[Grain, date]]:
-    """Count a batch of conversations in the database (adapters.measure_inputs), the text rules of core.claims
-    on the texts it hands over, and save the facts that changed; returns the periods those left or entered."""
-    scratch.clear(connection)
-    summary.conversations += measure_inputs.fill_conversations(connection, **scope)
-    measure_inputs.fill_entries(connection)
-    measure_inputs.fill_messages(connection)
-    measure_inputs.fill_runs(connection)
-    measure_inputs.fill_answers(connection)
-    judged = [
-        (uid, claims_change(text), earlier == 1 and denies_change(text))
-        for uid, earlier, text in measure_inputs.answer_texts(connection)
-    ]
-    measure_inputs.save_judged(connection, judged)
-    measure_inputs.fill_verdicts(connection)
-    measure_inputs.save_verdicts(
-        connection, _stream_verdicts(connection, measure_inputs.claiming_runs(connection))
-    )
-    measure_inputs.fill_user_messages(connection)
-    said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
-    measure_inputs.save_go_on(connection, said)
-    measure_inputs.fill_waits(connection)
-    measure_inputs.place_user_messages(connection)
-    measure_inputs.fill_facts(connection)
-    counted = measure_inputs.batch_counts(connection)
-    measure_inputs.fill_retired_runs(connection)
-    measure_facts.mark_changed(connection)
-    periods = measure_facts.write_changed(connection, now)
-    summary.runs += counted["runs"]
-    summary.answers += counted["answers"]
-    summary.answers_without_run += counted["answers_without_run"]
-    summary.unreadable_messages += counted["unreadable_messages"]
-    return periods
-
-
-def _stream_verdicts(connection: Connection, run_uids: Sequence[int]) -> dict[int, Verdict]:
-    """core.saved's verdict of runs whose counts do not settle it, from their events' kept keys."""
-    streams: dict[int, list[Any]] = defaultdict(list)
-    for e in events_of(connection, run_uids):
-        streams[int(e.run)].append(event_of(e))
-    return {uid: nothing_saved(streams.get(uid)) for uid in run_uids}
+def _count(summary: Summary, batch: BatchResult) -> frozenset[tuple[Grain, date]]:
+    """Add what a batch read to the summary; returns the periods its changed facts left or entered."""
+    summary.conversations += batch.conversations
+    summary.runs += batch.runs
+    summary.answers += batch.answers
+    summary.answers_without_run += batch.answers_without_run
+    summary.unreadable_messages += batch.unreadable_messages
+    return batch.periods
 
 
 # --- rates -----------------------------------------------------------------------------------------------

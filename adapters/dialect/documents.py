@@ -44,6 +44,8 @@ from adapters.dialect.json import PG_JSONB_FUNCTION
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 
 Path = Sequence[str]
+# A member as the dialect reads it: (a document, the path inside it); Members.at gives one.
+Member = tuple[ColumnElement[Any], Path]
 # A check of an item of a list, read as a document of its own.
 Item = Callable[[ColumnElement[Any]], ColumnElement[bool]]
 
@@ -390,7 +392,7 @@ class Members:
     document: ColumnElement[Any]
     fragments: Mapping[tuple[str, ...], ColumnElement[Any]] = field(default_factory=dict)
 
-    def at(self, path: Path) -> tuple[ColumnElement[Any], Path]:
+    def at(self, path: Path) -> Member:
         """What to read the member at `path` from: (a document, the path left inside it)."""
         wanted = tuple(path)
         for cut in range(len(wanted), 0, -1):
