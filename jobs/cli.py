@@ -17,7 +17,7 @@ from adapters.errors import RunrecordError
 from core.time import DAY_S
 
 F = TypeVar("F", bound=Callable[..., Any])
-DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler.JOBS names it
+DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler_config.JOBS names it
 
 
 class _Group(click.Group):
@@ -246,7 +246,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     scheduler beside it."""
     from adapters.database import parse_url
     from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
-    from jobs.scheduler import SchedulerConfig
+    from jobs.scheduler_config import SchedulerConfig
 
     # The settings first: a malformed one stops the demo before it builds or runs anything.
     settings.window_days()
@@ -459,15 +459,16 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
         settings.alert_webhook()  # measure-rates POSTs its alerts there
     from adapters.database import describe, parse_url
     from jobs import scheduler
+    from jobs.scheduler_config import SchedulerConfig, plan
 
     where = describe(parse_url(db_url))
-    config = scheduler.SchedulerConfig.from_settings()
+    config = SchedulerConfig.from_settings()
     if dry_run:
         click.echo(
             f"scheduler for {where}: time zone {config.timezone.key}, misfire grace "
             f"{config.misfire_grace_s} s, lease {config.lease_s:g} s"
         )
-        for planned in scheduler.plan(config, clock.now().astimezone(config.timezone)):
+        for planned in plan(config, clock.now().astimezone(config.timezone)):
             when = "never" if planned.next_run is None else f"{planned.next_run:%Y-%m-%d %H:%M %Z}"
             if planned.spec.after is not None:
                 when = f"after {when}"
