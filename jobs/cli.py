@@ -511,14 +511,15 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     webhook = settings.alert_webhook()
     chosen = Grain(grain)
     engine = make_engine(db_url)
-    summaries: list[measure.Summary] = []
-    checks: list[alerts.AlertCheck] = []
+    measured: list[measure.Measurement] = []
 
     def work() -> JobResult:
-        summaries.append(measure.measure_rates(engine, now=now, window_s=window_s, grains=(chosen,)))
-        if not summaries[-1].stopped:
-            checks.append(alerts.check_alerts(engine, now=now, grains=(chosen,), webhook_url=webhook))
-        return alerts.with_alerts(measure.result_of(summaries[-1]), checks[-1] if checks else None)
+        measured.append(
+            measure.measure_and_alert(
+                engine, now=now, window_s=window_s, grains=(chosen,), webhook_url=webhook
+            )
+        )
+        return measured[-1].result()
 
     try:
         execution = execute(engine, measure.JOB, work)
@@ -529,7 +530,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         compared = releases.release_comparisons(engine, grain=chosen, now=now)
     finally:
         engine.dispose()
-    summary = summaries[-1]
+    summary, check = measured[-1].summary, measured[-1].check
     if as_json:
         document = measure.summary_json(summary)
         document["releases"] = [
@@ -540,7 +541,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
             }
             for release, reports in compared
         ]
-        document["alerts"] = alerts.check_json(checks[-1]) if checks else None
+        document["alerts"] = None if check is None else alerts.check_json(check)
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     click.echo("\n".join(measure.summary_lines(summary)))
@@ -551,8 +552,8 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         )
         for report in reports:
             click.echo(f"    {comparison_line(report)}")
-    if checks:
-        click.echo("\n".join(alerts.check_lines(checks[-1])))
+    if check is not None:
+        click.echo("\n".join(alerts.check_lines(check)))
 
 
 @main.group("release")

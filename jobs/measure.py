@@ -124,18 +124,47 @@ class Summary:
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, every batch summed
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """A measurement and the alert check after it (None when the measurement stopped before its end)."""
+
+    summary: Summary
+    check: alerts.AlertCheck | None
+
+    def result(self) -> JobResult:
+        """The job's result: the measurement's, its message ended by the check's clause."""
+        return alerts.with_alerts(result_of(self.summary), self.check)
+
+
+def measure_and_alert(
+    engine: Engine, *, now: int, window_s: int, grains: Sequence[Grain], webhook_url: str | None
+) -> Measurement:
+    """measure-rates, then the alert check (jobs.alerts), whose outcome never fails the measurement: what the
+    command and the scheduled job both run.
+
+    The webhook is read from the settings by the caller before anything is measured: a malformed
+    RUNRECORD_ALERT_WEBHOOK stops the command, the scheduler and the demo before they start, and fails a
+    scheduled run before it measures, in one line that names the variable and not its value."""
+    summary = measure_rates(engine, now=now, window_s=window_s, grains=grains)
+    if summary.stopped:
+        return Measurement(summary, None)
+    return Measurement(summary, alerts.check_alerts(engine, now=now, grains=grains, webhook_url=webhook_url))
+
+
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
-    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`; then the alert
-    check (jobs.alerts), whose outcome ends the message and never fails the job."""
+    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`, and the alert
+    check (`measure_and_alert`)."""
+    webhook_url = settings.alert_webhook()
+    window_s = settings.window_seconds()
     engine = make_engine(db_url)
     at = int((now or clock.now()).timestamp())
-    grains = (Grain.WEEK, Grain.DAY)
     try:
-        summary = measure_rates(engine, now=at, window_s=settings.window_seconds(), grains=grains)
-        checked = None if summary.stopped else alerts.after_measurement(engine, now=at, grains=grains)
+        measured = measure_and_alert(
+            engine, now=at, window_s=window_s, grains=(Grain.WEEK, Grain.DAY), webhook_url=webhook_url
+        )
     finally:
         engine.dispose()
-    return alerts.with_alerts(result_of(summary), checked)
+    return measured.result()
 
 
 def result_of(summary: Summary) -> JobResult:
