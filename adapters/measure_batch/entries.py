@@ -25,6 +25,7 @@ from sqlalchemy import (
 )
 
 from adapters import schema
+from adapters.dialect import document_members as doc_members
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
@@ -51,7 +52,7 @@ def _values(kind: type[Any]) -> tuple[str, ...]:
 
 
 # The members of a run record entry that readable_entry and fill_entries read: MariaDB hands each over as a
-# fragment of its own (doc.Members), read by one pass over the record.
+# fragment of its own (doc_members.Members), read by one pass over the record.
 ENTRY_MEMBERS: tuple[doc.Path, ...] = (
     ("runUuid",),
     ("segment",),
@@ -71,7 +72,7 @@ ENTRY_MEMBERS: tuple[doc.Path, ...] = (
 )
 
 
-def readable_entry(dialect: str, entry: doc.Members) -> ColumnElement[bool]:
+def readable_entry(dialect: str, entry: doc_members.Members) -> ColumnElement[bool]:
     """A run record entry core.run_record_json.from_json reads (every key it knows well-formed)."""
     d = dialect
 
@@ -179,7 +180,7 @@ def fill_entries(connection: Connection) -> None:
     def run(guarded: bool) -> None:
         lists = select(s.uid).where(s.record_stored == 1, s.record_problem == 0)
         source = _record_document(d, guarded=guarded).where(conversation.c.uid.in_(lists)).subquery("source")
-        items, _, item = doc.array_items(d, source.c.record, ENTRY_MEMBERS)
+        items, _, item = doc_members.array_items(d, source.c.record, ENTRY_MEMBERS)
         query = select(
             source.c.uid,
             doc.string(d, *item.at(("runUuid",)), scratch.NAME_LENGTH),

@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 
 from adapters import schema
+from adapters.dialect import document_members as doc_members
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
@@ -33,7 +34,7 @@ _ROLES = tuple(role.value for role in Role)
 _NOTICES = tuple(notice.value for notice in Notice)
 
 
-# The members of a message payload fill_messages reads (doc.Members).
+# The members of a message payload fill_messages reads (doc_members.Members).
 MESSAGE_MEMBERS: tuple[doc.Path, ...] = (("role",), ("notice",), ("runUuid",), ("segment",))
 
 
@@ -54,7 +55,7 @@ def fill_messages(connection: Connection) -> None:
                 doc.document(d, m.payload, guarded=guarded).label("document"),
             ).select_from(message.join(scratch.conversation, scratch.conversation.c.uid == m.conversation)),
         ).subquery("parsed")
-        members, payload = doc.member_table(d, parsed.c.document, MESSAGE_MEMBERS, "member")
+        members, payload = doc_members.member_table(d, parsed.c.document, MESSAGE_MEMBERS, "member")
 
         def at(*path: str) -> doc.Member:
             return payload.at(path)
