@@ -394,7 +394,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     from core.comparison import DEFAULT_WEEKS
     from core.comparison_text import comparison_json, comparison_line
     from core.periods import Grain
-    from jobs import alerts, measure, releases
+    from jobs import alerts, measure, measure_summary, releases
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
@@ -423,7 +423,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         engine.dispose()
     summary, check = measured[-1].summary, measured[-1].check
     if as_json:
-        document = measure.summary_json(summary)
+        document = measure_summary.summary_json(summary)
         document["releases"] = [
             {
                 "released_on": release.released_on.isoformat(),
@@ -435,7 +435,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         document["alerts"] = None if check is None else alerts.check_json(check)
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    click.echo("\n".join(measure.summary_lines(summary)))
+    click.echo("\n".join(measure_summary.summary_lines(summary)))
     for release, reports in compared:
         click.echo(
             f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
