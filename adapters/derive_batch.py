@@ -1,6 +1,8 @@
 """One batch of derive-outcomes in the database: per write, the facts core's rules ask for, aggregated in SQL;
 the outcome, reason and scope by core's decision tables (adapters.decision); the three output tables written
-with `INSERT … SELECT` (003_…, DESIGN.md rules 1-8).
+with `INSERT … SELECT` (003_…, DESIGN.md rules 1-8). `derive_batch` runs the steps in order: the own rows
+(adapters.own_rows, rule 3), the window here (rules 2 and 4), the edit scope (adapters.derive_scope, rule
+7), the facts and deciders here, and the rows written (adapters.derive_save).
 
 A batch moves through the temporary tables of this connection (adapters.derive_scratch lists them). Each
 statement names each temporary table once: MariaDB cannot open a temporary table twice in one query.
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import (
@@ -30,54 +33,38 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    union,
     update,
 )
 from sqlalchemy import table as table_clause
 
-from adapters import decision, own_rows, schema, survival
+from adapters import decision, derive_save, derive_scope, own_rows, schema
 from adapters import write_targets as targets
 from adapters.derive_scratch import (
     BATCH_TABLES,
     READABLE,
     TABLE_MISSING,
     UNREADABLE,
-    batch_changed,
     batch_decided,
     batch_decider,
-    batch_draft_of,
-    batch_draft_row,
     batch_fact,
     batch_keys,
-    batch_last,
-    batch_mine,
-    batch_mirror,
     batch_ordinal,
-    batch_publish,
     batch_record,
     batch_revert,
     batch_run,
     batch_scope,
-    batch_unreadable,
     batch_unreadable_agg,
     batch_window,
     batch_window_agg,
     batch_write,
-    batch_written,
     human_column,
 )
-from adapters.dialect import aggregate, bulk, plans
-from adapters.dialect import json as sqljson
+from adapters.dialect import aggregate, plans
 from adapters.dialect import session as sqlsession
 from adapters.dialect.exact import exact, exact_values, read_exact, same_record
 from adapters.history import RecordTable, TableCatalog
-from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from core.outcomes import (
-    BOOKKEEPING_FIELDS,
     CHANGE_ACTIONS,
-    FIELD_ACTIONS,
-    RELEASE_FIELD,
-    RULE_VERSION,
     WINDOW_TESTS,
     Action,
     CallOutcome,
@@ -86,9 +73,8 @@ from core.outcomes import (
 )
 from core.table_names import is_table_name
 
-# The actions whose rows change the live record's fields, and those whose history_data names fields.
+# The actions whose rows change the live record's fields.
 _CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
-_FIELD_ACTIONS = tuple(action.value for action in FIELD_ACTIONS)
 
 
 # --- one batch ---------------------------------------------------------------------------------------------
@@ -149,7 +135,8 @@ def derive_batch(
     timer("page")
     if head[0] is None or not result.runs_derivable:
         return result
-    settings.statistics(connection, batch_run)
+    statistics = partial(settings.statistics, connection)
+    statistics(batch_run)
     tables = _fill_writes(connection, settings, catalog)
     timer("targets")
     _fill_records(connection, settings, tables)
@@ -159,18 +146,20 @@ def derive_batch(
         batch_record,
         batch_write,
         automation=catalog.has_columns(schema.be_users.name, "uid", "username"),
-        statistics=lambda *tables: settings.statistics(connection, *tables),
+        statistics=statistics,
     )
     timer("history")
     _fill_window(connection, settings)
     timer("window")
-    _fill_keys(connection, settings)
-    _fill_scope(connection, settings)
+    derive_scope.fill_keys(connection, statistics)
+    derive_scope.fill_scope(connection, statistics)
     timer("scope")
     _fill_facts(connection, settings)
     _fill_deciders(connection, settings)
     timer("classify")
-    _save(connection, settings, result)
+    saved = derive_save.save(connection, now=settings.now, window_s=settings.window_s, statistics=statistics)
+    result.runs_mine, result.mirrored = saved.runs_mine, saved.mirrored
+    result.runs_by_outcome, result.writes = saved.runs_by_outcome, saved.writes
     timer("write")
     return result
 
@@ -362,215 +351,11 @@ def _window_counts() -> Select[Any]:
     ).group_by(u.event_uid)
 
 
-def _fill_keys(connection: Connection, settings: BatchSettings) -> None:
-    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): the own
-    add or modify row of each due write whose window holds a change (only then do W's fields decide
-    anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
-    record's draft rows since its previous publish)."""
-    dialect = connection.dialect.name
-    h, w, m, a = own_rows.batch_history, batch_window, own_rows.batch_match, batch_window_agg
-    record = (h.c.tablename, h.c.recuid, h.c.uid)
-    publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
-    connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
-    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(_FIELD_ACTIONS))
-    connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
-    d, p = batch_draft_row, batch_publish
-    previous = (
-        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
-    )
-    moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
-        w.join(
-            d,
-            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
-        )
-    )
-    moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
-    connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
-    settings.statistics(connection, batch_draft_of)
-    asking = m.join(a, a.c.event_uid == m.c.event_uid)
-    wanted = union(
-        select(m.c.own_uid.label("uid"))
-        .select_from(asking)
-        .where(m.c.due == 1, m.c.own_action.in_(_FIELD_ACTIONS), a.c.changes > 0),
-        select(w.c.uid).where(w.c.actiontype == Action.MODIFY.value),
-        select(batch_draft_of.c.draft_uid),
-    ).subquery("wanted")
-    s = schema.sys_history
-    joined, found = plans.inner_probe(
-        dialect, wanted, s, s.c.uid == wanted.c.uid, (s.c.uid, s.c.actiontype, s.c.history_data), "keyed"
-    )
-
-    def fill(guarded: bool) -> None:
-        document = sqljson.json_document(dialect, found.c.history_data, guarded=guarded)
-        keys = sqljson.record_keys(dialect, document, found.c.actiontype)
-        rows = plans.in_order(dialect, select(found.c.uid, keys).select_from(joined))
-        connection.execute(insert(batch_keys).from_select(["uid", "fields"], rows))
-
-    sqljson.cast_first(connection, fill)
-    settings.statistics(connection, batch_keys)
-
-
-def _fill_scope(connection: Connection, settings: BatchSettings) -> None:
-    """The written and changed field names of each due write, the changes whose keys cannot be read, their
-    counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
-    key lists batch_keys holds; values compared in SQL only."""
-    dialect = connection.dialect.name
-    ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
-    if ordinals is not None:
-        _fill_ordinals(connection)
-    m, k, w, d = own_rows.batch_match, batch_keys, batch_window, batch_draft_of
-    bookkeeping = sorted(BOOKKEEPING_FIELDS)
-    source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
-    written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
-    connection.execute(insert(batch_written).from_select(["event_uid", "field"], written.distinct()))
-    columns = ["event_uid", "uid", "field", "automation"]
-    source, field = sqljson.array_elements(dialect, w.join(k, k.c.uid == w.c.uid), k.c.fields, ordinals)
-    modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
-    modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
-    connection.execute(insert(batch_changed).from_select(columns, modified))
-    source, field = sqljson.array_elements(dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals)
-    published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
-    connection.execute(insert(batch_changed).from_select(columns, published.where(field.not_in(bookkeeping))))
-    _fill_unreadable(connection)
-    settings.statistics(connection, batch_written, batch_changed, batch_unreadable_agg)
-    c, wr = batch_changed.c, batch_written.c
-    human, known = c.automation == 0, wr.field.is_not(None)
-    counts = (
-        select(
-            c.event_uid,
-            func.count(case((human, c.field)).distinct()),
-            func.max(case((and_(human, c.field == RELEASE_FIELD), 1), else_=0)),
-            func.count(case((and_(human, c.field != RELEASE_FIELD, known), c.field)).distinct()),
-            func.sum(case((c.automation == 1, 1), else_=0)),
-            func.sum(case((and_(c.automation == 1, known), 1), else_=0)),
-        )
-        .select_from(
-            batch_changed.outerjoin(batch_written, and_(wr.event_uid == c.event_uid, wr.field == c.field))
-        )
-        .group_by(c.event_uid)
-    )
-    connection.execute(insert(batch_scope).from_select([col.name for col in batch_scope.c], counts))
-    _fill_reverted(connection)
-
-
-def _fill_unreadable(connection: Connection) -> None:
-    """The window's changes whose keys cannot be read: a modify's history_data, or a publish without drafts
-    or with a draft whose history_data cannot be read (core.outcomes._changed_keys gives None)."""
-    w, k, d = batch_window, batch_keys, batch_draft_of
-    columns = ["event_uid", "uid", "automation"]
-    modifies = (
-        select(w.c.event_uid, w.c.uid, w.c.automation)
-        .select_from(w.outerjoin(k, k.c.uid == w.c.uid))
-        .where(w.c.actiontype == Action.MODIFY.value, k.c.fields.is_(None))
-    )
-    connection.execute(insert(batch_unreadable).from_select(columns, modifies))
-    publishes = (
-        select(w.c.event_uid, w.c.uid, w.c.automation)
-        .select_from(
-            w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
-                k, k.c.uid == d.c.draft_uid
-            )
-        )
-        .where(w.c.actiontype == Action.PUBLISH.value)
-        .group_by(w.c.event_uid, w.c.uid, w.c.automation)
-        .having(or_(func.count(d.c.draft_uid) == 0, func.count(d.c.draft_uid) > func.count(k.c.fields)))
-    )
-    connection.execute(insert(batch_unreadable).from_select(columns, publishes))
-    u = batch_unreadable.c
-    human = u.automation == 0
-    counts = select(
-        u.event_uid,
-        func.sum(case((human, 1), else_=0)),
-        func.sum(case((human, 0), else_=1)),
-        func.max(case((human, u.uid))),
-    ).group_by(u.event_uid)
-    connection.execute(
-        insert(batch_unreadable_agg).from_select([c.name for c in batch_unreadable_agg.c], counts)
-    )
-
-
-def _fill_reverted(connection: Connection) -> None:
-    """Whether each due write whose own row is a modify was reverted (core.outcomes._reverted): for every
-    field it wrote, the last human change of that field in its window (or a later human change whose keys
-    cannot be read) is a modify whose newRecord value equals W's own row's oldRecord value."""
-    dialect = connection.dialect.name
-    m, wr, c, ua = own_rows.batch_match, batch_written, batch_changed, batch_unreadable_agg
-    last_named = func.max(c.c.uid)
-    unreadable = ua.c.last_human
-    latest = case(
-        (unreadable.is_(None), last_named),
-        (last_named.is_(None), unreadable),
-        (unreadable > last_named, unreadable),
-        else_=last_named,
-    )
-    lasts = (
-        select(wr.c.event_uid, wr.c.field, latest)
-        .select_from(
-            wr.join(m, m.c.event_uid == wr.c.event_uid)
-            .outerjoin(c, and_(c.c.event_uid == wr.c.event_uid, c.c.field == wr.c.field, c.c.automation == 0))
-            .outerjoin(ua, ua.c.event_uid == wr.c.event_uid)
-        )
-        .where(m.c.own_action == Action.MODIFY.value)
-        .group_by(wr.c.event_uid, wr.c.field, unreadable)
-    )
-    connection.execute(insert(batch_last).from_select(["event_uid", "field", "last_uid"], lasts))
-    s = schema.sys_history
-    last = batch_last
-    joined, later = plans.outer_probe(
-        dialect,
-        last.join(m, m.c.event_uid == last.c.event_uid),
-        s,
-        s.c.uid == last.c.last_uid,
-        (s.c.actiontype, s.c.history_data),
-        "later",
-    )
-    own = s.alias("own")
-    joined, mine = plans.outer_probe(
-        dialect,
-        joined,
-        own,
-        and_(own.c.uid == m.c.own_uid, last.c.last_uid.is_not(None)),
-        (own.c.history_data,),
-        "own",
-    )
-
-    def fill(guarded: bool) -> None:
-        new = sqljson.json_document(dialect, later.c.history_data, guarded=guarded)
-        old = sqljson.json_document(dialect, mine.c.history_data, guarded=guarded)
-        same = case(
-            (
-                and_(later.c.actiontype == Action.MODIFY.value, sqljson.is_plain_key(dialect, last.c.field)),
-                case((sqljson.same_value(dialect, new, old, last.c.field), 1), else_=0),
-            ),
-            else_=0,
-        )
-        restored = func.sum(same)
-        rows = (
-            select(last.c.event_uid, case((restored == func.count(), 1), else_=0))
-            .select_from(joined)
-            .group_by(last.c.event_uid)
-        )
-        connection.execute(
-            insert(batch_revert).from_select(["event_uid", "reverted"], plans.in_order(dialect, rows))
-        )
-
-    sqljson.cast_first(connection, fill)
-
-
-def _fill_ordinals(connection: Connection) -> None:
-    """Ordinals from 0 up to the longest key list of the batch (adapters.dialect.json.array_elements)."""
-    longest = connection.execute(select(func.max(func.json_length(batch_keys.c.fields)))).scalar()
-    have = connection.execute(select(func.count()).select_from(batch_ordinal)).scalar_one()
-    wanted = int(longest or 0)
-    if wanted > have:
-        bulk.insert_rows(connection, batch_ordinal, ("n",), [(n,) for n in range(have, wanted)])
-
-
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, m, k = batch_write, batch_record, own_rows.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
-    written_fields = case((m.c.own_action.in_(_FIELD_ACTIONS), k.c.fields))
+    written_fields = case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
     facts = decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
@@ -664,107 +449,3 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     rows = distinct.subquery("deciders")
     decided = select(rows.c.event_uid, aggregate.uid_array(dialect, rows.c.uid)).group_by(rows.c.event_uid)
     connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))
-
-
-# --- what the batch writes ---------------------------------------------------------------------------------
-
-
-def _save(connection: Connection, settings: BatchSettings, result: BatchResult) -> None:
-    dialect = connection.dialect.name
-    r, f = batch_run, batch_fact
-    out = schema.run_outcome
-    highest = func.max(decision.rank(f.c.outcome))
-    runs = (
-        select(
-            r.c.run_uid,
-            r.c.correlation_id,
-            decision.ranked(highest),
-            func.count(),
-            r.c.configuration_identifier,
-            literal(settings.window_s),
-            literal(RULE_VERSION),
-            literal(settings.now),
-            r.c.last_write_at,
-        )
-        .select_from(r.join(f, f.c.run_uid == r.c.run_uid))
-        .where(r.c.derivable == 1)
-        .group_by(r.c.run_uid, r.c.correlation_id, r.c.configuration_identifier, r.c.last_write_at)
-    )
-    # The run rows first: their unique key decides which of two concurrent transactions derives each run,
-    # and only the runs this one really inserted get their write rows and their observed row.
-    inserted = bulk.insert_or_ignore_select(dialect, out, RUN_COLUMNS, runs).returning(
-        out.c.run_uid, out.c.correlation_id, out.c.outcome
-    )
-    mine = [tuple(row) for row in connection.execute(inserted)]
-    bulk.insert_rows(connection, batch_mine, ("run_uid", "correlation_id", "outcome"), mine)
-    result.runs_mine = len(mine)
-    settings.statistics(connection, batch_mine)
-    _save_writes(connection, settings)
-    m = batch_mine
-    survival.add_counts(
-        connection,
-        f.join(m, m.c.run_uid == f.c.run_uid).join(r, r.c.run_uid == f.c.run_uid),
-        configuration=r.c.configuration_identifier,
-        run_uid=f.c.run_uid,
-        outcome=f.c.outcome,
-        first_change_after_s=f.c.first_change_after_s,
-        window_s=settings.window_s,
-    )
-    result.mirrored = _mirror(connection, settings)
-    derivable = select(r.c.run_uid).where(r.c.derivable == 1)
-    targets.forget_pending(connection, derivable)
-    _count(connection, result)
-
-
-def _save_writes(connection: Connection, settings: BatchSettings) -> None:
-    f, r, m, dd = batch_fact, batch_run, batch_mine, batch_decided
-    readable = f.c.target_state != UNREADABLE
-    rows = select(
-        f.c.run_uid,
-        r.c.correlation_id,
-        f.c.event_uid,
-        case((readable, f.c.tablename), else_=literal("")),
-        case((readable, f.c.recuid), else_=literal(0)),
-        f.c.written_at,
-        f.c.outcome,
-        f.c.reason,
-        f.c.edit_scope,
-        f.c.first_change_after_s,
-        literal(RULE_VERSION),
-        literal(settings.now),
-        func.coalesce(dd.c.decided_by, literal("[]")),
-    ).select_from(
-        f.join(r, r.c.run_uid == f.c.run_uid)
-        .join(m, m.c.run_uid == f.c.run_uid)
-        .outerjoin(dd, dd.c.event_uid == f.c.event_uid)
-    )
-    dialect = connection.dialect.name
-    connection.execute(bulk.insert_or_ignore_select(dialect, schema.write_outcome, WRITE_COLUMNS, rows))
-
-
-def _mirror(connection: Connection, settings: BatchSettings) -> int:
-    """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived, one per correlation
-    id: a correlation id that already has an observed row (nr-llm's own deriver) is left as it is."""
-    m = batch_mine
-    joined, unobserved = targets.unobserved(connection.dialect.name, m, m.c.correlation_id)
-    first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined).where(unobserved)
-    first = first.group_by(m.c.correlation_id)
-    connection.execute(insert(batch_mirror).from_select(["correlation_id", "run_uid"], first))
-    b = batch_mirror
-    rows = select(literal(0), m.c.correlation_id, m.c.outcome, literal(settings.now), literal(settings.now))
-    rows = rows.select_from(b.join(m, m.c.run_uid == b.c.run_uid))
-    columns = ["pid", "correlation_id", "outcome", "crdate", "tstamp"]
-    connection.execute(insert(schema.call_outcome).from_select(columns, rows))
-    return int(connection.execute(select(func.count()).select_from(b)).scalar_one())
-
-
-def _count(connection: Connection, result: BatchResult) -> None:
-    f, m = batch_fact, batch_mine
-    writes = connection.execute(
-        select(f.c.outcome, f.c.reason, f.c.edit_scope, func.count())
-        .select_from(f.join(m, m.c.run_uid == f.c.run_uid))
-        .group_by(f.c.outcome, f.c.reason, f.c.edit_scope)
-    ).all()
-    result.writes = Counter({(o, r, s): int(n) for o, r, s, n in writes})
-    runs = connection.execute(select(m.c.outcome, func.count()).group_by(m.c.outcome)).all()
-    result.runs_by_outcome = Counter({o: int(n) for o, n in runs})
