@@ -15,7 +15,7 @@ from sqlalchemy import Connection, select, update
 
 from adapters import schema
 from adapters.dialect import bulk
-from adapters.facts import day_of
+from adapters.dialect.days import day_of
 from core.alerts import Alert, AlertKind, AlertStatus, StoredAlert
 from core.groups import Group, GroupKind
 from core.rates import Interval, Proportion

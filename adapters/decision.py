@@ -1,7 +1,7 @@
 """core.outcomes' decision tables compiled into SQL CASE expressions (DESIGN.md, "The data path").
 
 WRITE_DECISION, EDIT_SCOPE_DECISION and PRECEDENCE are read here, row by row, in their order; each test is
-stated once over the columns of a write's facts (`FactColumns`, aggregated by adapters.write_facts). A table
+stated once over the columns of a write's facts (`FactColumns`, aggregated by adapters.derive_batch). A table
 changed in core changes this SQL with it; core.outcomes.decide reads the same tables in Python, and the
 differential tests hold the two together.
 """

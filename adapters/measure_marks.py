@@ -1,8 +1,9 @@
 """tx_runrecord_measure_mark: what the last measurement read of each source table, and its rule versions.
 
-A rerun reads only the conversations changed since these marks (adapters.facts.touched_conversations); the
-versions say which rules the stored facts follow and which metrics the stored rates hold, so that a page can
-tell a database measured before a metric existed from one where it counts none.
+A rerun reads only the conversations changed since these marks
+(adapters.measure_facts.touched_conversations); the versions say which rules the stored facts follow and which
+metrics the stored rates hold, so that a page can tell a database measured before a metric existed from one
+where it counts none.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def _decided_by_column(connection: Connection) -> ColumnElement[Any] | None:
 
 # --- what derive-outcomes writes ---------------------------------------------------------------------------
 
-# The column orders of the rows derive-outcomes writes (adapters.write_facts; the benchmark writes them too).
+# The column orders of the rows derive-outcomes writes (adapters.derive_batch; the benchmark writes them too).
 RUN_COLUMNS = (
     "run_uid",
     "correlation_id",

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Connection, delete, func, or_, select, tru
 
 from adapters import schema
 from adapters.dialect import bulk
-from adapters.facts import day_of
+from adapters.dialect.days import day_of
 from core import rule_versions
 from core.counting import Count, Key
 from core.groups import ALL_RUNS, Group, GroupKind

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, select
 
 from adapters import schema
 from adapters.dialect import bulk
-from adapters.facts import day_of
+from adapters.dialect.days import day_of
 
 release = schema.release
 

@@ -86,7 +86,7 @@ def add_counts(
 ) -> None:
     """Add the survival counts of newly derived writes (a FROM of them, with these columns) to the kept ones.
 
-    Each write is counted once, by the transaction that stored it (adapters.write_facts): its counts commit
+    Each write is counted once, by the transaction that stored it (adapters.derive_batch): its counts commit
     with its row, and a rollback takes both back."""
     dialect = connection.dialect.name
     changed = outcome.in_(CHANGED)

@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_colu
 
 from adapters import schema
 from adapters.dialect import plans
-from adapters.facts import day_of
+from adapters.dialect.days import day_of
 from core.answers import AnswerState
 from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind

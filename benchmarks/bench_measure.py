@@ -14,8 +14,8 @@ not shape. It derives the outcomes
 * floor: the engine's own full read of the inputs — count(*) and sum(length(...)) of the message and event
   payloads, the run records and the run uuids, inside the database;
 * full: measure-rates on an installation it has never measured (every fact counted, every period written),
-  with each of its parts timed inside the run (the SQL statements of adapters.measure_inputs, the text
-  rules in Python, writing the facts, the rates);
+  with each of its phases timed inside the run (the job's own phase timer: the statements of
+  adapters.measure_batch, the text rules in Python, writing the facts, the rates);
 * baseline: a plain read into Python of the texts the full run brought there (the payloads of exactly the
   messages whose text a text rule judged) plus the engine's count over runs and events (count(*) per run);
 * rerun: measure-rates again with no new data.
@@ -29,17 +29,16 @@ import argparse
 import json
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, literal, select, text
 
-from adapters import facts, measure_inputs, schema
+from adapters import schema
 from adapters.database import make_engine
 from adapters.dialect import plans
+from adapters.measure_batch import answers, waits
 from benchmarks import installation
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from core.periods import Grain
@@ -166,57 +165,24 @@ def _baseline(url: str, uids_file: str) -> dict[str, Any]:
     return {"seconds": best, "texts": len(uids), "peak_mb": peak_mb()}
 
 
-def _timed(parts: dict[str, float], name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            parts[name] += time.perf_counter() - started
-
-    return wrapper
-
-
 def _measure(url: str, uids_file: str | None) -> dict[str, Any]:
-    """measure-rates, with each part timed where it runs; the uids of the texts it judged to `uids_file`."""
-    parts: dict[str, float] = defaultdict(float)
+    """measure-rates, with the time of each of its phases; the uids of the texts it judged to `uids_file`."""
     judged: list[int] = []
-    for name in (
-        "fill_conversations",
-        "fill_entries",
-        "fill_messages",
-        "fill_runs",
-        "fill_answers",
-        "save_judged",
-        "fill_verdicts",
-        "save_verdicts",
-        "fill_user_messages",
-        "save_go_on",
-        "fill_waits",
-        "place_user_messages",
-        "fill_facts",
-        "fill_unnamed_runs",
-    ):
-        setattr(measure.measure_inputs, name, _timed(parts, name, getattr(measure_inputs, name)))
-    for name in ("mark_changed", "write_changed", "touched_conversations"):
-        setattr(measure.facts, name, _timed(parts, name, getattr(facts, name)))
-    answer_texts, go_on_texts = measure_inputs.answer_texts, measure_inputs.go_on_texts
+    # The texts the text rules judged, for the baseline's read of the same payloads.
+    answer_texts, go_on_texts = answers.answer_texts, waits.go_on_texts
 
-    def answers(connection: Connection) -> Any:
+    def judged_answers(connection: Connection) -> Any:
         found = answer_texts(connection)
         judged.extend(uid for uid, _, _ in found)
         return found
 
-    def go_on(connection: Connection) -> Any:
+    def judged_go_on(connection: Connection) -> Any:
         found = go_on_texts(connection)
         judged.extend(uid for uid, _ in found)
         return found
 
-    measure.measure_inputs.answer_texts = _timed(parts, "answer_texts", answers)  # type: ignore[assignment]
-    measure.measure_inputs.go_on_texts = _timed(parts, "go_on_texts", go_on)  # type: ignore[assignment]
-    for name in ("claims_change", "denies_change", "is_go_on"):
-        setattr(measure, name, _timed(parts, name, getattr(measure, name)))
-    measure._write_rates = _timed(parts, "rates", measure._write_rates)  # type: ignore[assignment]
+    answers.answer_texts = judged_answers
+    waits.go_on_texts = judged_go_on
     engine = make_engine(url)
     started = time.perf_counter()
     summary = measure.measure_rates(
@@ -232,7 +198,7 @@ def _measure(url: str, uids_file: str | None) -> dict[str, Any]:
         "runs": summary.runs,
         "answers": summary.answers,
         "batches": summary.batches,
-        "parts": dict(parts),
+        "parts": dict(summary.phases),
         "peak_mb": peak_mb(),
     }
 

@@ -199,7 +199,7 @@ def unreadable_target(event_uid: int) -> WriteOutcome:
 class WriteFacts:
     """What the decision tables ask of one write W, reduced from its record's history rows.
 
-    The SQL path (adapters.write_facts) aggregates the same facts per write in the database; `decide` and the
+    The SQL path (adapters.derive_batch) aggregates the same facts per write in the database; `decide` and the
     compiled CASE expressions read them through the same tables (WRITE_DECISION, EDIT_SCOPE_DECISION)."""
 
     target_readable: bool  # the payload names a table that holds records, and a uid (rule 6)

@@ -14,8 +14,8 @@ Tests, the demo generator and the benchmarks all build their data with it, so no
     chat.close()
     site.finish()
 
-This module holds the installation, its records and their history; data/chat.py the
-conversations and runs.
+This module holds the installation; data/records.py its records and their history rows, data/chat.py the
+conversations and runs, data/payloads.py how the chat writes what it stores.
 
 A sys_history row is stamped (`at`) with the start of the PHP process that wrote it, and its uid is the
 order in which rows were inserted, the order of the real writes (DOMAIN.md, "When a row is stamped"). A test
@@ -32,56 +32,23 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import random
 import uuid as uuidlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import IntEnum, StrEnum
-from typing import TYPE_CHECKING, Any
+from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import Connection, Table
 
 from adapters import schema
 from core.outcomes import Action
+from data.chat import Conversation
+from data.payloads import compact_json
+from data.records import HistoryRow, Record
 from data.rows import Row, RowBuffer
 
-if TYPE_CHECKING:
-    from data.chat import Conversation
-
-DISPLAY_TOOLS = ("chat_set_progress", "chat_highlight_element", "chat_list_open_points")
-QUESTION_TOOL = "ask_choice"
-
-
-class Privacy(IntEnum):
-    """nr-llm's privacy levels, as far as they change what an event payload keeps (DOMAIN.md)."""
-
-    METADATA = 1  # the default: arguments, results and content replaced by counts
-    FULL = 2
-
-
-# One encoder for every row: json.dumps with options builds a new encoder on each call.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def compact_json(value: Any) -> str:
-    return _COMPACT.encode(value)
-
-
-INTEGER_FIELDS = frozenset({"og_image", "hidden", "pid", "sorting"})
 # The backend user scheduler tasks and CLI commands write as (DOMAIN.md, "Who wrote it").
 CLI_USERNAME = "_cli_"
-
-
-def new_value(field_name: str) -> Any:
-    """A value the AI writes into a field: a file reference count for an image, else a text."""
-    return 1 if field_name in INTEGER_FIELDS else f"neu: {field_name}"
-
-
-def empty_value(field_name: str) -> Any:
-    """What a field the record was created without holds: 0 for a number, else an empty text."""
-    return 0 if field_name in INTEGER_FIELDS else ""
 
 
 def _column_defaults(table: Table) -> dict[str, Any]:
@@ -106,67 +73,6 @@ class HistoryOrder(StrEnum):
 
     CALLS = "calls"  # in the order of the builder's calls: the calls are the insertions
     MOMENTS = "moments"  # by each row's real moment, when the installation flushes them
-
-
-@dataclass
-class HistoryRow:
-    """A sys_history row as planted: who wrote it when, what it holds, where it stands in insertion order."""
-
-    stamp: int  # tstamp: the start of the process that wrote it
-    moment: int  # when it was really inserted
-    call: int  # the order of the builder's calls
-    action: Action
-    user: int
-    workspace: int
-    old: Mapping[str, Any] | None  # modify rows: oldRecord; None when history_data is not a modify's
-    new: Mapping[str, Any] | None  # modify rows: newRecord, add rows: the fields; None when unreadable
-    names_run: str = ""  # the run uuid its correlation_id names ('' for a DataHandler scope of its own)
-    insertion: tuple[int, int] = (0, 0)  # sorts rows into the order of their uids
-    uid: int = 0  # given when it is numbered: at once in CALLS order, at the flush in MOMENTS order
-
-    @property
-    def keys(self) -> frozenset[str] | None:
-        """The fields a modify or add row holds; None when its history_data cannot be read."""
-        return None if self.new is None else frozenset(self.new)
-
-
-def iso(unix: int) -> str:
-    """Unix seconds as the ISO 8601 text the chat stores in createdAt."""
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
-
-
-@dataclass
-class Record:
-    """A row of a record table (pages, tt_content, …) with its final state."""
-
-    table: str
-    uid: int
-    values: dict[str, Any]
-    deleted: bool = False
-    hidden: bool = False
-    gone: bool = False  # hard-deleted: no row left
-    history: list[HistoryRow] = field(default_factory=list)  # its sys_history rows, in the order planted
-    written: bool = False  # its row was flushed: its story must be complete by then
-    ai_fields: set[str] = field(default_factory=set)  # the fields AI writes changed
-    before_ai: dict[str, Any] = field(default_factory=dict)  # each AI-written field's value before the first
-
-    @property
-    def history_times(self) -> list[int]:
-        """The tstamps of its sys_history rows."""
-        return [row.stamp for row in self.history]
-
-    @property
-    def delete_times(self) -> list[int]:
-        """The tstamps of its delete rows."""
-        return [row.stamp for row in self.history if row.action == Action.DELETE]
-
-    def value(self, field_name: str) -> Any:
-        """What a field holds now."""
-        return self.values.get(field_name, empty_value(field_name))
-
-    @property
-    def ref(self) -> str:
-        return f"{self.table}:{self.uid}"
 
 
 class Installation:
@@ -422,8 +328,6 @@ class Installation:
         language: str = "de",
     ) -> Conversation:
         """A conversation of the AI chat, opened by an editor."""
-        from data.chat import Conversation
-
         self.configuration(configuration, configuration.replace("-", " ").title(), at=at)
         return Conversation(self, configuration, at=at, skill=skill, page=page, editor=editor, title=title)
 

@@ -11,19 +11,14 @@ from typing import Any, Protocol
 from adapters import schema
 from core.cards import APPROVE_ANSWER, CardDecision, CardOutcome
 from core.outcomes import Action
+from core.refused import QUESTION_TOOLS
+from core.run_record import DISPLAY_TOOLS
 from core.run_status import RunStatus, is_finished
-from data.builder import (
-    DISPLAY_TOOLS,
-    QUESTION_TOOL,
-    HistoryRow,
-    Installation,
-    Privacy,
-    Record,
-    compact_json,
-    iso,
-    new_value,
-)
-from data.rows import Row
+from data.payloads import Privacy, compact_json, iso
+from data.records import HistoryRow, Record, new_value
+from data.rows import Row, RowBuffer
+
+(QUESTION_TOOL,) = QUESTION_TOOLS  # nr-llm's only tool that asks the editor
 
 # The tools the demo's configurations offer each model round (a request event's toolSpecs: names only, as
 # nr-llm keeps them at every privacy level), crm_push_draft a remote (MCP) one. A round that asks for
@@ -38,7 +33,7 @@ OFFERED_TOOLS = (
     "update_record",
     "create_page_draft",
     QUESTION_TOOL,
-    *DISPLAY_TOOLS,
+    *sorted(DISPLAY_TOOLS),
     "crm_push_draft",
 )
 HELD_BACK_TOOLS = frozenset({"translate_page"})
@@ -50,6 +45,29 @@ class Processing(StrEnum):
 
     EXEC = "exec"  # a process forked per request (a message, an approval): stamped when that request came
     WORKER = "worker"  # one long-running ai-chat:worker: stamped when the worker (re)started
+
+
+class Site(Protocol):
+    """What a conversation asks of the installation it is written into (data.builder.Installation)."""
+
+    rows: RowBuffer
+
+    def new_uuid(self) -> str: ...
+
+    def configuration(self, identifier: str, name: str, *, at: int = 0) -> int: ...
+
+    def history_row(
+        self,
+        record: Record,
+        action: Action,
+        *,
+        at: int,
+        new: Mapping[str, Any] | None = None,
+        old: Mapping[str, Any] | None = None,
+        by: int = 1,
+        moment: int | None = None,
+        names_run: str = "",
+    ) -> HistoryRow: ...
 
 
 class Processes(Protocol):
@@ -134,7 +152,7 @@ class Conversation:
 
     def __init__(
         self,
-        site: Installation,
+        site: Site,
         configuration: str,
         *,
         at: int,

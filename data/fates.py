@@ -17,8 +17,9 @@ from itertools import accumulate
 
 from core.outcomes import Action
 from core.time import DAY_S
-from data.builder import INTEGER_FIELDS, HistoryRow, Installation, Record
+from data.builder import Installation
 from data.chat import Write
+from data.records import INTEGER_FIELDS, HistoryRow, Record
 
 DAY = DAY_S
 # DESIGN.md rule 3: a row whose floor (the greatest stamp inserted up to it) is at most this after a write's

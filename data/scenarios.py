@@ -16,9 +16,11 @@ from enum import StrEnum
 
 from core.outcomes import Action
 from core.periods import Grain, period_start, unix_of
-from data.builder import INTEGER_FIELDS, Installation, Privacy, Record
+from data.builder import Installation
 from data.chat import Conversation, Processes, Processing, Run, Write
 from data.fates import DAY, TEXT_FIELDS, Fate, PlantedFate, apply_fate, canary_edit
+from data.payloads import Privacy
+from data.records import INTEGER_FIELDS, Record
 
 SEO_CONFIGURATION = "seo-assistant"
 CONTENT_CONFIGURATION = "content-assistant"

@@ -7,7 +7,8 @@ moves — the measurement's comparisons corrected together (core.multiple_testin
 compare weeks (core.alerts.ALERT_GRAIN), and a closed week's figures are those a week-grain measurement
 stored. Only the alerts really inserted by this run are POSTed to
 RUNRECORD_ALERT_WEBHOOK, after the commit. Nothing here fails the measurement: a failed check or delivery
-becomes part of the job run's message (`check_line`).
+becomes part of the job run's message (`check_line`). The webhook's setting is read before the measurement
+(jobs.measure.measure_and_alert): a malformed one stops it before anything is measured.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from adapters import alerts as alert_rows
-from adapters import measure_marks, rates, releases, settings, webhook
+from adapters import measure_marks, rates, releases, webhook
 from adapters.database import RunrecordError, reported
 from core import alerts as rules
 from core.alert_text import alert_json, alert_line
@@ -96,21 +97,6 @@ def _deliver(check: AlertCheck, url: str, policy: webhook.Policy) -> None:
 
 def _tries(attempts: int) -> str:
     return "1 try" if attempts == 1 else f"{attempts} tries"
-
-
-def after_measurement(
-    engine: Engine, *, now: int, grains: Sequence[Grain], delivery: webhook.Policy | None = None
-) -> AlertCheck:
-    """The check after a measurement, with the webhook of RUNRECORD_ALERT_WEBHOOK; a malformed setting sends
-    nothing and says so, the alerts are written all the same."""
-    try:
-        url = settings.alert_webhook()
-    except RunrecordError as error:
-        check = check_alerts(engine, now=now, grains=grains, webhook_url=None, delivery=delivery)
-        check.not_delivered = str(error)
-        check.not_sent = len(check.new)
-        return check
-    return check_alerts(engine, now=now, grains=grains, webhook_url=url, delivery=delivery)
 
 
 def check_line(check: AlertCheck) -> str:

@@ -6,102 +6,40 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from adapters import clock, settings
 from adapters.errors import RunrecordError
 from core.time import DAY_S
+from jobs.cli_options import (
+    CommandGroup,
+    DeriveProgressBar,
+    creating_db_option,
+    db_option,
+    existing_database,
+    parse_now,
+    port_option,
+    progress_printer,
+)
+from jobs.cli_reports import alerts_group, compare_command, release_group, survival_command
 
-F = TypeVar("F", bound=Callable[..., Any])
-DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler.JOBS names it
-
-
-class _Group(click.Group):
-    """Turns every RunrecordError and database error into one line on stderr and exit code 1, and a
-    malformed option or argument into one line and exit code 2 (click's code for usage errors)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click.UsageError as error:
-            command = error.ctx.command_path if error.ctx is not None else ctx.command_path
-            message = " ".join(error.format_message().split())
-            click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
-            sys.exit(2)
-        except RunrecordError as error:
-            click.echo(f"runrecord: error: {error}", err=True)
-            sys.exit(1)
-        except Exception as error:
-            if not _is_database_error(error):
-                raise
-            from adapters.database import one_line
-
-            click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
-            sys.exit(1)
+DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler_config.JOBS names it
 
 
-def _is_database_error(error: Exception) -> bool:
-    """A SQLAlchemy error; asked without importing SQLAlchemy, which a command that raised one has loaded."""
-    errors = sys.modules.get("sqlalchemy.exc")
-    return errors is not None and isinstance(error, errors.SQLAlchemyError)
-
-
-def _existing_database(_ctx: click.Context | None, _param: click.Parameter | None, value: str) -> str:
-    """A command that reads a SQLite file must not create it as an empty one by opening it."""
-    from adapters.database import parse_url, sqlite_path
-
-    path = sqlite_path(parse_url(value))
-    if path is not None and not path.exists():
-        raise RunrecordError(
-            f"no database file at {path}: `runrecord demo` builds the demo there, "
-            "`runrecord init-db --db …` prepares an installation's database"
-        )
-    return value
-
-
-def _db_option(function: F, *, creates: bool) -> F:
-    return click.option(
-        "--db",
-        "db_url",
-        default=lambda: settings.get("db"),
-        show_default=f"${settings.SETTINGS[0].env}, else {settings.SETTINGS[0].default}",
-        help="SQLAlchemy URL of the database.",
-        callback=None if creates else _existing_database,
-    )(function)
-
-
-def _db_option_unchecked(function: F) -> F:
-    return _db_option(function, creates=True)
-
-
-def db_option(function: F) -> F:
-    """The --db option of a command that reads an existing database."""
-    return _db_option(function, creates=False)
-
-
-def creating_db_option(function: F) -> F:
-    """The --db option of a command that may create the database as a new SQLite file."""
-    return _db_option(function, creates=True)
-
-
-def parse_now(value: str | None) -> datetime:
-    """--now as an aware datetime (UTC when no offset is given); adapters.clock's time when absent."""
-    if value is None:
-        return clock.now()
-    return clock.parse_instant(value, what="--now")
-
-
-@click.group(cls=_Group)
+@click.group(cls=CommandGroup)
 @click.version_option(package_name="runrecord")
 def main() -> None:
     """What the AI chat of a TYPO3 backend actually did, and what became of it."""
     # A failed statement reaches the user as one line (adapters.database.reported); psycopg would also log
     # its own warning about the lost connection through Python's last-resort handler, a second line.
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+
+for command in (release_group, compare_command, survival_command, alerts_group):
+    main.add_command(command)
 
 
 @main.command("init-db")
@@ -181,7 +119,7 @@ def generate_command(
         now=parse_now(now_text),
         window_days=window_days,
         manifest=manifest or default_manifest(target),
-        progress=_progress_printer(),
+        progress=progress_printer(),
         processing=ProcessingChoice(processing),
     )
     summary = report.summary
@@ -194,36 +132,9 @@ def generate_command(
         click.echo(f"manifest: {report.manifest}")
 
 
-def _progress_printer() -> Callable[[Any], None]:
-    """Progress lines on stderr, at most one every two seconds and the last one always."""
-    last = [0.0]
-
-    def show(progress: Any) -> None:
-        if progress.seconds - last[0] < 2.0 and progress.conversations < progress.total:
-            return
-        last[0] = progress.seconds
-        click.echo(
-            f"  {progress.conversations:,}/{progress.total:,} conversations, {progress.rows:,} rows, "
-            f"{progress.rows_per_second:,.0f} rows/s",
-            err=True,
-        )
-
-    return show
-
-
-def _port_option(function: F) -> F:
-    return click.option(
-        "--port",
-        type=click.IntRange(1, 65535),
-        default=None,  # read when the command runs: a malformed setting is not a malformed option
-        show_default="$RUNRECORD_DASHBOARD_PORT, else 8501",
-        help="Port of the dashboard on 127.0.0.1.",
-    )(function)
-
-
 @main.command("dashboard")
 @db_option
-@_port_option
+@port_option
 def dashboard_command(db_url: str, port: int | None) -> None:
     """Serve the dashboard on localhost until stopped (Ctrl-C)."""
     from jobs.demo import serve_dashboard
@@ -239,14 +150,14 @@ def dashboard_command(db_url: str, port: int | None) -> None:
 
 @main.command("demo")
 @creating_db_option
-@_port_option
+@port_option
 @click.option("--no-dashboard", is_flag=True, help="Build the database and run the jobs, then exit.")
 def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     """Build the demo installation when it is missing, run the jobs once, serve the dashboard and run the
     scheduler beside it."""
     from adapters.database import parse_url
     from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
-    from jobs.scheduler import SchedulerConfig
+    from jobs.scheduler_config import SchedulerConfig
 
     # The settings first: a malformed one stops the demo before it builds or runs anything.
     settings.window_days()
@@ -258,7 +169,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
         settings.admin_session_secret()
         SchedulerConfig.from_settings()
     url = parse_url(db_url)
-    report = ensure_demo_database(url, now=parse_now(None), progress=_progress_printer())
+    report = ensure_demo_database(url, now=parse_now(None), progress=progress_printer())
     if report is None:
         click.echo(f"using the demo installation in {url.database}")
     else:
@@ -364,7 +275,7 @@ def derive_outcomes_command(
     now = int(parse_now(now_text).timestamp())
     window_s = (settings.window_days() if window_days is None else window_days) * DAY_S
     engine = make_engine(db_url)
-    bar = _DeriveProgressBar()
+    bar = DeriveProgressBar()
     summaries: list[Summary] = []
 
     def derive() -> JobResult:
@@ -391,26 +302,6 @@ def derive_outcomes_command(
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
         click.echo("\n".join(summary_lines(summary)))
-
-
-class _DeriveProgressBar:
-    """click's progress bar on stderr, shown only on a terminal (the caller passes update only then)."""
-
-    def __init__(self) -> None:
-        self._bar: Any = None
-        self._shown = 0
-
-    def update(self, done: int, total: int) -> None:
-        if self._bar is None:
-            self._bar = click.progressbar(length=max(total, 1), label="deriving runs", file=sys.stderr)
-            self._bar.__enter__()
-        self._bar.update(done - self._shown)
-        self._shown = done
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
 
 
 @main.command("watch-conversations")
@@ -450,24 +341,25 @@ def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool
 
 
 @main.command("scheduler")
-@_db_option_unchecked
+@creating_db_option
 @click.option("--dry-run", is_flag=True, help="List the jobs and their next run times, then exit.")
 def scheduler_command(db_url: str, dry_run: bool) -> None:
     """Run the jobs on schedule in the foreground until SIGTERM or Ctrl-C; one scheduler per database."""
     if not dry_run:  # a dry run lists the schedule and opens no database
-        _existing_database(None, None, db_url)
+        existing_database(None, None, db_url)
         settings.alert_webhook()  # measure-rates POSTs its alerts there
     from adapters.database import describe, parse_url
     from jobs import scheduler
+    from jobs.scheduler_config import SchedulerConfig, plan
 
     where = describe(parse_url(db_url))
-    config = scheduler.SchedulerConfig.from_settings()
+    config = SchedulerConfig.from_settings()
     if dry_run:
         click.echo(
             f"scheduler for {where}: time zone {config.timezone.key}, misfire grace "
             f"{config.misfire_grace_s} s, lease {config.lease_s:g} s"
         )
-        for planned in scheduler.plan(config, clock.now().astimezone(config.timezone)):
+        for planned in plan(config, clock.now().astimezone(config.timezone)):
             when = "never" if planned.next_run is None else f"{planned.next_run:%Y-%m-%d %H:%M %Z}"
             if planned.spec.after is not None:
                 when = f"after {when}"
@@ -502,7 +394,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     from core.comparison import DEFAULT_WEEKS
     from core.comparison_text import comparison_json, comparison_line
     from core.periods import Grain
-    from jobs import alerts, measure, releases
+    from jobs import alerts, measure, measure_summary, releases
     from jobs.job_log import JobResult, Status, execute
 
     now = int(parse_now(now_text).timestamp())
@@ -510,14 +402,15 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     webhook = settings.alert_webhook()
     chosen = Grain(grain)
     engine = make_engine(db_url)
-    summaries: list[measure.Summary] = []
-    checks: list[alerts.AlertCheck] = []
+    measured: list[measure.Measurement] = []
 
     def work() -> JobResult:
-        summaries.append(measure.measure_rates(engine, now=now, window_s=window_s, grains=(chosen,)))
-        if not summaries[-1].stopped:
-            checks.append(alerts.check_alerts(engine, now=now, grains=(chosen,), webhook_url=webhook))
-        return alerts.with_alerts(measure.result_of(summaries[-1]), checks[-1] if checks else None)
+        measured.append(
+            measure.measure_and_alert(
+                engine, now=now, window_s=window_s, grains=(chosen,), webhook_url=webhook
+            )
+        )
+        return measured[-1].result()
 
     try:
         execution = execute(engine, measure.JOB, work)
@@ -528,9 +421,9 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         compared = releases.release_comparisons(engine, grain=chosen, now=now)
     finally:
         engine.dispose()
-    summary = summaries[-1]
+    summary, check = measured[-1].summary, measured[-1].check
     if as_json:
-        document = measure.summary_json(summary)
+        document = measure_summary.summary_json(summary)
         document["releases"] = [
             {
                 "released_on": release.released_on.isoformat(),
@@ -539,10 +432,10 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
             }
             for release, reports in compared
         ]
-        document["alerts"] = alerts.check_json(checks[-1]) if checks else None
+        document["alerts"] = None if check is None else alerts.check_json(check)
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    click.echo("\n".join(measure.summary_lines(summary)))
+    click.echo("\n".join(measure_summary.summary_lines(summary)))
     for release, reports in compared:
         click.echo(
             f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
@@ -550,261 +443,8 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         )
         for report in reports:
             click.echo(f"    {comparison_line(report)}")
-    if checks:
-        click.echo("\n".join(alerts.check_lines(checks[-1])))
-
-
-@main.group("release")
-def release_group() -> None:
-    """Dated markers (a release, a prompt change) that rates are compared across."""
-
-
-@release_group.command("add")
-@click.argument("date_text", metavar="DATE")
-@click.argument("label")
-@db_option
-def release_add_command(date_text: str, label: str, db_url: str) -> None:
-    """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
-    from adapters.database import make_engine
-    from jobs.releases import add_release, parse_day
-
-    day = parse_day(date_text, "DATE")
-    engine = make_engine(db_url)
-    try:
-        added = add_release(engine, day, label, now=int(parse_now(None).timestamp()))
-    finally:
-        engine.dispose()
-    click.echo(f"{'recorded' if added else 'already recorded'}: {day.isoformat()} {' '.join(label.split())}")
-
-
-@release_group.command("list")
-@db_option
-@click.option("--json", "as_json", is_flag=True, help="Print the markers as JSON.")
-def release_list_command(db_url: str, as_json: bool) -> None:
-    """Every marker, oldest first."""
-    from adapters.database import make_engine
-    from jobs.releases import list_releases
-
-    engine = make_engine(db_url)
-    try:
-        found = list_releases(engine)
-    finally:
-        engine.dispose()
-    if as_json:
-        rows = [{"released_on": r.released_on.isoformat(), "label": r.label} for r in found]
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    if not found:
-        click.echo("no release recorded (runrecord release add DATE LABEL)")
-    for release in found:
-        click.echo(f"{release.released_on.isoformat()}  {release.label}")
-
-
-@main.command("compare")
-@click.argument("metric")
-@click.option("--at", "at_text", default=None, help="The date (YYYY-MM-DD) the two sides meet at.")
-@click.option(
-    "--between",
-    "between_texts",
-    nargs=2,
-    default=None,
-    metavar="configuration:A configuration:B",
-    help="Compare configuration B against A over every closed period both have (instead of --at).",
-)
-@click.option(
-    "--weeks", type=click.IntRange(1, 52), default=None, help="Weeks on each side of --at.  [default: 4]"
-)
-@click.option(
-    "--group",
-    "group_text",
-    default=None,
-    help="With --at: all, configuration:IDENTIFIER or skill:IDENTIFIER (skill:none: conversations without "
-    "a skill).  [default: all]",
-)
-@click.option(
-    "--from", "from_text", default=None, help="With --between: the first day (YYYY-MM-DD) of the span."
-)
-@click.option("--to", "to_text", default=None, help="With --between: the last day (YYYY-MM-DD) of the span.")
-@click.option("--grain", type=click.Choice(["week", "day"]), default="week", show_default=True)
-@click.option("--now", "now_text", default=None, help="ISO 8601 time that says which periods are still open.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@db_option
-def compare_command(
-    metric: str,
-    at_text: str | None,
-    between_texts: tuple[str, str] | None,
-    weeks: int | None,
-    group_text: str | None,
-    from_text: str | None,
-    to_text: str | None,
-    grain: str,
-    now_text: str | None,
-    as_json: bool,
-    db_url: str,
-) -> None:
-    """METRIC before and after a date (--at), or of one configuration against another (--between): both
-    sides with Wilson intervals, the difference, the test."""
-    from adapters.database import make_engine
-    from core.between_text import between_json, between_text
-    from core.comparison import DEFAULT_WEEKS, RATE_METRICS
-    from core.comparison_text import comparison_json, comparison_text
-    from core.groups import parse_group
-    from core.metrics import parse_metric
-    from core.periods import Grain
-    from jobs import between, releases
-
-    chosen = parse_metric(metric)
-    if chosen is None or chosen not in RATE_METRICS:
-        names = ", ".join(m.value for m in RATE_METRICS)
-        what = f"no metric {metric!r}" if chosen is None else f"{metric} is a count, not a rate"
-        raise RunrecordError(f"{what}; compare takes one of: {names}")
-    if (at_text is None) == (between_texts is None):
-        raise RunrecordError(
-            "compare takes either --at DATE or --between configuration:A configuration:B, "
-            + ("not both" if at_text is not None else "and got neither")
-        )
-    now = int(parse_now(now_text).timestamp())
-    if between_texts is not None:
-        if weeks is not None or group_text is not None:
-            raise RunrecordError(
-                "--weeks and --group go with --at; --between sums every closed period both configurations "
-                "have (bound it with --from and --to)"
-            )
-        sides = between.parse_sides(between_texts)
-        start = None if from_text is None else releases.parse_day(from_text, "--from")
-        end = None if to_text is None else releases.parse_day(to_text, "--to")
-        engine = make_engine(db_url)
-        try:
-            found = between.compare_between(
-                engine, chosen, sides, grain=Grain(grain), start=start, end=end, now=now
-            )
-        finally:
-            engine.dispose()
-        text = json.dumps(between_json(found), indent=2, ensure_ascii=False) if as_json else None
-        click.echo(text or "\n".join(between_text(found)))
-        return
-    if from_text is not None or to_text is not None:
-        raise RunrecordError("--from and --to go with --between; --at takes --weeks on each side")
-    group = parse_group("all" if group_text is None else group_text)
-    if group is None:
-        raise RunrecordError(
-            f"--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not {group_text!r}"
-        )
-    assert at_text is not None  # one of the two was given
-    at = releases.parse_day(at_text, "--at")
-    engine = make_engine(db_url)
-    try:
-        report = releases.compare_at(
-            engine,
-            chosen,
-            at,
-            weeks=DEFAULT_WEEKS if weeks is None else weeks,
-            group=group,
-            grain=Grain(grain),
-            now=now,
-        )
-    finally:
-        engine.dispose()
-    if as_json:
-        click.echo(json.dumps(comparison_json(report), indent=2, ensure_ascii=False))
-    else:
-        click.echo("\n".join(comparison_text(report)))
-
-
-@main.command("survival")
-@click.option("--group", "group_text", default=None, help="configuration:IDENTIFIER: its writes only.")
-@click.option(
-    "--between",
-    "between_texts",
-    nargs=2,
-    default=None,
-    metavar="configuration:A configuration:B",
-    help="Both configurations' curves and the log-rank test between them.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the curves' marks and the test as JSON.")
-@db_option
-def survival_command(
-    group_text: str | None, between_texts: tuple[str, str] | None, as_json: bool, db_url: str
-) -> None:
-    """How long AI text stays untouched: the share of derived writes no human changed yet, t after the write
-    (Kaplan–Meier with its 95% band, the median, the log-rank test with --between)."""
-    from adapters.database import make_engine
-    from core.groups import ALL_RUNS
-    from core.survival_text import survival_json, survival_text
-    from jobs import between
-    from jobs.survival import survival_of
-
-    if group_text is not None and between_texts is not None:
-        raise RunrecordError("survival takes --group or --between, not both")
-    groups = (
-        between.parse_sides(between_texts)
-        if between_texts is not None
-        else (ALL_RUNS,)
-        if group_text is None
-        else (between.parse_configuration(group_text, "--group"),)
-    )
-    window_s = settings.window_seconds()
-    engine = make_engine(db_url)
-    try:
-        report = survival_of(engine, groups, window_s=window_s)
-    finally:
-        engine.dispose()
-    if as_json:
-        click.echo(json.dumps(survival_json(report), indent=2, ensure_ascii=False))
-    else:
-        click.echo("\n".join(survival_text(report)))
-
-
-@main.group("alerts", invoke_without_command=True)
-@_db_option_unchecked  # checked below: `alerts ack ID --db URL` may name another database
-@click.option("--all", "closed_too", is_flag=True, help="List the closed alerts too.")
-@click.option("--json", "as_json", is_flag=True, help="Print the alerts as JSON.")
-@click.pass_context
-def alerts_group(ctx: click.Context, db_url: str, closed_too: bool, as_json: bool) -> None:
-    """The open alerts, newest first: each rate that moved significantly after a measurement."""
-    ctx.obj = db_url
-    if ctx.invoked_subcommand is not None:
-        return
-    _existing_database(None, None, db_url)
-    from adapters.database import make_engine
-    from core.alert_text import alert_json, alert_line
-    from jobs.alerts import list_alerts
-
-    engine = make_engine(db_url)
-    try:
-        found = list_alerts(engine, closed_too=closed_too)
-    finally:
-        engine.dispose()
-    if as_json:
-        click.echo(json.dumps([alert_json(stored) for stored in found], indent=2, ensure_ascii=False))
-        return
-    if not found:
-        click.echo(f"no {'' if closed_too else 'open '}alert (measure-rates writes one when a rate moves)")
-    for stored in found:
-        click.echo(alert_line(stored))
-
-
-@alerts_group.command("ack")
-@click.argument("uid", metavar="ID", type=click.IntRange(min=1))
-@click.option(
-    "--db",
-    "db_url",
-    default=None,
-    help="SQLAlchemy URL of the database [default: the one `runrecord alerts` reads].",
-)
-@click.pass_obj
-def alerts_ack_command(group_db_url: str, uid: int, db_url: str | None) -> None:
-    """Close the open alert ID (acknowledge it): it leaves `runrecord alerts` and the pages."""
-    from adapters.database import make_engine
-    from core.alert_text import alert_line
-    from jobs.alerts import close_alert
-
-    engine = make_engine(_existing_database(None, None, db_url or group_db_url))
-    try:
-        stored, closed = close_alert(engine, uid, now=int(parse_now(None).timestamp()))
-    finally:
-        engine.dispose()
-    click.echo(f"{'closed' if closed else 'closed already'}: {alert_line(stored)}")
+    if check is not None:
+        click.echo("\n".join(alerts.check_lines(check)))
 
 
 @main.command("hash-password")

@@ -22,7 +22,7 @@ from data.generate import GenerateReport, Progress, default_manifest, generate
 from jobs import scheduler
 from jobs.job_log import Status, run_logged
 from jobs.releases import add_release
-from jobs.scheduler import JOBS
+from jobs.scheduler_config import JOBS, SchedulerConfig
 from jobs.schema_setup import init_installation, upgrade_ours
 
 # Enough conversations that the planted release reads as a significant drop of claimed_unwritten_rate
@@ -95,7 +95,7 @@ def serve_demo(db_url: str, *, port: int, say: Callable[[str], None]) -> int:
     target = url.render_as_string(hide_password=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with scheduler.beside(target, scheduler.SchedulerConfig.from_settings()):
+        with scheduler.beside(target, SchedulerConfig.from_settings()):
             server = subprocess.Popen(dashboard_command(url, port=port), env=environment)
             try:
                 return server.wait()

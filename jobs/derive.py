@@ -2,9 +2,9 @@
 
 Set-based, in the database (DESIGN.md, "The data path"): the write targets of the events added since the last
 run are read into our own table (adapters.write_targets), then the due runs are derived a batch at a time,
-each batch one transaction of `INSERT … SELECT` statements (adapters.write_facts) whose rules are compiled
-from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_write stays the reference:
-the Run page explains an outcome with it, and the differential tests hold the two together.
+each batch one transaction of `INSERT … SELECT` statements (adapters.derive_batch) whose rules are compiled
+from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_writes stays the reference:
+the differential tests (tests/db/derive_reference.py) and the derivation benchmark hold the two together.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
 
@@ -31,8 +31,9 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from adapters import clock, settings
+from adapters import derive_batch as batch
+from adapters import derive_scratch as scratch
 from adapters import history as history_queries
-from adapters import write_facts as batch
 from adapters import write_targets as targets
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
@@ -40,6 +41,7 @@ from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
 from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
+from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
 # Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
@@ -132,7 +134,7 @@ def derive_outcomes(
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
-    timer = _Timer(summary.phases)
+    timer = PhaseTimer(summary.phases)
     require_head(engine, "derive-outcomes")
     # DESIGN.md rule 1 (core.outcomes.is_due): due once the window of the last write has closed.
     cutoff = window_cutoff(now, window_s)
@@ -142,7 +144,7 @@ def derive_outcomes(
         try:
             with connection.begin():
                 sqlsession.begin_job_session(connection)
-                sqlsession.create_temporary_tables(connection, batch.BATCH_TABLES)
+                sqlsession.create_temporary_tables(connection, scratch.BATCH_TABLES)
             timer("setup")
             _retried(connection, lambda: targets.extend_targets(connection))
             timer("extend")
@@ -179,25 +181,12 @@ def derive_outcomes(
     return summary
 
 
-class _Timer:
-    """Adds the time since it was last called to a phase's total."""
-
-    def __init__(self, phases: dict[str, float]) -> None:
-        self._phases = phases
-        self._last = time.perf_counter()
-
-    def __call__(self, phase: str) -> None:
-        now = time.perf_counter()
-        self._phases[phase] = self._phases.get(phase, 0.0) + now - self._last
-        self._last = now
-
-
 def _run_batch(
     connection: Connection,
     plan: batch.BatchSettings,
     catalog: history_queries.TableCatalog,
     after: int,
-    timer: _Timer,
+    timer: PhaseTimer,
 ) -> batch.BatchResult:
     """One batch in one transaction, tried again when only a concurrent transaction was in the way."""
     result = _retried(connection, lambda: batch.derive_batch(connection, plan, catalog, after, timer))
@@ -238,7 +227,7 @@ def _count(summary: Summary, result: batch.BatchResult) -> None:
 def _drop_quietly(connection: Connection) -> None:
     try:
         with connection.begin():
-            sqlsession.drop_temporary_tables(connection, batch.BATCH_TABLES)
+            sqlsession.drop_temporary_tables(connection, scratch.BATCH_TABLES)
             sqlsession.end_job_session(connection)
     except DBAPIError:
         # The connection itself failed: its session, and the temporary tables with it, is gone anyway.

@@ -4,7 +4,7 @@ The job-callable contract
 -------------------------
 
 A job the scheduler runs (derive-outcomes, measure-rates, watch-conversations, …) is one module-level
-function, named in `jobs.scheduler.JOBS` by its textual reference ("jobs.derive:run_job"):
+function, named in `jobs.scheduler_config.JOBS` by its textual reference ("jobs.derive:run_job"):
 
     def run_job(db_url: str, *, now: datetime | None = None) -> JobResult
 

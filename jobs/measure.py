@@ -2,12 +2,12 @@
 
 Two kinds of unit of work, one transaction each:
 
-1. Facts, per batch of conversations: read their messages, the runs they name and counts of those runs'
-   events (adapters.conversations, adapters.runs, adapters.events); core.answers and core.facts say what
-   each run's completed answer is and counts as; the facts are upserted into tx_runrecord_measure_fact
-   (adapters.facts). The first run reads every conversation; later runs only those changed since the stored
-   marks (a conversation row, a new message, or a run or event of a run it names). Runs no conversation
-   names get a fact of their own.
+1. Facts, per batch of conversations (adapters.measure_batch): their messages, the runs they name and the
+   counts of those runs' events, counted in the database by core's rules (core.answers, core.facts say what
+   each run's completed answer is and counts as); the facts that changed replace the stored ones in
+   tx_runrecord_measure_fact. The first run reads every conversation; later runs only those changed since the
+   stored marks (a conversation row, a new message, or a run or event of a run it names). Runs no
+   conversation names get a fact of their own.
 2. Rates, at the end: the periods to write are every open period (a run ending in it may still change: its
    window has not closed at `now`, or it is the current period), every period that has facts but no
    stored rates, and every closed period still stored with runs inside their window (it was last written
@@ -24,34 +24,38 @@ Two kinds of unit of work, one transaction each:
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from adapters import clock, facts, measure_inputs, rates, settings, tallies
-from adapters import measure_scratch as scratch
+from adapters import clock, measure_facts, rates, settings, tallies
 from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
-from adapters.events import event_of, events_of
+from adapters.measure_batch import (
+    BatchResult,
+    UidRange,
+    batch_end,
+    measure_batch,
+    measure_unnamed_runs,
+    scratch,
+)
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
-from core.claims import claims_change, denies_change, is_go_on
-from core.counting import GO_ON_PATH_METRICS, Count, rate_counts
+from core.counting import GO_ON_PATH_METRICS, rate_counts
 from core.facts import MEASURE_VERSION, Exclusion
-from core.go_on import GoOnPath
 from core.groups import ALL_RUNS
 from core.metrics import RATES_VERSION, Metric
 from core.periods import Grain
-from core.saved import Verdict, nothing_saved
-from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
+from jobs.measure_summary import PeriodReport, Summary, result_line
+from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
 JOB = "measure-rates"
@@ -66,70 +70,50 @@ MAX_BATCH_SIZE = 50_000
 RESCAN_MARGIN_S = 300
 # Beyond this many changed conversations a rerun reads them all in uid order instead of by a list of uids.
 MAX_TOUCHED = 50_000
-# How the summary line names each path of a stored "go on" (core.go_on).
-GO_ON_PATH_NAMES: dict[GoOnPath, str] = {
-    GoOnPath.FINISHED_OUTSIDE: "runFinishedOutside line",
-    GoOnPath.SECOND_RUN: "second run",
-    GoOnPath.UNKNOWN: "neither",
-}
-
 Progress = Callable[[int, int], None]  # (conversations read, conversations to read)
 
 
-@dataclass
-class PeriodReport:
-    """What the rates phase did at one grain."""
+@dataclass(frozen=True)
+class Measurement:
+    """A measurement and the alert check after it (None when the measurement stopped before its end)."""
 
-    grain: Grain
-    first_open: date
-    open_periods: int = 0  # open periods with data, written
-    new_periods: int = 0  # closed periods written for the first time
-    closing_periods: int = 0  # closed periods last written with runs inside their window, written once more
-    kept_periods: int = 0  # closed periods already stored, left as they are
-    kept_changed: int = 0  # of those, periods a fact of this run moved into or out of
-    rows: int = 0  # rate rows written
-    deleted: int = 0  # rows of written periods that no longer have data
-    inside_window: int = 0  # runs still inside their window (Metric.WINDOW_OPEN, all runs)
+    summary: Summary
+    check: alerts.AlertCheck | None
+
+    def result(self) -> JobResult:
+        """The job's result: the measurement's, its message ended by the check's clause."""
+        return alerts.with_alerts(result_of(self.summary), self.check)
 
 
-@dataclass
-class Summary:
-    """What one measurement did."""
+def measure_and_alert(
+    engine: Engine, *, now: int, window_s: int, grains: Sequence[Grain], webhook_url: str | None
+) -> Measurement:
+    """measure-rates, then the alert check (jobs.alerts), whose outcome never fails the measurement: what the
+    command and the scheduled job both run.
 
-    now: int
-    window_s: int
-    rebuilt: bool = False  # every fact counted again (first run, or a new MEASURE_VERSION)
-    all_conversations: bool = False  # every conversation read (rebuilt, or too many changed)
-    conversations: int = 0
-    runs: int = 0  # run facts written (named and unnamed)
-    unnamed_runs: int = 0
-    answers: int = 0
-    answers_without_run: int = 0
-    unreadable_messages: int = 0
-    batches: int = 0
-    stopped: bool = False  # the scheduler asked to stop; rates and marks were left for the next run
-    rates_rewritten: bool = False  # every period written afresh (rebuilt, or rates of an older RATES_VERSION)
-    periods: list[PeriodReport] = field(default_factory=list)
-    exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
-    first_notice: int | None = None  # when the first completed answer with the notice was stored
-    agreement: Count = field(default_factory=Count)  # notice_agreement as stored, every period, all runs
-    # What followed the stored "go on" messages (core.go_on) as stored, every period, all runs: by metric.
-    go_on_paths: dict[Metric, Count] = field(default_factory=dict)
-    seconds: float = 0.0
+    The webhook is read from the settings by the caller before anything is measured: a malformed
+    RUNRECORD_ALERT_WEBHOOK stops the command, the scheduler and the demo before they start, and fails a
+    scheduled run before it measures, in one line that names the variable and not its value."""
+    summary = measure_rates(engine, now=now, window_s=window_s, grains=grains)
+    if summary.stopped:
+        return Measurement(summary, None)
+    return Measurement(summary, alerts.check_alerts(engine, now=now, grains=grains, webhook_url=webhook_url))
 
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
-    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`; then the alert
-    check (jobs.alerts), whose outcome ends the message and never fails the job."""
+    """The job callable (contract: jobs.job_log): facts and rates at both grains, as of `now`, and the alert
+    check (`measure_and_alert`)."""
+    webhook_url = settings.alert_webhook()
+    window_s = settings.window_seconds()
     engine = make_engine(db_url)
     at = int((now or clock.now()).timestamp())
-    grains = (Grain.WEEK, Grain.DAY)
     try:
-        summary = measure_rates(engine, now=at, window_s=settings.window_seconds(), grains=grains)
-        checked = None if summary.stopped else alerts.after_measurement(engine, now=at, grains=grains)
+        measured = measure_and_alert(
+            engine, now=at, window_s=window_s, grains=(Grain.WEEK, Grain.DAY), webhook_url=webhook_url
+        )
     finally:
         engine.dispose()
-    return alerts.with_alerts(result_of(summary), checked)
+    return measured.result()
 
 
 def result_of(summary: Summary) -> JobResult:
@@ -188,33 +172,39 @@ def _measure(
     progress: Progress | None,
 ) -> None:
     now = summary.now
+    timer = PhaseTimer(summary.phases)
     summary.rebuilt = since is None
     changed: set[tuple[Grain, date]] = set()
     if since is None:
         with connection.begin():
-            facts.delete_every_fact(connection)
+            measure_facts.delete_every_fact(connection)
         touched = None
     else:
         with connection.begin():
-            touched = facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+            touched = measure_facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
     summary.all_conversations = touched is None
     total = _total(connection, touched)
     listed = None if touched is None else sorted(touched)
+    timer("changed")
     after = 0
     while True:
         with connection.begin():
+            scope: UidRange | list[int]
             if listed is None:
-                upto = measure_inputs.batch_end(connection, after=after, size=batch_size)
+                upto = batch_end(connection, after=after, size=batch_size)
                 if upto is None:
                     break
-                scope: dict[str, Any] = {"after": after, "upto": upto}
+                scope = UidRange(after, upto)
+                following = upto
             else:
-                chosen = listed[after : after + batch_size]
-                if not chosen:
+                scope = listed[after : after + batch_size]
+                if not scope:
                     break
-                scope = {"uids": chosen}
-            changed |= _conversation_batch(connection, scope, now, summary)
-        after = upto if listed is None else after + batch_size
+                following = after + batch_size
+            timer("batch_end")
+            changed |= _count(summary, measure_batch(connection, scope, now=now, timer=timer))
+        timer("commit")
+        after = following
         summary.batches += 1
         if progress is not None:
             progress(summary.conversations, total)
@@ -222,14 +212,15 @@ def _measure(
             summary.stopped = True
             return
     with connection.begin():
-        scratch.clear(connection)
-        unnamed = measure_inputs.fill_unnamed_runs(
+        unnamed, periods = measure_unnamed_runs(
             connection,
             run_uid=None if touched is None or since is None else since.run_uid,
             run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
+            now=now,
+            timer=timer,
         )
-        facts.mark_changed(connection)
-        changed |= facts.write_changed(connection, now)
+        changed |= periods
+    timer("commit")
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
@@ -263,6 +254,7 @@ def _measure(
             first_open={report.grain: report.first_open for report in summary.periods},
             now=now,
         )
+    timer("rates")
 
 
 def _since(stored: dict[str, int]) -> Marks | None:
@@ -285,49 +277,14 @@ def _total(connection: Connection, touched: set[int] | None) -> int:
 # --- facts -----------------------------------------------------------------------------------------------
 
 
-def _conversation_batch(
-    connection: Connection, scope: dict[str, Any], now: int, summary: Summary
-) -> set[tuple[Grain, date]]:
-    """Count a batch of conversations in the database (adapters.measure_inputs), the text rules of core.claims
-    on the texts it hands over, and save the facts that changed; returns the periods those left or entered."""
-    scratch.clear(connection)
-    summary.conversations += measure_inputs.fill_conversations(connection, **scope)
-    measure_inputs.fill_entries(connection)
-    measure_inputs.fill_messages(connection)
-    measure_inputs.fill_runs(connection)
-    measure_inputs.fill_answers(connection)
-    judged = [
-        (uid, claims_change(text), earlier == 1 and denies_change(text))
-        for uid, earlier, text in measure_inputs.answer_texts(connection)
-    ]
-    measure_inputs.save_judged(connection, judged)
-    measure_inputs.fill_verdicts(connection)
-    measure_inputs.save_verdicts(
-        connection, _stream_verdicts(connection, measure_inputs.claiming_runs(connection))
-    )
-    measure_inputs.fill_user_messages(connection)
-    said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
-    measure_inputs.save_go_on(connection, said)
-    measure_inputs.fill_waits(connection)
-    measure_inputs.place_user_messages(connection)
-    measure_inputs.fill_facts(connection)
-    counted = measure_inputs.batch_counts(connection)
-    measure_inputs.fill_retired_runs(connection)
-    facts.mark_changed(connection)
-    periods = facts.write_changed(connection, now)
-    summary.runs += counted["runs"]
-    summary.answers += counted["answers"]
-    summary.answers_without_run += counted["answers_without_run"]
-    summary.unreadable_messages += counted["unreadable_messages"]
-    return periods
-
-
-def _stream_verdicts(connection: Connection, run_uids: Sequence[int]) -> dict[int, Verdict]:
-    """core.saved's verdict of runs whose counts do not settle it, from their events' kept keys."""
-    streams: dict[int, list[Any]] = defaultdict(list)
-    for e in events_of(connection, run_uids):
-        streams[int(e.run)].append(event_of(e))
-    return {uid: nothing_saved(streams.get(uid)) for uid in run_uids}
+def _count(summary: Summary, batch: BatchResult) -> frozenset[tuple[Grain, date]]:
+    """Add what a batch read to the summary; returns the periods its changed facts left or entered."""
+    summary.conversations += batch.conversations
+    summary.runs += batch.runs
+    summary.answers += batch.answers
+    summary.answers_without_run += batch.answers_without_run
+    summary.unreadable_messages += batch.unreadable_messages
+    return batch.periods
 
 
 # --- rates -----------------------------------------------------------------------------------------------
@@ -376,163 +333,3 @@ def _write_rates(
         if metric is Metric.WINDOW_OPEN and group == ALL_RUNS
     )
     return report, counts.exclusions
-
-
-# --- what it says -------------------------------------------------------------------------------------------
-
-
-def result_line(summary: Summary) -> str:
-    """One line for tx_runrecord_job_run and the log: what was read and what was written."""
-    if summary.stopped:
-        return (
-            f"stopped after conversations: {summary.conversations:,}; the facts saved are kept, rates and "
-            "marks are left for the next run"
-        )
-    scope = "all" if summary.all_conversations else "changed"
-    parts = [
-        f"read conversations {summary.conversations:,} ({scope}), runs {summary.runs:,}, "
-        f"completed answers {summary.answers:,}"
-    ]
-    for report in summary.periods:
-        parts.append(
-            f"{report.grain.value}: periods written {report.open_periods} open, {report.new_periods} new"
-            f"{_closing(report)}; closed kept {report.kept_periods}"
-        )
-    excluded = sum(summary.exclusions.values())
-    if excluded:
-        parts.append(f"exclusions {excluded:,}")
-    return "; ".join(parts)
-
-
-def summary_lines(summary: Summary) -> list[str]:
-    """The summary as the lines the command prints."""
-    when = datetime.fromtimestamp(summary.now, UTC).isoformat()
-    scope = "all" if summary.all_conversations else "changed since the last measurement"
-    lines = [
-        f"measured as of {when}, window {summary.window_s / DAY_S:g} days, in {summary.seconds:.1f} s "
-        f"(batches: {summary.batches:,})",
-        f"  read: conversations {summary.conversations:,} ({scope}); runs {summary.runs:,} "
-        f"(named by no conversation: {summary.unnamed_runs:,}); completed answers {summary.answers:,} "
-        f"(whose run is gone: {summary.answers_without_run:,}); assistant messages that cannot be read "
-        f"{summary.unreadable_messages:,}",
-    ]
-    if summary.rebuilt:
-        lines.append(f"  every fact counted afresh (none of rules version {MEASURE_VERSION} stored yet)")
-    elif summary.rates_rewritten:
-        lines.append(f"  every period written afresh (no rates of version {RATES_VERSION} stored yet)")
-    for report in summary.periods:
-        kept = f"closed periods kept as stored: {report.kept_periods}"
-        if report.kept_changed:
-            kept += f" (with late changes, not rewritten: {report.kept_changed})"
-        lines.append(
-            f"  {report.grain.value}: open from {report.first_open.isoformat()}; periods written: "
-            f"{report.open_periods} open, {report.new_periods} new{_closing(report)} ({report.rows:,} rows, "
-            f"{report.deleted:,} removed); {kept}"
-        )
-    if summary.periods:
-        lines.append(
-            f"  runs still inside their window (no outcome yet): {summary.periods[0].inside_window:,}"
-        )
-    if summary.periods:
-        lines.append(f"  {agreement_line(summary)}")
-        lines.append(f"  {go_on_line(summary)}")
-    if summary.exclusions:
-        excluded = ", ".join(
-            f"{metric.value} {count:,} ({reason.value})"
-            for (metric, reason), count in sorted(summary.exclusions.items())
-        )
-        lines.append(f"  excluded in the periods written (all runs): {excluded}")
-    return lines
-
-
-def agreement_line(summary: Summary) -> str:
-    """notice_agreement over the whole installation: numerator / denominator = rate, and from when."""
-    name = Metric.NOTICE_AGREEMENT.value
-    if summary.first_notice is None:
-        return f"{name}: none yet (no completed answer carries a stored nothingSaved notice)"
-    count = summary.agreement
-    rate = f"{count.numerator / count.denominator:.1%}" if count.denominator else "no answer counted"
-    first = datetime.fromtimestamp(summary.first_notice, UTC).date().isoformat()
-    excluded = f"; excluded {count.excluded:,} (cannot tell)" if count.excluded else ""
-    return (
-        f"{name}: {count.numerator:,} / {count.denominator:,} = {rate} "
-        f"(answers after the first stored notice, {first}){excluded}"
-    )
-
-
-def go_on_line(summary: Summary) -> str:
-    """What followed the stored "go on" messages sent while an approval waited, every period summed: each
-    path with its share of them (core.go_on; the metrics go_on_finished_outside, go_on_second_run,
-    go_on_unknown)."""
-    paths = [(path, summary.go_on_paths.get(metric, Count())) for path, metric in GO_ON_PATH_METRICS.items()]
-    messages = max((count.denominator for _, count in paths), default=0)
-    excluded = max((count.excluded for _, count in paths), default=0)
-    head = f'"go on" while an approval waited: {messages:,} stored messages'
-    unreadable = f"; excluded {excluded:,} (user messages that cannot be read)" if excluded else ""
-    if not messages:
-        return f"{head}{unreadable}"
-    split = ", ".join(
-        f"{GO_ON_PATH_NAMES[path]} {count.numerator:,} ({count.numerator / messages:.1%})"
-        for path, count in paths
-    )
-    return f"{head}: {split}{unreadable}"
-
-
-def _closing(report: PeriodReport) -> str:
-    return f", {report.closing_periods} closed since the last run" if report.closing_periods else ""
-
-
-def summary_json(summary: Summary) -> dict[str, Any]:
-    """The summary as plain JSON values (for --json)."""
-    return {
-        "now": datetime.fromtimestamp(summary.now, UTC).isoformat(),
-        "window_s": summary.window_s,
-        "rules_version": MEASURE_VERSION,
-        "rebuilt": summary.rebuilt,
-        "all_conversations": summary.all_conversations,
-        "read": {
-            "conversations": summary.conversations,
-            "runs": summary.runs,
-            "unnamed_runs": summary.unnamed_runs,
-            "completed_answers": summary.answers,
-            "answers_without_run": summary.answers_without_run,
-            "unreadable_assistant_messages": summary.unreadable_messages,
-        },
-        "periods": [
-            {
-                "grain": report.grain.value,
-                "open_from": report.first_open.isoformat(),
-                "open_written": report.open_periods,
-                "new_written": report.new_periods,
-                "closed_since_written": report.closing_periods,
-                "closed_kept": report.kept_periods,
-                "closed_kept_with_late_changes": report.kept_changed,
-                "rows": report.rows,
-                "removed": report.deleted,
-                "inside_window": report.inside_window,
-            }
-            for report in summary.periods
-        ],
-        "excluded": [
-            {"metric": metric.value, "reason": reason.value, "count": count}
-            for (metric, reason), count in sorted(summary.exclusions.items())
-        ],
-        "notice_agreement": {
-            "first_notice": None
-            if summary.first_notice is None
-            else datetime.fromtimestamp(summary.first_notice, UTC).isoformat(),
-            "numerator": summary.agreement.numerator,
-            "denominator": summary.agreement.denominator,
-            "excluded": summary.agreement.excluded,
-        },
-        "go_on_paths": {
-            "messages": max((count.denominator for count in summary.go_on_paths.values()), default=0),
-            "excluded": max((count.excluded for count in summary.go_on_paths.values()), default=0),
-            **{
-                path.value: summary.go_on_paths.get(metric, Count()).numerator
-                for path, metric in GO_ON_PATH_METRICS.items()
-            },
-        },
-        "batches": summary.batches,
-        "seconds": round(summary.seconds, 3),
-    }

@@ -8,7 +8,8 @@ is recorded is jobs.job_log's; the lease is adapters.lease's.
   (job name, reference, the database URL without its password), and the reference is imported only when the
   job runs: a
   module that is missing or broken fails that job, recorded and logged, not the scheduler.
-* Schedules come from the settings: a crontab expression per job in the scheduler's time zone, or
+* Schedules come from the settings: a crontab expression per job in the scheduler's time zone (read as
+  crontab reads it: jobs.crontab), or
   "after derive-outcomes" — measure-rates by default runs as soon as derive-outcomes has finished without
   an error, so that the rates always see the night's outcomes and never a derivation half done.
 * Every job: coalesce (missed runs become one), one instance at a time, a misfire grace time.
@@ -29,11 +30,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from types import FrameType
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -49,240 +48,16 @@ from adapters.database import RunrecordError, describe, make_engine, one_line
 from adapters.lease import Lease, holder_id
 from adapters.schema import apscheduler_jobs
 from jobs import job_log
+from jobs.crontab import crontab_trigger
+from jobs.scheduler_config import JobSpec, SchedulerConfig, schedule_of
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())  # silent unless the application configures logging
 
-# The jobs the scheduler runs, by name: the textual reference of each one's callable (jobs.job_log).
-JOBS: dict[str, str] = {
-    "derive-outcomes": "jobs.derive:run_job",
-    "measure-rates": "jobs.measure:run_job",
-    "watch-conversations": "jobs.watch:run_job",
-}
-
-# The setting that holds each job's schedule.
-SCHEDULE_SETTINGS: dict[str, str] = {
-    "derive-outcomes": "derive_cron",
-    "measure-rates": "measure_cron",
-    "watch-conversations": "watch_cron",
-}
-
 RUN_LOGGED = "jobs.job_log:run_scheduled"
 LEASE_NAME = "scheduler"
-AFTER = "after "  # a schedule "after JOB": run when JOB has finished without an error
 WORKERS = 3  # one per job: the three may overlap, none with itself (max_instances=1)
 MIN_LEASE_S = settings.MIN_LEASE_S  # renewed every third of it, so not more than once a second
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """A job as configured: its name, its callable's reference and its schedule."""
-
-    name: str
-    target: str
-    schedule: str
-
-    @property
-    def after(self) -> str | None:
-        """The job this one follows, for a schedule "after JOB"; None for a crontab expression."""
-        return self.schedule[len(AFTER) :].strip() if self.schedule.startswith(AFTER) else None
-
-
-@dataclass(frozen=True)
-class SchedulerConfig:
-    """Everything the scheduler is configured with, read once at the edge (`from_settings`)."""
-
-    jobs: tuple[JobSpec, ...]
-    timezone: ZoneInfo
-    misfire_grace_s: int
-    lease_s: float
-
-    @classmethod
-    def from_settings(cls) -> SchedulerConfig:
-        """The configuration the settings registry gives (environment, else defaults); checked."""
-        config = cls(
-            jobs=tuple(JobSpec(n, t, settings.get(SCHEDULE_SETTINGS[n]).strip()) for n, t in JOBS.items()),
-            timezone=parse_timezone(settings.get("scheduler_timezone")),
-            misfire_grace_s=settings.misfire_grace_seconds(),
-            lease_s=settings.lease_seconds(),
-        )
-        config.check()
-        return config
-
-    def check(self) -> None:
-        """Every schedule is a crontab expression or follows a configured job; RunrecordError if not."""
-        names = {spec.name for spec in self.jobs}
-        for spec in self.jobs:
-            if spec.after is None:
-                crontab_trigger(spec.schedule, self.timezone, job=spec.name)
-            elif spec.after not in names or spec.after == spec.name:
-                raise RunrecordError(
-                    f"{spec.name} is to run {spec.schedule!r}, but that is not another configured job "
-                    f"({', '.join(sorted(names - {spec.name}))})"
-                )
-
-    def job(self, name: str) -> JobSpec:
-        """The configured job of that name."""
-        for spec in self.jobs:
-            if spec.name == name:
-                return spec
-        raise RunrecordError(f"no job named {name!r} is configured")
-
-    @property
-    def renew_every_s(self) -> float:
-        """A lease is renewed, and a waiting process polls, every third of its length."""
-        return self.lease_s / 3
-
-
-# --- triggers -----------------------------------------------------------------------------------------------
-
-# crontab counts weekdays from Sunday = 0 (and 7); APScheduler 3 from Monday = 0. Names mean the same to both.
-_CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-
-
-class CrontabTrigger(CronTrigger):
-    """A CronTrigger that, as crontab does, runs a job of a fixed hour once on the night the clocks go back:
-    the second pass through the repeated hour is skipped. A job whose hour field begins with "*" runs in both
-    passes, as in crontab. (In the hour the clocks skip, a CronTrigger already runs the job right after the
-    change, as crontab does.)"""
-
-    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
-        fire, probe = super().get_next_fire_time(previous_fire_time, now), now
-        # Around a change of the clocks a CronTrigger can answer a time it answered already (asked from
-        # inside the repeated hour, or for two times of the hour that was skipped): step past it.
-        while fire is not None and (
-            (self._fixed_hour() and _second_pass(fire))
-            or (previous_fire_time is not None and _utc(fire) <= _utc(previous_fire_time))
-        ):
-            probe = max(probe, fire) + timedelta(minutes=1)
-            fire = super().get_next_fire_time(fire, probe)
-        return fire
-
-    def _fixed_hour(self) -> bool:
-        return not str(self.fields[CronTrigger.FIELD_NAMES.index("hour")]).startswith("*")
-
-
-def _utc(moment: datetime) -> datetime:
-    """The moment in UTC: two times of one zone compare by their wall clocks, which repeat in the night the
-    clocks go back."""
-    return moment.astimezone(UTC)
-
-
-def _second_pass(moment: datetime) -> bool:
-    """Whether the moment's wall-clock time happened once already that night (the clocks went back)."""
-    zone, wall = moment.tzinfo, moment.replace(tzinfo=None)
-    first, second = wall.replace(tzinfo=zone, fold=0), wall.replace(tzinfo=zone, fold=1)
-    return first.utcoffset() != second.utcoffset() and moment.utcoffset() == second.utcoffset()
-
-
-def crontab_trigger(expression: str, timezone: ZoneInfo, *, job: str = "a job") -> CronTrigger:
-    """A CronTrigger that fires when crontab would (minute hour day month weekday, weekday 0/7 = Sunday).
-
-    An expression that restricts both the day of the month and the weekday is refused: crontab runs it on
-    either day, a CronTrigger only on a day that is both. A field beginning with "*" does not restrict, as
-    in crontab ("*/2" neither), and then both read it alike.
-    """
-    fields = expression.split()
-    setting = SCHEDULE_SETTINGS.get(job)
-    named = job if setting is None else f"{job} ({settings.variable(setting)})"
-    try:
-        if len(fields) != 5:
-            raise ValueError(f"it has {len(fields)} fields, not 5 (minute hour day month weekday)")
-        minute, hour, day, month, weekday = fields
-        if not day.startswith("*") and not weekday.startswith("*"):
-            raise RunrecordError(
-                f"the schedule of {named}, {expression!r}, restricts both the day of the month and the "
-                "weekday, which crontab runs on either day and this scheduler cannot: make one of them *"
-            )
-        return CrontabTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=_weekday_names(weekday),
-            timezone=timezone,
-        )
-    except ValueError as error:
-        raise RunrecordError(
-            f"the schedule of {named}, {expression!r}, is not a crontab expression: {one_line(error)}"
-        ) from error
-
-
-def _weekday_names(field: str) -> str:
-    """crontab's weekday field with its numbers turned into day names, which APScheduler 3 reads alike."""
-    if not any(character.isdigit() for character in field):
-        return field
-    days: set[int] = set()
-    for part in field.split(","):
-        span, _, step_text = part.partition("/")
-        step = int(step_text) if step_text else 1
-        if span == "*":
-            first, last = 0, 6
-        elif "-" in span:
-            first_text, last_text = span.split("-", 1)
-            first, last = _weekday(first_text), _weekday(last_text)
-        else:
-            first = _weekday(span)
-            last = 6 if step_text else first
-        if first > last or step < 1:
-            raise ValueError(f"weekday {part!r} is not a range crontab accepts")
-        days.update(day % 7 for day in range(first, last + 1, step))
-    return ",".join(_CRONTAB_WEEKDAYS[day] for day in sorted(days))
-
-
-def _weekday(text: str) -> int:
-    if text.isdigit() and int(text) <= 7:
-        return int(text)
-    if text.lower() in _CRONTAB_WEEKDAYS:
-        return _CRONTAB_WEEKDAYS.index(text.lower())
-    raise ValueError(f"{text!r} is not a weekday (0-7 or sun-sat)")
-
-
-def parse_timezone(name: str) -> ZoneInfo:
-    """The IANA time zone of that name; RunrecordError naming it if there is none."""
-    try:
-        return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError) as error:
-        raise RunrecordError(f"{name!r} is not a time zone (an IANA name such as Europe/Berlin)") from error
-
-
-# --- the plan (--dry-run) -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlannedJob:
-    """A configured job for --dry-run: its next run time and whether its callable can be loaded."""
-
-    spec: JobSpec
-    next_run: datetime | None  # for "after JOB", the next run of JOB
-    problem: str | None
-
-
-def plan(config: SchedulerConfig, now: datetime) -> tuple[PlannedJob, ...]:
-    """The configured jobs with their next run times after `now`; no database involved."""
-    next_runs: dict[str, datetime | None] = {}
-    for spec in config.jobs:
-        if spec.after is None:
-            trigger = crontab_trigger(spec.schedule, config.timezone, job=spec.name)
-            next_runs[spec.name] = trigger.get_next_fire_time(None, now)
-    planned = []
-    for spec in config.jobs:
-        try:
-            job_log.resolve(spec.target)
-            problem = None
-        except RunrecordError as error:
-            problem = str(error)
-        next_run = next_runs.get(spec.name) if spec.after is None else _after(spec, config, next_runs)
-        planned.append(PlannedJob(spec, next_run, problem))
-    return tuple(planned)
-
-
-def _after(spec: JobSpec, config: SchedulerConfig, next_runs: dict[str, datetime | None]) -> datetime | None:
-    seen = {spec.name}
-    while spec.after is not None and spec.after not in seen:
-        seen.add(spec.after)
-        spec = config.job(spec.after)
-    return next_runs.get(spec.name)
 
 
 # --- APScheduler --------------------------------------------------------------------------------------------
@@ -359,7 +134,7 @@ def register(scheduler: BackgroundScheduler, db_url: str, config: SchedulerConfi
     for spec in config.jobs:
         if spec.after is not None:
             continue
-        trigger = crontab_trigger(spec.schedule, config.timezone, job=spec.name)
+        trigger = crontab_trigger(spec.schedule, config.timezone, named=schedule_of(spec.name))
         stored = scheduler.get_job(spec.name)
         if stored is not None and _same(stored, trigger, _args(spec, db_url), config):
             continue

@@ -6,6 +6,7 @@ The arithmetic is the same on every dialect — the day number is the unix time 
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Date, Integer, func, literal_column, type_coerce
@@ -35,3 +36,12 @@ def date_of(dialect: str, unix: ColumnElement[Any], *, week: bool) -> ColumnElem
     if is_mariadb(dialect):
         return func.from_days(number + _TO_DAYS_EPOCH, type_=Date)
     raise NotImplementedError(f"no dates for the {dialect} dialect")
+
+
+def day_of(value: object) -> date:
+    """A Date column as the driver returns it (SQLite may hand back text)."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))

@@ -11,6 +11,9 @@ Exponents are read as the database reads them (SQLite keeps `1e2` a real; MariaD
 rewrite it as 100): no writer of these columns writes one. A text is compared byte for byte (MariaDB's
 default collations would match "Completed" and "completed " with "completed").
 
+Where a reading asks about several members, adapters.dialect.document_members hands them over as rows, each
+read once.
+
 PostgreSQL reads jsonb: `document(guarded=False)` casts directly the texts that look like a JSON object (`{`
 … `}` within white space) and raises on such a text that is not JSON after all; `sqljson.cast_first` then
 asks again guarded. Any other text is no object, and a payload or record entry that is no object is
@@ -19,9 +22,7 @@ unreadable anyway.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -44,6 +45,8 @@ from adapters.dialect.json import PG_JSONB_FUNCTION
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 
 Path = Sequence[str]
+# A member as the dialect reads it: (a document, the path inside it); Members.at gives one.
+Member = tuple[ColumnElement[Any], Path]
 # A check of an item of a list, read as a document of its own.
 Item = Callable[[ColumnElement[Any]], ColumnElement[bool]]
 
@@ -93,16 +96,16 @@ def is_object(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -
     return is_kind(dialect, document(dialect, text, guarded=guarded), (), "object")
 
 
-def _mysql_path(path: Path) -> str:
+def mysql_path(path: Path) -> str:
     return "$" + "".join(f".{key}" for key in path)
 
 
-def _mariadb_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+def mariadb_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
     # The document itself at the empty path: JSON_EXTRACT(doc, '$') would only parse it once more.
-    return func.json_extract(doc, _mysql_path(path)) if path else doc
+    return func.json_extract(doc, mysql_path(path)) if path else doc
 
 
-def _pg_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
+def pg_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
     member = doc
     for key in path:
         member = member.op("->", return_type=pg.JSONB)(literal(key, String))
@@ -112,7 +115,7 @@ def _pg_member(doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
 def kind(dialect: str, doc: ColumnElement[Any], path: Path = ()) -> ColumnElement[Any]:
     """The member's kind (KINDS), NULL when the document holds no such member (or is NULL)."""
     if dialect == POSTGRESQL:
-        member = _pg_member(doc, path)
+        member = pg_member(doc, path)
         typed = func.jsonb_typeof(member)
         integer = cast(member, String).regexp_match("^-?[0-9]+$")
         return case(
@@ -120,11 +123,11 @@ def kind(dialect: str, doc: ColumnElement[Any], path: Path = ()) -> ColumnElemen
             else_=typed,
         )
     if dialect == SQLITE:
-        typed = func.json_type(doc, _mysql_path(path))
+        typed = func.json_type(doc, mysql_path(path))
         names = {"text": "string", "real": "number", "true": "boolean", "false": "boolean"}
         return case(*((typed == raw, name) for raw, name in names.items()), else_=typed)
     if is_mariadb(dialect):
-        typed = func.json_type(_mariadb_member(doc, path))
+        typed = func.json_type(mariadb_member(doc, path))
         names = {
             "OBJECT": "object",
             "ARRAY": "array",
@@ -149,23 +152,23 @@ def is_kind(dialect: str, doc: ColumnElement[Any], path: Path, *kinds: str) -> C
     """The member is of one of `kinds`; false (never NULL) when it is missing."""
     if dialect == SQLITE:
         names = [raw for wanted in kinds for raw in _SQLITE_KINDS.get(wanted, (wanted,))]
-        return func.coalesce(func.json_type(doc, _mysql_path(path)).in_(names), False)
+        return func.coalesce(func.json_type(doc, mysql_path(path)).in_(names), False)
     if is_mariadb(dialect):
         names = [raw for wanted in kinds for raw in _MARIADB_KINDS.get(wanted, (wanted.upper(),))]
-        typed = func.json_type(_mariadb_member(doc, path))
+        typed = func.json_type(mariadb_member(doc, path))
         return func.coalesce(typed.in_(names), False)
     if dialect == POSTGRESQL and "integer" not in kinds and "number" not in kinds:
-        return func.coalesce(func.jsonb_typeof(_pg_member(doc, path)).in_(kinds), False)
+        return func.coalesce(func.jsonb_typeof(pg_member(doc, path)).in_(kinds), False)
     return func.coalesce(kind(dialect, doc, path).in_(kinds), False)
 
 
 def absent_or_null(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[bool]:
     """The member is missing or the JSON null (Python's `dict.get` gives None for both)."""
     if dialect == SQLITE:
-        return func.coalesce(func.json_type(doc, _mysql_path(path)) == "null", True)
+        return func.coalesce(func.json_type(doc, mysql_path(path)) == "null", True)
     if is_mariadb(dialect):
-        return func.coalesce(func.json_type(_mariadb_member(doc, path)) == "NULL", True)
-    return func.coalesce(func.jsonb_typeof(_pg_member(doc, path)) == "null", True)
+        return func.coalesce(func.json_type(mariadb_member(doc, path)) == "NULL", True)
+    return func.coalesce(func.jsonb_typeof(pg_member(doc, path)) == "null", True)
 
 
 def raw_text(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
@@ -173,12 +176,12 @@ def raw_text(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement
     if dialect == POSTGRESQL:
         if not path:
             return doc.op("#>>", return_type=String)(literal_column("'{}'"))
-        member = _pg_member(doc, path[:-1])
+        member = pg_member(doc, path[:-1])
         return member.op("->>", return_type=String)(literal(path[-1], String))
     if dialect == SQLITE:
-        return func.json_extract(doc, _mysql_path(path), type_=String)
+        return func.json_extract(doc, mysql_path(path), type_=String)
     if is_mariadb(dialect):
-        return func.json_unquote(_mariadb_member(doc, path), type_=String)
+        return func.json_unquote(mariadb_member(doc, path), type_=String)
     raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
 
 
@@ -212,7 +215,7 @@ def string_in(
 
 
 def _integer_text(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
-    return cast(_pg_member(doc, path), String) if dialect == POSTGRESQL else raw_text(dialect, doc, path)
+    return cast(pg_member(doc, path), String) if dialect == POSTGRESQL else raw_text(dialect, doc, path)
 
 
 def _small(
@@ -220,7 +223,7 @@ def _small(
 ) -> tuple[ColumnElement[Any], ColumnElement[bool]]:
     """The integer member's value, and whether it lies in INT_MIN…INT_MAX (only then is the value read)."""
     if dialect == SQLITE:
-        number: ColumnElement[Any] = func.json_extract(doc, _mysql_path(path), type_=Integer)
+        number: ColumnElement[Any] = func.json_extract(doc, mysql_path(path), type_=Integer)
         return number, number.between(INT_MIN, INT_MAX)
     text = _integer_text(dialect, doc, path)
     number = cast(text, pg.INTEGER) if dialect == POSTGRESQL else cast(text, Integer)
@@ -259,11 +262,11 @@ _MARIADB_RAW_KINDS = {
 def _typed(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
     """The dialect's own name of the member's JSON type; `_MISSING` where the document has no such member."""
     if dialect == POSTGRESQL:
-        typed: ColumnElement[Any] = func.jsonb_typeof(_pg_member(doc, path))
+        typed: ColumnElement[Any] = func.jsonb_typeof(pg_member(doc, path))
     elif dialect == SQLITE:
-        typed = func.json_type(doc, _mysql_path(path))
+        typed = func.json_type(doc, mysql_path(path))
     elif is_mariadb(dialect):
-        typed = func.json_type(_mariadb_member(doc, path))
+        typed = func.json_type(mariadb_member(doc, path))
     else:
         raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
     return func.coalesce(typed, _MISSING)
@@ -302,7 +305,7 @@ def is_count(dialect: str, doc: ColumnElement[Any], path: Path, *, optional: boo
     non_negative = case((small, number >= 0), else_=~_integer_text(dialect, doc, path).like("-%"))
     cases: dict[str, ColumnElement[bool] | bool] = {"null": optional}
     if dialect == POSTGRESQL:
-        integral = cast(_pg_member(doc, path), String).regexp_match("^-?[0-9]+$")
+        integral = cast(pg_member(doc, path), String).regexp_match("^-?[0-9]+$")
         cases["number"] = case((integral, non_negative), else_=literal(False))
     else:
         cases["integer"] = non_negative
@@ -316,11 +319,11 @@ def is_list_of(
     missing or the JSON null. An empty list passes without its items being listed (a subquery per list
     otherwise, and most lists of a run record entry are empty)."""
     if dialect == POSTGRESQL:
-        length: ColumnElement[Any] = func.jsonb_array_length(_pg_member(doc, path))
+        length: ColumnElement[Any] = func.jsonb_array_length(pg_member(doc, path))
     elif dialect == SQLITE:
-        length = func.json_array_length(doc, _mysql_path(path))
+        length = func.json_array_length(doc, mysql_path(path))
     else:
-        length = func.json_length(_mariadb_member(doc, path))
+        length = func.json_length(mariadb_member(doc, path))
     listed = case((length == 0, literal(True)), else_=every_item(dialect, doc, path, check))
     return by_kind(dialect, doc, path, {"array": listed, "null": optional}, missing=optional)
 
@@ -328,11 +331,11 @@ def is_list_of(
 def array_length(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
     """The number of items of the member when it is a list, else NULL."""
     if dialect == POSTGRESQL:
-        length = func.jsonb_array_length(_pg_member(doc, path))
+        length = func.jsonb_array_length(pg_member(doc, path))
     elif dialect == SQLITE:
-        length = func.json_array_length(doc, _mysql_path(path))
+        length = func.json_array_length(doc, mysql_path(path))
     elif is_mariadb(dialect):
-        length = func.json_length(_mariadb_member(doc, path))
+        length = func.json_length(mariadb_member(doc, path))
     else:
         raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
     return case((is_kind(dialect, doc, path, "array"), length))
@@ -343,7 +346,7 @@ def array_length(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnEle
 _MARIADB_ITEMS = "'$[*]' COLUMNS (ord FOR ORDINALITY, item JSON PATH '$')"
 
 
-def _pg_list(member: ColumnElement[Any]) -> ColumnElement[Any]:
+def pg_list(member: ColumnElement[Any]) -> ColumnElement[Any]:
     # jsonb_array_elements raises on anything but a list, and only CASE promises the order of evaluation.
     return case((func.jsonb_typeof(member) == "array", member), else_=literal_column("'[]'::jsonb"))
 
@@ -354,20 +357,20 @@ def every_item(dialect: str, doc: ColumnElement[Any], path: Path, check: Item) -
     alias = "item_" + ("_".join(path) or "top")
     if dialect == POSTGRESQL:
         items = (
-            func.jsonb_array_elements(_pg_list(_pg_member(doc, path)))
+            func.jsonb_array_elements(pg_list(pg_member(doc, path)))
             .table_valued("value")
             .render_derived(alias)
         )
         failing = select(literal(1)).select_from(items).where(~check(items.c.value)).correlate_except(items)
         return ~exists(failing)
     if dialect == SQLITE:
-        items = func.json_each(doc, _mysql_path(path)).table_valued("value", "type").alias(alias)
+        items = func.json_each(doc, mysql_path(path)).table_valued("value", "type").alias(alias)
         # json_each hands over an object or a list as its JSON text and any other value as the SQL value.
         value = case((items.c.type.in_(("object", "array")), items.c.value))
         failing = select(literal(1)).select_from(items).where(~check(value)).correlate_except(items)
         return ~exists(failing)
     if is_mariadb(dialect):
-        member = _mariadb_member(doc, path)
+        member = mariadb_member(doc, path)
         items = (
             func.json_table(member, literal_column(_MARIADB_ITEMS)).table_valued("ord", "item").alias(alias)
         )
@@ -376,100 +379,12 @@ def every_item(dialect: str, doc: ColumnElement[Any], path: Path, check: Item) -
     raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
 
 
-@dataclass(frozen=True)
-class Members:
-    """A document and the members a reading asks about, each where it is cheapest to read again.
-
-    MariaDB parses a document's text again for every JSON function asked of it: a run record entry read key
-    by key was some 65 parses of the entry (0.8 s for 11,000 entries, against 0.05 s to list them, measured).
-    There `array_items` and `member_table` hand the members over as fragments (each member's own JSON text,
-    read by one JSON_TABLE pass over the document), and a check reads the small fragment instead. SQLite
-    (its parse cache) and PostgreSQL (jsonb, parsed once) read every member from the document itself.
-    """
-
-    document: ColumnElement[Any]
-    fragments: Mapping[tuple[str, ...], ColumnElement[Any]] = field(default_factory=dict)
-
-    def at(self, path: Path) -> tuple[ColumnElement[Any], Path]:
-        """What to read the member at `path` from: (a document, the path left inside it)."""
-        wanted = tuple(path)
-        for cut in range(len(wanted), 0, -1):
-            fragment = self.fragments.get(wanted[:cut])
-            if fragment is not None:
-                return fragment, wanted[cut:]
-        return self.document, wanted
-
-
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _mariadb_columns(paths: Sequence[Path]) -> tuple[list[str], str]:
-    """JSON_TABLE columns that hold each path's member as a fragment (NULL where it is missing)."""
-    names, columns = [], []
-    for index, path in enumerate(paths):
-        if not path or not all(_KEY.fullmatch(key) for key in path):
-            raise ValueError(f"a member path of plain keys only, not {path!r}")
-        names.append(f"m{index}")
-        columns.append(f"m{index} JSON PATH '{_mysql_path(path)}'")
-    return names, "".join(f", {column}" for column in columns)
-
-
-def _members(
-    document: ColumnElement[Any], table: Any, names: Sequence[str], paths: Sequence[Path]
-) -> Members:
-    return Members(document, {tuple(path): table.c[name] for name, path in zip(names, paths, strict=True)})
-
-
-def member_table(
-    dialect: str, document: ColumnElement[Any], paths: Sequence[Path], name: str
-) -> tuple[Any, Members]:
-    """The document's members at `paths`: (a table to LEFT JOIN on true, or None where the dialect reads
-    them from the document itself; the Members to read them by)."""
-    if not is_mariadb(dialect):
-        return None, Members(document)
-    names, columns = _mariadb_columns(paths)
-    table = (
-        func.json_table(document, literal_column(f"'$' COLUMNS (whole FOR ORDINALITY{columns})"))
-        .table_valued("whole", *names)
-        .alias(name)
-    )
-    return table, _members(document, table, names, paths)
-
-
-def array_items(
-    dialect: str, doc: ColumnElement[Any], members: Sequence[Path] = ()
-) -> tuple[Any, ColumnElement[Any], Members]:
-    """The items of a document that is a list, as a table to join: (the table, its position from 0, the item
-    as a document of its own, NULL for an item that is no object or list, with its `members`)."""
-    if dialect == POSTGRESQL:
-        items = (
-            func.jsonb_array_elements(_pg_list(doc))
-            .table_valued("value", with_ordinality="ordinality")
-            .render_derived("entry")
-        )
-        return items, items.c.ordinality - 1, Members(items.c.value)
-    if dialect == SQLITE:
-        items = func.json_each(doc).table_valued("value", "type", "key").alias("entry")
-        return items, items.c.key, Members(case((items.c.type.in_(("object", "array")), items.c.value)))
-    if is_mariadb(dialect):
-        names, columns = _mariadb_columns(members)
-        items = (
-            func.json_table(
-                doc, literal_column(f"'$[*]' COLUMNS (ord FOR ORDINALITY, item JSON PATH '$'{columns})")
-            )
-            .table_valued("ord", "item", *names)
-            .alias("entry")
-        )
-        return items, items.c.ord - 1, _members(items.c.item, items, names, members)
-    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
-
-
 def text_parts(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnElement[Any]:
     """The `text` strings of the member's items that are objects, joined by line breaks in list order (a
     multimodal content's text: core.transcript); '' when none."""
     if dialect == POSTGRESQL:
         items = (
-            func.jsonb_array_elements(_pg_list(_pg_member(doc, path)))
+            func.jsonb_array_elements(pg_list(pg_member(doc, path)))
             .table_valued("value", with_ordinality="ordinality")
             .render_derived("part")
         )
@@ -484,7 +399,7 @@ def text_parts(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnEleme
             .scalar_subquery()
         )
     elif dialect == SQLITE:
-        items = func.json_each(doc, _mysql_path(path)).table_valued("value", "type", "key").alias("part")
+        items = func.json_each(doc, mysql_path(path)).table_valued("value", "type", "key").alias("part")
         joined = (
             select(func.group_concat(func.json_extract(items.c.value, "$.text"), "\n"))
             .select_from(items)
@@ -493,7 +408,7 @@ def text_parts(dialect: str, doc: ColumnElement[Any], path: Path) -> ColumnEleme
             .scalar_subquery()
         )
     elif is_mariadb(dialect):
-        member = _mariadb_member(doc, path)
+        member = mariadb_member(doc, path)
         items = (
             func.json_table(member, literal_column("'$[*]' COLUMNS (ord FOR ORDINALITY)"))
             .table_valued("ord")

@@ -24,7 +24,7 @@ from adapters.database import make_engine, parse_url, sqlite_path
 from adapters.passwords import verify_password
 from jobs import demo
 from jobs.demo import oidc_configured, sign_in
-from jobs.scheduler import JOBS
+from jobs.scheduler_config import JOBS
 
 SERVE_TIMEOUT_S = 60
 

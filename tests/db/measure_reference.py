@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Row, select
 from adapters import schema, tallies
 from adapters.conversations import conversation_page, messages_of
 from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
-from adapters.facts import fact_row
+from adapters.measure_facts import fact_row
 from adapters.runs import run_columns, runs_by_uuid
 from core.answers import (
     Answer,

@@ -376,17 +376,30 @@ def test_a_webhook_that_does_not_answer_leaves_the_job_ok_with_the_timeout_in_it
     assert "timed out after 0.3 s (3 tries)" in row.message
 
 
-def test_a_malformed_webhook_setting_in_the_scheduled_job_writes_the_alerts_and_posts_nothing(
+def test_a_malformed_webhook_setting_fails_the_scheduled_run_before_it_measures_anything(
     moved_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RUNRECORD_ALERT_WEBHOOK", "ftp://hooks.example.org/secret")
+    engine = make_engine(moved_url)
 
-    row = run_the_job(moved_url)
+    try:
+        before = _stored(engine)
+        execution = execute(engine, measure.JOB, lambda: measure.run_job(moved_url, now=NOW_AT))
+        after = _stored(engine)
+    finally:
+        engine.dispose()
 
-    assert row.status == "ok"
-    assert "alerts: 3 new (3 trend)" in row.message
-    assert "not POSTed: RUNRECORD_ALERT_WEBHOOK is not an http(s) URL" in row.message
-    assert "secret" not in row.message
+    assert execution.status is Status.FAILED
+    assert "RUNRECORD_ALERT_WEBHOOK is not an http(s) URL" in execution.result.message
+    assert "secret" not in execution.result.message
+    assert after == before  # no rate and no alert written
+
+
+def _stored(engine: Engine) -> tuple[int, int]:
+    """How many rate rows and alerts are stored."""
+    with engine.connect() as connection:
+        count = [connection.execute(select(func.count()).select_from(t)).scalar_one() for t in (rate, alert)]
+    return count[0], count[1]
 
 
 # --- the command line -------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ from adapters.database import make_engine, parse_url
 from adapters.outcomes import decided_by_of
 from core.outcomes import Action
 from core.time import DAY_S
-from data.builder import Installation, Record
+from data.builder import Installation
 from data.generate import default_manifest, generate
+from data.records import Record
 from jobs.derive import derive_outcomes
 from jobs.schema_setup import init_installation
 from tests.db.derive_reference import reference, stored

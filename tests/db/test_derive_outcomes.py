@@ -27,9 +27,10 @@ from adapters.dialect import bulk
 from adapters.dialect.json import fields_of
 from core.outcomes import RULE_VERSION, Action
 from core.time import DAY_S
-from data.builder import Installation, Record
+from data.builder import Installation
 from data.chat import Run, Write
 from data.generate import generate
+from data.records import Record
 from jobs.derive import Summary, derive_outcomes
 from jobs.schema_setup import init_installation
 from tests.db import derive_reference

@@ -21,8 +21,9 @@ from sqlalchemy import Engine, func, insert, select
 
 from adapters import schema
 from core.time import DAY_S
-from data.builder import Installation, Record
+from data.builder import Installation
 from data.chat import Run, Write
+from data.records import Record
 from jobs.cli import main
 
 DAY = DAY_S

@@ -17,9 +17,10 @@ from adapters.database import make_engine
 from core.metrics import Metric
 from core.periods import Grain, period_start
 from core.time import DAY_S
-from data.builder import Installation, Record
+from data.builder import Installation
 from data.chat import Conversation
 from data.generate import generate
+from data.records import Record
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_installation
 

@@ -21,7 +21,8 @@ from adapters.schema import job_run
 from core.job_runs import SILENT_AFTER_S
 from core.time import DAY_S
 from jobs.job_log import JobResult, Status, execute
-from jobs.scheduler import JobSpec, Runner, SchedulerConfig
+from jobs.scheduler import Runner
+from jobs.scheduler_config import JobSpec, SchedulerConfig
 from tests.conftest import NOW as CLOCK
 from tests.conftest import REPO_ROOT
 

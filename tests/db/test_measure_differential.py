@@ -1,4 +1,4 @@
-"""The SQL path of measure-rates (adapters.measure_inputs) against core's Python functions, on every dialect.
+"""The SQL path of measure-rates (adapters.measure_batch) against core's Python functions, on every dialect.
 
 On a generated installation and on hypothesis-built conversations (payloads that are not JSON or no object,
 roles, contents, segments, notices and run uuids of every kind, run records with unreadable entries, runs

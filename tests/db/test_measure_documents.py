@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy import ColumnElement, Engine, String, literal, select
 
 from adapters.dialect import documents as doc
+from adapters.dialect.document_members import Members, member_table
 
 MEMBERS: tuple[doc.Path, ...] = (("n",), ("l",), ("d",), ("d", "t"))
-Reading = Callable[[str, doc.Members], ColumnElement[Any]]
+Reading = Callable[[str, Members], ColumnElement[Any]]
 
 
 def _both(engine: Engine, text: str, reading: Reading) -> tuple[Any, Any]:
@@ -26,8 +27,8 @@ def _both(engine: Engine, text: str, reading: Reading) -> tuple[Any, Any]:
         dialect = connection.dialect.name
         source = select(literal(text, String).label("payload")).subquery("source")
         document = doc.document(dialect, source.c.payload)
-        direct = connection.execute(select(reading(dialect, doc.Members(document))).select_from(source))
-        table, members = doc.member_table(dialect, document, MEMBERS, "member")
+        direct = connection.execute(select(reading(dialect, Members(document))).select_from(source))
+        table, members = member_table(dialect, document, MEMBERS, "member")
         joined = source if table is None else source.outerjoin(table, literal(True))
         through = connection.execute(select(reading(dialect, members)).select_from(joined))
         return direct.scalar_one(), through.scalar_one()
@@ -64,7 +65,7 @@ COUNTS = (
 def test_a_count_is_an_integer_of_at_least_zero_and_missing_or_null_only_where_it_has_a_default(
     installation_engine: Engine, text: str, optional: bool
 ) -> None:
-    def reading(dialect: str, members: doc.Members) -> ColumnElement[Any]:
+    def reading(dialect: str, members: Members) -> ColumnElement[Any]:
         return doc.is_count(dialect, *members.at(("n",)), optional=optional)
 
     direct, through = _both(installation_engine, text, reading)
@@ -93,7 +94,7 @@ LISTS = (
 def test_a_list_of_items_passes_when_every_item_does_and_an_empty_list_passes_unread(
     installation_engine: Engine, text: str, expected: bool | None, optional: bool
 ) -> None:
-    def reading(dialect: str, members: doc.Members) -> ColumnElement[Any]:
+    def reading(dialect: str, members: Members) -> ColumnElement[Any]:
         return doc.is_list_of(dialect, *members.at(("l",)), _has_integer_x(dialect), optional=optional)
 
     direct, through = _both(installation_engine, text, reading)
@@ -116,7 +117,7 @@ KINDS = (
 def test_a_member_is_read_by_its_kind_once_missing_apart_and_any_other_kind_false(
     installation_engine: Engine, text: str, found: str
 ) -> None:
-    def reading(dialect: str, members: doc.Members) -> ColumnElement[Any]:
+    def reading(dialect: str, members: Members) -> ColumnElement[Any]:
         named = doc.is_kind(dialect, *members.at(("d", "t")), "string")
         return doc.by_kind(dialect, *members.at(("d",)), {"object": named, "null": True}, missing=True)
 
@@ -174,4 +175,4 @@ def test_a_member_path_is_plain_keys_only(installation_engine: Engine) -> None:
         pytest.skip("only MariaDB writes member paths into its SQL (JSON_TABLE columns)")
 
     with pytest.raises(ValueError, match="plain keys"):
-        doc.member_table(dialect, literal("{}", String), [("a' OR '1",)], "member")
+        member_table(dialect, literal("{}", String), [("a' OR '1",)], "member")

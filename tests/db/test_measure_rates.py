@@ -30,7 +30,8 @@ from data.chat import Run
 from data.generate import generate
 from data.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.derive import derive_outcomes
-from jobs.measure import Summary, measure_rates
+from jobs.measure import measure_rates
+from jobs.measure_summary import Summary
 from jobs.schema_setup import init_installation
 
 DAY = DAY_S

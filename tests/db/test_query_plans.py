@@ -1,4 +1,5 @@
-"""The derivation's queries use their indexes without statistics (installations rarely run ANALYZE).
+"""The derivation's and the measurement's queries use their indexes without statistics (installations rarely
+run ANALYZE).
 
 The measured pitfalls: on SQLite without statistics, a history query ordered by tstamp makes the planner pick
 the (tablename, tstamp) index and scan the table once per record — 1.1 s per write at 10,000,000 rows,
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -22,9 +24,11 @@ from sqlalchemy import Connection, Engine, Select, event, func, insert, inspect,
 from adapters import history as history_queries
 from adapters import schema
 from adapters.dialect import bulk
+from adapters.measure_batch import UidRange, measure_batch, scratch
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.derive import Summary, derive_outcomes
+from jobs.measure import measure_rates
 
 DAY = DAY_S
 T = 1_790_000_000
@@ -178,20 +182,21 @@ def _explained(connection: Any, cursor: Any, statement: str, parameters: Any, di
     return "\n".join(f"{row['table']} key={row['key']} type={row['type']}" for row in rows)
 
 
-def _full_scans(plan: str, dialect: str) -> list[str]:
+def _full_scans(plan: str, dialect: str, never: tuple[str, ...] = NEVER_SCANNED) -> list[str]:
     if dialect == "sqlite":
         pattern = r"^SCAN ({})(?: |$)"
     elif dialect == "postgresql":
         pattern = r"Seq Scan on ({})(?: |$)"
     else:
         pattern = r"^({}) key=None type=ALL"
-    found = re.findall(pattern.format("|".join(NEVER_SCANNED)), plan.replace("->", "").strip(), re.M)
+    found = re.findall(pattern.format("|".join(never)), plan.replace("->", "").strip(), re.M)
     lines = [line.strip().lstrip("-> ") for line in plan.splitlines()]
-    return found + re.findall(pattern.format("|".join(NEVER_SCANNED)), "\n".join(lines), re.M)
+    return found + re.findall(pattern.format("|".join(never)), "\n".join(lines), re.M)
 
 
-def _derive_explained(engine: Engine, dialect: str) -> tuple[Summary, list[tuple[str, str]]]:
-    """derive-outcomes run once, with the plan of every statement it ran."""
+@contextmanager
+def _explaining(target: Engine | Connection, dialect: str) -> Iterator[list[tuple[str, str]]]:
+    """The plan of every statement run on `target` while inside, with the statement."""
     explained: list[tuple[str, str]] = []
 
     def explain(
@@ -202,11 +207,17 @@ def _derive_explained(engine: Engine, dialect: str) -> tuple[Summary, list[tuple
             return
         explained.append((statement, _explained(connection, cursor, statement, parameters, dialect)))
 
-    event.listen(engine, "before_cursor_execute", explain)
+    event.listen(target, "before_cursor_execute", explain)
     try:
-        summary = derive_outcomes(engine, now=T + 30 * DAY, window_s=7 * DAY)
+        yield explained
     finally:
-        event.remove(engine, "before_cursor_execute", explain)
+        event.remove(target, "before_cursor_execute", explain)
+
+
+def _derive_explained(engine: Engine, dialect: str) -> tuple[Summary, list[tuple[str, str]]]:
+    """derive-outcomes run once, with the plan of every statement it ran."""
+    with _explaining(engine, dialect) as explained:
+        summary = derive_outcomes(engine, now=T + 30 * DAY, window_s=7 * DAY)
     return summary, explained
 
 
@@ -288,6 +299,39 @@ def test_a_night_reads_the_runs_not_finished_and_then_their_events_through_nr_ll
     assert keep and all(re.search(STATUS_INDEX[dialect], plan) for plan in keep), keep
     assert by_run, "\n\n".join(plan for _, plan in second)
     scans = [(statement, plan) for statement, plan in first + second if _full_scans(plan, dialect)]
+    assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+# Tables no statement of a measure-rates batch may read whole: the installation's chat and run tables and the
+# stored facts, which grow with it. (The scratch tables hold the batch's own rows.)
+MEASURE_NEVER_SCANNED = (
+    "tx_nrmcpagent_conversation",
+    "tx_nrmcpagent_message",
+    "tx_nrllm_agentrun",
+    "tx_nrllm_agentrun_event",
+    "tx_runrecord_measure_fact",
+)
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["a uid range", "changed conversations"])
+def test_no_statement_of_a_measure_rates_batch_reads_a_growing_table_whole(
+    site_engine: Engine, dialect: str, listed: bool
+) -> None:
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)  # the stored facts a batch compares with
+    with site_engine.connect() as connection, connection.begin():
+        scratch.create(connection)
+        first = connection.execute(select(func.min(schema.conversation.c.uid))).scalar_one()
+        scope = [first, first + 1] if listed else UidRange(first - 1, first + 20)
+        with _explaining(connection, dialect) as explained:
+            result = measure_batch(connection, scope, now=T + 30 * DAY)
+        connection.rollback()
+
+    assert result.conversations == (2 if listed else 21)
+    scans = [
+        (statement, plan)
+        for statement, plan in explained
+        if _full_scans(plan, dialect, MEASURE_NEVER_SCANNED)
+    ]
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
 
 

@@ -32,17 +32,8 @@ from adapters.schema import apscheduler_jobs, job_run
 from adapters.schema import lease as lease_table
 from jobs import job_log, watch
 from jobs.job_log import JobResult
-from jobs.scheduler import (
-    LEASE_NAME,
-    JobSpec,
-    Runner,
-    SchedulerConfig,
-    _SteadyScheduler,
-    beside,
-    build_scheduler,
-    register,
-    run_after,
-)
+from jobs.scheduler import LEASE_NAME, Runner, _SteadyScheduler, beside, build_scheduler, register, run_after
+from jobs.scheduler_config import JobSpec, SchedulerConfig
 from jobs.schema_setup import init_db
 from tests.conftest import REPO_ROOT
 

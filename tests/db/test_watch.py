@@ -14,8 +14,9 @@ from sqlalchemy import Engine, func, insert, select, update
 from adapters import schema
 from core.health import HorizonLevel
 from core.time import DAY_S
-from data.builder import Installation, Record
+from data.builder import Installation
 from data.chat import Write
+from data.records import Record
 from jobs.watch import watch
 
 NOW = 1_800_000_000

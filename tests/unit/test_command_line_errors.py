@@ -62,9 +62,9 @@ def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> N
     from click.testing import CliRunner
     from sqlalchemy.exc import OperationalError
 
-    from jobs.cli import _Group
+    from jobs.cli_options import CommandGroup
 
-    group = _Group("runrecord")
+    group = CommandGroup("runrecord")
 
     @group.command("broken")
     def broken() -> None:

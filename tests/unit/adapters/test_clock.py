@@ -53,7 +53,7 @@ def test_a_malformed_instant_is_one_error_naming_the_variable(monkeypatch: pytes
 
 
 def test_a_job_command_without_now_reads_the_fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jobs.cli import parse_now
+    from jobs.cli_options import parse_now
 
     monkeypatch.setenv("RUNRECORD_NOW", "2026-03-29T01:30:00Z")
 

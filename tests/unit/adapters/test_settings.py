@@ -13,7 +13,7 @@ from adapters import settings
 from adapters.database import RunrecordError
 from core.time import DAY_S
 from jobs import job_log
-from jobs.scheduler import JOBS
+from jobs.scheduler_config import JOBS
 from tests.conftest import REPO_ROOT
 
 READERS: dict[str, tuple[str, Callable[[], int]]] = {

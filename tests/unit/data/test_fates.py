@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from core.outcomes import Action
 from core.time import DAY_S
-from data.builder import HistoryOrder, Installation, Record
+from data.builder import HistoryOrder, Installation
 from data.chat import Conversation, Run, Write
 from data.fates import Expected, RecordReading, expected_write
+from data.records import Record
 
 DAY = DAY_S
 WINDOW = 7 * DAY

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jobs.scheduler import SchedulerConfig, crontab_trigger, plan
+from jobs.crontab import crontab_trigger
+from jobs.scheduler_config import SchedulerConfig, plan
 
 BERLIN = ZoneInfo("Europe/Berlin")
 SPRING = datetime(2026, 3, 29, 1, 0, tzinfo=UTC)  # 02:00 CET becomes 03:00 CEST

@@ -10,7 +10,8 @@ import pytest
 from click.testing import Result
 
 from adapters.database import RunrecordError
-from jobs.scheduler import JOBS, JobSpec, SchedulerConfig, crontab_trigger, plan
+from jobs.crontab import crontab_trigger
+from jobs.scheduler_config import JOBS, JobSpec, SchedulerConfig, plan, schedule_of
 
 UTC_ZONE = ZoneInfo("UTC")
 MONDAY = datetime(2027, 1, 4, 12, 0, tzinfo=UTC_ZONE)
@@ -49,7 +50,7 @@ def test_a_crontab_weekday_means_what_it_means_to_cron(weekday_field: str, days:
 @pytest.mark.parametrize("expression", ["30 2 * *", "61 * * * *", "0 3 * * 8", "0 3 * * 5-1", "every night"])
 def test_a_malformed_crontab_expression_fails_in_one_line_naming_the_job(expression: str) -> None:
     with pytest.raises(RunrecordError, match="derive-outcomes") as raised:
-        crontab_trigger(expression, UTC_ZONE, job="derive-outcomes")
+        crontab_trigger(expression, UTC_ZONE, named=schedule_of("derive-outcomes"))
 
     assert "\n" not in str(raised.value)
 
@@ -78,7 +79,7 @@ def test_an_expression_restricting_both_the_day_of_month_and_the_weekday_is_refu
 def test_an_expression_restricting_the_day_of_month_or_the_weekday_runs_when_crontab_would(
     expression: str, first_runs: list[datetime]
 ) -> None:
-    trigger = crontab_trigger(expression, UTC_ZONE, job="derive-outcomes")
+    trigger = crontab_trigger(expression, UTC_ZONE, named=schedule_of("derive-outcomes"))
 
     first = trigger.get_next_fire_time(None, MONDAY)
     assert first is not None
@@ -203,7 +204,8 @@ def test_dry_run_lists_the_three_jobs_with_their_next_run_times(run_cli: Callabl
 
 def test_the_job_store_keeps_the_database_url_without_its_password() -> None:
     from jobs import job_log
-    from jobs.scheduler import JobSpec, _args
+    from jobs.scheduler import _args
+    from jobs.scheduler_config import JobSpec
 
     url = "postgresql+psycopg://runrecord:s3cret-pw@db.example/typo3"
     spec = JobSpec("watch-conversations", "jobs.watch:run_job", "*/5 * * * *")

@@ -1,5 +1,5 @@
-"""measure-rates' batch statements (adapters.measure_inputs) on SQLite, MariaDB and PostgreSQL: which texts
-leave the database for the text rules, which waits are read, and how the batch's events are read."""
+"""measure-rates' batch (adapters.measure_batch) on SQLite, MariaDB and PostgreSQL: which texts leave the
+database for the text rules, which waits are read, and how the batch's events are read."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, Engine, event, select
 
-from adapters import measure_inputs
-from adapters import measure_scratch as scratch
 from adapters.dialect import plans
-from core.claims import is_go_on
+from adapters.measure_batch import UidRange, measure_batch, scratch, waits
 from core.time import DAY_S
 from data.builder import Installation
 from data.chat import Conversation, Run
@@ -23,18 +21,12 @@ T = int(datetime(2026, 10, 5, 9, tzinfo=UTC).timestamp())
 
 
 @contextmanager
-def batch(engine: Engine, uids: list[int] | None = None) -> Iterator[Connection]:
-    """The scratch tables of one batch (every conversation, or the listed ones) filled up to the runs and
-    their event counts, on a connection whose transaction is rolled back afterwards."""
+def batch(engine: Engine) -> Iterator[Connection]:
+    """One batch of every conversation measured, its scratch tables left as the batch filled them, on a
+    connection whose transaction is rolled back afterwards."""
     with engine.connect() as connection, connection.begin():
         scratch.create(connection)
-        if uids is None:
-            measure_inputs.fill_conversations(connection, after=0, upto=2**31 - 1)
-        else:
-            measure_inputs.fill_conversations(connection, uids=uids)
-        measure_inputs.fill_entries(connection)
-        measure_inputs.fill_messages(connection)
-        measure_inputs.fill_runs(connection)
+        measure_batch(connection, UidRange(0, 2**31 - 1), now=T + 30 * DAY_S)
         yield connection
         connection.rollback()
 
@@ -66,8 +58,7 @@ def test_only_the_user_messages_a_waiting_runs_events_span_are_handed_to_the_go_
         site.finish()
 
     with batch(installation_engine) as connection:
-        measure_inputs.fill_user_messages(connection)
-        texts = [text for _, text in measure_inputs.go_on_texts(connection)]
+        texts = [text for _, text in waits.go_on_texts(connection)]
 
     assert texts == ["weiter"]  # neither the request before the run's first event nor the thanks after
 
@@ -84,11 +75,7 @@ def test_the_waits_are_read_only_for_conversations_with_a_go_on_or_an_unreadable
         site.finish()
 
     with batch(installation_engine) as connection:
-        measure_inputs.fill_user_messages(connection)
-        said = [uid for uid, text in measure_inputs.go_on_texts(connection) if is_go_on(text)]
-        measure_inputs.save_go_on(connection, said)
-        measure_inputs.fill_waits(connection)
-        measure_inputs.place_user_messages(connection)
+        said = connection.execute(select(scratch.go_on.c.message_uid)).scalars().all()
         u = scratch.user.c
         waited = set(connection.execute(select(scratch.wait.c.run_uid)).scalars())
         placed = connection.execute(select(u.inside_run).where(u.message_uid.in_(said))).scalars().all()
@@ -102,15 +89,12 @@ def _count_plans(connection: Connection, uids: list[int]) -> str:
     seen: list[tuple[str, Any]] = []
 
     def keep(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
-        if statement.startswith("INSERT INTO tx_runrecord_m_count"):
+        if statement.startswith("INSERT INTO tx_runrecord_m_count ("):
             seen.append((statement, parameters))
 
     event.listen(connection, "before_cursor_execute", keep)
     try:
-        measure_inputs.fill_conversations(connection, uids=uids)
-        measure_inputs.fill_entries(connection)
-        measure_inputs.fill_messages(connection)
-        measure_inputs.fill_runs(connection)
+        measure_batch(connection, uids, now=T + 30 * DAY_S)
     finally:
         event.remove(connection, "before_cursor_execute", keep)
     statement, parameters = seen[-1]

@@ -1,4 +1,4 @@
-"""The temporary tables measure-rates counts a batch of conversations in (adapters.measure_inputs).
+"""The temporary tables measure-rates counts a batch of conversations in (adapters.measure_batch).
 
 Each job run creates its own on its connection, so that two processes never share one and the installation's
 schema is left as it is; every column is typed (a table made by CREATE TABLE … AS from expressions has none,
@@ -7,7 +7,19 @@ and SQLite would then use none of its indexes). A batch empties them and fills t
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Connection, Index, MetaData, SmallInteger, String, Table
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Connection,
+    Index,
+    MetaData,
+    SmallInteger,
+    String,
+    Table,
+    case,
+)
 
 from adapters.dialect import session as sqlsession
 from adapters.dialect.session import integer_column, temporary_table
@@ -17,12 +29,17 @@ _scratch = MetaData()
 NAME_LENGTH = 255  # the longest run uuid a message or record entry may name and still be matched
 
 
-def _table(name: str, *columns: Column[object]) -> Table:
+def _table(name: str, *columns: Column[Any]) -> Table:
     return temporary_table(_scratch, f"tx_runrecord_m_{name}", *columns)
 
 
 def _flag(name: str) -> Column[object]:
     return Column(name, SmallInteger, nullable=False)
+
+
+def flag(condition: ColumnElement[bool]) -> ColumnElement[Any]:
+    """A condition as the 0 or 1 a flag column holds."""
+    return case((condition, 1), else_=0)
 
 
 # The batch's conversations; record_stored: the run_record column holds something; record_problem: it holds

@@ -1,0 +1,451 @@
+"""One batch of derive-outcomes in the database: per write, the facts core's rules ask for, aggregated in SQL;
+the outcome, reason and scope by core's decision tables (adapters.decision); the three output tables written
+with `INSERT … SELECT` (003_…, DESIGN.md rules 1-8). `derive_batch` runs the steps in order: the own rows
+(adapters.own_rows, rule 3), the window here (rules 2 and 4), the edit scope (adapters.derive_scope, rule
+7), the facts and deciders here, and the rows written (adapters.derive_save).
+
+A batch moves through the temporary tables of this connection (adapters.derive_scratch lists them). Each
+statement names each temporary table once: MariaDB cannot open a temporary table twice in one query.
+On PostgreSQL the temporary tables are analyzed once filled (autovacuum never does), and the installation's
+tables are probed per key through LATERAL subqueries fenced with OFFSET 0, so that no plan depends on their
+statistics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from sqlalchemy import (
+    ColumnClause,
+    ColumnElement,
+    Connection,
+    Select,
+    Table,
+    and_,
+    case,
+    column,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy import table as table_clause
+
+from adapters import decision, derive_save, derive_scope, own_rows, schema
+from adapters import write_targets as targets
+from adapters.derive_scratch import (
+    BATCH_TABLES,
+    READABLE,
+    TABLE_MISSING,
+    UNREADABLE,
+    batch_decided,
+    batch_decider,
+    batch_fact,
+    batch_keys,
+    batch_ordinal,
+    batch_record,
+    batch_revert,
+    batch_run,
+    batch_scope,
+    batch_unreadable_agg,
+    batch_window,
+    batch_window_agg,
+    batch_write,
+    human_column,
+)
+from adapters.dialect import aggregate, plans
+from adapters.dialect import session as sqlsession
+from adapters.dialect.exact import exact, exact_values, read_exact, same_record
+from adapters.history import RecordTable, TableCatalog
+from core.outcomes import (
+    CHANGE_ACTIONS,
+    WINDOW_TESTS,
+    Action,
+    CallOutcome,
+    Presence,
+    WriteTest,
+)
+from core.table_names import is_table_name
+
+# The actions whose rows change the live record's fields.
+_CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
+
+
+# --- one batch ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchResult:
+    """What one batch did: its page (for the keyset) and the counts of what this transaction derived."""
+
+    last_run_uid: int | None  # None: no run was due after the keyset
+    runs_in_page: int = 0
+    runs_without_uuid: int = 0
+    runs_derivable: int = 0
+    runs_mine: int = 0
+    mirrored: int = 0
+    runs_by_outcome: Counter[str] | None = None
+    writes: Counter[tuple[str, str, str]] | None = None  # (outcome, reason, edit_scope) → writes
+    phases: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    now: int
+    window_s: int
+    cutoff: int
+    oldest: int | None  # the oldest row left in sys_history (core.outcomes, rule 3's history_trimmed)
+    limit: int
+    # Whether the batch gives the planner its tables' statistics: the first batch that derives does, and
+    # later batches of the job, whose tables hold rows of the same kind, plan with those.
+    analyze: bool = True
+
+    def statistics(self, connection: Connection, *tables: Table) -> None:
+        if self.analyze:
+            sqlsession.analyze(connection, *tables)
+
+
+Timer = Callable[[str], None]  # called with a phase's name when it ends
+
+
+def derive_batch(
+    connection: Connection, settings: BatchSettings, catalog: TableCatalog, after: int, timer: Timer
+) -> BatchResult:
+    """Derive the next page of due runs after run uid `after`, inside the caller's transaction."""
+    dialect = connection.dialect.name
+    sqlsession.empty_temporary_tables(connection, [t for t in BATCH_TABLES if t is not batch_ordinal])
+    page = targets.due_page_query(dialect, after=after, cutoff=settings.cutoff, limit=settings.limit)
+    connection.execute(insert(batch_run).from_select([c.name for c in batch_run.c], page))
+    head = connection.execute(
+        select(
+            func.max(batch_run.c.run_uid),
+            func.count(),
+            func.coalesce(func.sum(batch_run.c.derivable), 0),
+            func.coalesce(func.sum(case((batch_run.c.correlation_id == "", 1), else_=0)), 0),
+        )
+    ).one()
+    result = BatchResult(last_run_uid=head[0], runs_in_page=int(head[1]))
+    result.runs_derivable, result.runs_without_uuid = int(head[2]), int(head[3])
+    timer("page")
+    if head[0] is None or not result.runs_derivable:
+        return result
+    statistics = partial(settings.statistics, connection)
+    statistics(batch_run)
+    tables = _fill_writes(connection, settings, catalog)
+    timer("targets")
+    _fill_records(connection, settings, tables)
+    timer("presence")
+    own_rows.match_own_rows(
+        connection,
+        batch_record,
+        batch_write,
+        automation=catalog.has_columns(schema.be_users.name, "uid", "username"),
+        statistics=statistics,
+    )
+    timer("history")
+    _fill_window(connection, settings)
+    timer("window")
+    derive_scope.fill_keys(connection, statistics)
+    derive_scope.fill_scope(connection, statistics)
+    timer("scope")
+    _fill_facts(connection, settings)
+    _fill_deciders(connection, settings)
+    timer("classify")
+    saved = derive_save.save(connection, now=settings.now, window_s=settings.window_s, statistics=statistics)
+    result.runs_mine, result.mirrored = saved.runs_mine, saved.mirrored
+    result.runs_by_outcome, result.writes = saved.runs_by_outcome, saved.writes
+    timer("write")
+    return result
+
+
+def _fill_writes(connection: Connection, settings: BatchSettings, catalog: TableCatalog) -> list[RecordTable]:
+    """The batch's writes with their target states; returns the record tables they write to."""
+    dialect = connection.dialect.name
+    t, r = targets.target, batch_run
+    joined, found = plans.inner_probe(
+        dialect,
+        r,
+        t,
+        t.c.run_uid == r.c.run_uid,
+        (t.c.event_uid, t.c.run_uid, t.c.written_at, t.c.tablename, t.c.recuid),
+        "targets",
+    )
+    without_target = or_(found.c.tablename.is_(None), found.c.recuid.is_(None))
+    rows = (
+        select(
+            found.c.event_uid,
+            found.c.run_uid,
+            found.c.written_at,
+            found.c.tablename,
+            found.c.recuid,
+            case((without_target, UNREADABLE), else_=READABLE),
+        )
+        .select_from(joined)
+        .where(r.c.derivable == 1)
+    )
+    rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_run")
+    connection.execute(insert(batch_write).from_select([c.name for c in batch_write.c], rows))
+    w = batch_write.c
+    name = exact(dialect, w.tablename)
+    names = connection.execute(select(name).where(w.tablename.is_not(None)).distinct()).scalars()
+    unreadable, missing, tables = _judge_names(catalog, (read_exact(value) for value in names))
+    # Only the writes to a name that is no readable table change state: most batches have none.
+    if unreadable or missing:
+        state = case(
+            (name.in_(exact_values(dialect, unreadable)), UNREADABLE),
+            (name.in_(exact_values(dialect, missing)), TABLE_MISSING),
+            else_=w.target_state,
+        )
+        judged = exact_values(dialect, [*unreadable, *missing])
+        connection.execute(update(batch_write).where(name.in_(judged)).values(target_state=state))
+    settings.statistics(connection, batch_write)
+    return tables
+
+
+def _judge_names(catalog: TableCatalog, names: Any) -> tuple[list[str], list[str], list[RecordTable]]:
+    """The batch's table names that make a target unreadable, those of tables this database lacks, and the
+    record tables of the rest.
+
+    A name reaches SQL as an identifier only after it matched the database's own list (DESIGN.md rule 6)."""
+    unreadable: list[str] = []
+    missing: list[str] = []
+    tables: list[RecordTable] = []
+    for name in names:
+        if not is_table_name(name):
+            unreadable.append(name)
+        elif (table := catalog.get(name)) is None:
+            missing.append(name)
+        elif not table.has_uid:
+            unreadable.append(name)
+        else:
+            tables.append(table)
+    return unreadable, missing, tables
+
+
+def _fill_records(connection: Connection, settings: BatchSettings, tables: list[RecordTable]) -> None:
+    """The batch's written records, each with whether it is still there (DESIGN.md rule 2), in one pass."""
+    dialect = connection.dialect.name
+    w = batch_write.c
+    name = exact(dialect, w.tablename)
+    distinct = (
+        select(
+            name.label("tablename"),
+            w.recuid,
+            w.target_state,
+            func.min(w.written_at).label("first_write_at"),
+            func.max(w.written_at).label("last_write_at"),
+        )
+        .where(w.target_state != UNREADABLE)
+        .group_by(name, w.recuid, w.target_state)
+        .subquery("written")
+    )
+    missing = distinct.c.target_state == TABLE_MISSING
+    name = exact(dialect, distinct.c.tablename)
+    presence = case(
+        (missing, Presence.TABLE_MISSING.value),
+        *[
+            (name == exact_values(dialect, [table.name])[0], _presence_of(table, distinct.c.recuid))
+            for table in tables
+        ],
+        else_=Presence.ROW_MISSING.value,
+    )
+    t = targets.target
+    ai_writes = (
+        select(func.count())
+        .where(t.c.tablename == distinct.c.tablename, t.c.recuid == distinct.c.recuid)
+        .scalar_subquery()
+    )
+    records = select(
+        distinct.c.tablename,
+        distinct.c.recuid,
+        presence,
+        distinct.c.first_write_at,
+        distinct.c.last_write_at,
+        ai_writes,
+    )
+    connection.execute(insert(batch_record).from_select([c.name for c in batch_record.c], records))
+    settings.statistics(connection, batch_record)
+
+
+def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElement[Any]:
+    """Whether the record `recuid` of the table is there, deleted or gone (DESIGN.md rule 2)."""
+    # The name comes from TableCatalog, i.e. from the database's own list, never from a payload unchecked.
+    columns: list[ColumnClause[Any]] = [column("uid"), *([column("deleted")] if table.has_deleted else [])]
+    record = table_clause(table.name, *columns)
+    if table.has_deleted:
+        deleted = record.c.deleted
+        state: ColumnElement[Any] = case(
+            (and_(deleted.is_not(None), deleted != 0), Presence.DELETED.value), else_=Presence.PRESENT.value
+        )
+    else:
+        state = literal(Presence.PRESENT.value)
+    found = select(state).where(record.c.uid == recuid).limit(1).scalar_subquery()
+    return func.coalesce(found, Presence.ROW_MISSING.value)
+
+
+def _fill_window(connection: Connection, settings: BatchSettings) -> None:
+    """The rows of each due write's window, and the deletes after it (DESIGN.md rules 2 and 4).
+
+    A window row is inserted after W's own row (uid above its boundary), stamped up to t + window, records
+    the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it); automation's
+    rows are kept only where a rule asks about them (its changes and deletes). A delete inserted after W's
+    own row but stamped after the window is kept too, out of the window (rule 2: a record gone counts as
+    DISCARDED unless its delete came only after the window)."""
+    dialect = connection.dialect.name
+    m, h, own = own_rows.batch_match, own_rows.batch_history, own_rows.batch_own
+    closes = m.c.written_at + settings.window_s
+    delete = h.c.actiontype == Action.DELETE.value
+    asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
+    ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
+    in_window = h.c.tstamp <= closes
+    after = and_(
+        same_record(dialect, m, h),
+        h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
+        h.c.uid > m.c.boundary,
+        h.c.live == 1,
+        or_(delete, ~ai_row),
+    )
+    rows = (
+        select(
+            m.c.event_uid,
+            h.c.uid,
+            h.c.tablename,
+            h.c.recuid,
+            h.c.tstamp,
+            h.c.actiontype,
+            h.c.automation,
+            case((in_window, 1), else_=0),
+        )
+        .select_from(m.join(h, and_(after, or_(in_window, delete), asked)))
+        .where(m.c.due == 1)
+    )
+    connection.execute(insert(batch_window).from_select([c.name for c in batch_window.c], rows))
+    settings.statistics(connection, batch_window)
+    connection.execute(
+        insert(batch_window_agg).from_select([c.name for c in batch_window_agg.c], _window_counts())
+    )
+    settings.statistics(connection, batch_window_agg)
+
+
+def _is_human(rows: Any) -> ColumnElement[bool]:
+    """A row of the window no automation wrote, or a delete (automation's deletes count, rule 4)."""
+    return and_(rows.c.in_window == 1, or_(rows.c.automation == 0, rows.c.actiontype == Action.DELETE.value))
+
+
+def _window_counts() -> Select[Any]:
+    u = batch_window.c
+    human = _is_human(batch_window)
+    per_action = [
+        func.sum(case((and_(human, u.actiontype == action.value), 1), else_=0)) for action in WINDOW_TESTS
+    ]
+    changes = func.sum(case((u.actiontype.in_(_CHANGE_ACTIONS), 1), else_=0))
+    deletes_after = func.sum(case((u.in_window == 0, 1), else_=0))
+    return select(
+        u.event_uid, func.min(case((human, u.tstamp))), *per_action, changes, deletes_after
+    ).group_by(u.event_uid)
+
+
+def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
+    w, r, m, k = batch_write, batch_record, own_rows.batch_match, batch_keys
+    a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
+    dialect = connection.dialect.name
+    written_fields = case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
+    facts = decision.FactColumns(
+        target_unreadable=w.c.target_state == UNREADABLE,
+        presence=r.c.presence,
+        deletes_in_window=a.c[human_column(Action.DELETE)],
+        deletes_after_window=a.c.deletes_after,
+        evidence_uid=case((m.c.boundary > 0, m.c.boundary)),
+        history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
+        own_row_unclear=m.c.unclear,
+        human_actions={action: a.c[human_column(action)] for action in WINDOW_TESTS},
+        unreadable_changes=ua.c.human,
+        automation_unreadable=ua.c.automation,
+        automation_keys=s.c.automation_changed,
+        automation_same=s.c.automation_same,
+        written_fields=written_fields,
+        changed=s.c.changed,
+        release_changed=s.c.release_changed,
+        same_changed=s.c.same_changed,
+        reverted=rv.c.reverted,
+    )
+    source = (
+        w.outerjoin(r, same_record(dialect, w, r))
+        .outerjoin(m, m.c.event_uid == w.c.event_uid)
+        .outerjoin(k, k.c.uid == m.c.own_uid)
+        .outerjoin(a, a.c.event_uid == w.c.event_uid)
+        .outerjoin(s, s.c.event_uid == w.c.event_uid)
+        .outerjoin(ua, ua.c.event_uid == w.c.event_uid)
+        .outerjoin(rv, rv.c.event_uid == w.c.event_uid)
+    )
+    # The decision tables are asked once per write, in a subquery the planner may not merge into the outer
+    # one (which would ask them again for each column that reads the deciding test).
+    decided = select(
+        w.c.event_uid,
+        w.c.run_uid,
+        w.c.written_at,
+        w.c.tablename,
+        w.c.recuid,
+        w.c.target_state,
+        decision.deciding_test(facts).label("decision"),
+        decision.edit_scope(facts).label("edit_scope"),
+        (a.c.first_tstamp - w.c.written_at).label("since"),
+    ).select_from(source)
+    d = plans.evaluated_once(decided).subquery("decided")
+    since = d.c.since
+    first_change = case(
+        (decision.decides(d.c.decision, CallOutcome.UNKNOWN), None), (since < 0, 0), else_=since
+    )
+    rows = select(
+        d.c.event_uid,
+        d.c.run_uid,
+        d.c.written_at,
+        d.c.tablename,
+        d.c.recuid,
+        d.c.target_state,
+        decision.outcome_of(d.c.decision),
+        decision.reason_of(d.c.decision),
+        case((decision.decides(d.c.decision, CallOutcome.EDITED), d.c.edit_scope), else_=literal("")),
+        d.c.decision,
+        first_change,
+    )
+    connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
+    settings.statistics(connection, batch_fact)
+
+
+def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
+    """The sys_history uids that decided each write (core.outcomes.WriteOutcome.decided_by), JSON arrays: its
+    evidence row (its own row, else the last row inserted by its moment), then the window's rows of the
+    action that decided, or every delete of the window for a record that is gone (rule 2)."""
+    dialect = connection.dialect.name
+    f, m, u = batch_fact, own_rows.batch_match, batch_window
+    columns = ["event_uid", "uid"]
+    evidence = (
+        select(m.c.event_uid, m.c.boundary)
+        .select_from(m.join(f, f.c.event_uid == m.c.event_uid))
+        .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
+    )
+    connection.execute(insert(batch_decider).from_select(columns, evidence))
+    delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
+    by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
+        (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
+        for action, test in WINDOW_TESTS.items()
+    ]
+    window = (
+        select(u.c.event_uid, u.c.uid)
+        .select_from(u.join(f, f.c.event_uid == u.c.event_uid))
+        .where(or_(*[and_(decided, row) for decided, row in by_test]))
+    )
+    connection.execute(insert(batch_decider).from_select(columns, window))
+    distinct = select(batch_decider.c.event_uid, batch_decider.c.uid).distinct()
+    if not aggregate.orders_inside(dialect):
+        distinct = distinct.order_by(batch_decider.c.event_uid, batch_decider.c.uid)
+    rows = distinct.subquery("deciders")
+    decided = select(rows.c.event_uid, aggregate.uid_array(dialect, rows.c.uid)).group_by(rows.c.event_uid)
+    connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))

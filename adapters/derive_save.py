@@ -1,0 +1,149 @@
+"""What one batch of derive-outcomes writes (adapters.derive_batch), inserted or ignored on each row's unique
+key so that two processes deriving the same runs write each row once: the run rows first, then only for the
+runs this transaction really inserted their write rows, survival counts and observed rows (mirrored into
+tx_nrllm_call_outcome for nr-llm's own readouts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    Connection,
+    case,
+    func,
+    insert,
+    literal,
+    select,
+)
+
+from adapters import decision, schema, survival
+from adapters import write_targets as targets
+from adapters.derive_scratch import (
+    UNREADABLE,
+    batch_decided,
+    batch_fact,
+    batch_mine,
+    batch_mirror,
+    batch_run,
+)
+from adapters.dialect import bulk
+from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
+from adapters.own_rows import Statistics
+from core.outcomes import (
+    RULE_VERSION,
+)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What the batch's transaction wrote: the runs whose row it inserted, the observed rows it mirrored, and
+    the outcomes of those runs and their writes."""
+
+    runs_mine: int
+    mirrored: int
+    runs_by_outcome: Counter[str]
+    writes: Counter[tuple[str, str, str]]  # (outcome, reason, edit_scope) → writes
+
+
+def save(connection: Connection, *, now: int, window_s: int, statistics: Statistics) -> Saved:
+    """The run rows, then the write rows and survival counts of the runs this transaction really inserted,
+    their observed rows in tx_nrllm_call_outcome, and the pending runs forgotten."""
+    dialect = connection.dialect.name
+    r, f = batch_run, batch_fact
+    out = schema.run_outcome
+    highest = func.max(decision.rank(f.c.outcome))
+    runs = (
+        select(
+            r.c.run_uid,
+            r.c.correlation_id,
+            decision.ranked(highest),
+            func.count(),
+            r.c.configuration_identifier,
+            literal(window_s),
+            literal(RULE_VERSION),
+            literal(now),
+            r.c.last_write_at,
+        )
+        .select_from(r.join(f, f.c.run_uid == r.c.run_uid))
+        .where(r.c.derivable == 1)
+        .group_by(r.c.run_uid, r.c.correlation_id, r.c.configuration_identifier, r.c.last_write_at)
+    )
+    # The run rows first: their unique key decides which of two concurrent transactions derives each run,
+    # and only the runs this one really inserted get their write rows and their observed row.
+    inserted = bulk.insert_or_ignore_select(dialect, out, RUN_COLUMNS, runs).returning(
+        out.c.run_uid, out.c.correlation_id, out.c.outcome
+    )
+    mine = [tuple(row) for row in connection.execute(inserted)]
+    bulk.insert_rows(connection, batch_mine, ("run_uid", "correlation_id", "outcome"), mine)
+    statistics(batch_mine)
+    _save_writes(connection, now)
+    m = batch_mine
+    survival.add_counts(
+        connection,
+        f.join(m, m.c.run_uid == f.c.run_uid).join(r, r.c.run_uid == f.c.run_uid),
+        configuration=r.c.configuration_identifier,
+        run_uid=f.c.run_uid,
+        outcome=f.c.outcome,
+        first_change_after_s=f.c.first_change_after_s,
+        window_s=window_s,
+    )
+    mirrored = _mirror(connection, now)
+    derivable = select(r.c.run_uid).where(r.c.derivable == 1)
+    targets.forget_pending(connection, derivable)
+    runs_by_outcome, writes = _count(connection)
+    return Saved(len(mine), mirrored, runs_by_outcome, writes)
+
+
+def _save_writes(connection: Connection, now: int) -> None:
+    f, r, m, dd = batch_fact, batch_run, batch_mine, batch_decided
+    readable = f.c.target_state != UNREADABLE
+    rows = select(
+        f.c.run_uid,
+        r.c.correlation_id,
+        f.c.event_uid,
+        case((readable, f.c.tablename), else_=literal("")),
+        case((readable, f.c.recuid), else_=literal(0)),
+        f.c.written_at,
+        f.c.outcome,
+        f.c.reason,
+        f.c.edit_scope,
+        f.c.first_change_after_s,
+        literal(RULE_VERSION),
+        literal(now),
+        func.coalesce(dd.c.decided_by, literal("[]")),
+    ).select_from(
+        f.join(r, r.c.run_uid == f.c.run_uid)
+        .join(m, m.c.run_uid == f.c.run_uid)
+        .outerjoin(dd, dd.c.event_uid == f.c.event_uid)
+    )
+    dialect = connection.dialect.name
+    connection.execute(bulk.insert_or_ignore_select(dialect, schema.write_outcome, WRITE_COLUMNS, rows))
+
+
+def _mirror(connection: Connection, now: int) -> int:
+    """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived, one per correlation
+    id: a correlation id that already has an observed row (nr-llm's own deriver) is left as it is."""
+    m = batch_mine
+    joined, unobserved = targets.unobserved(connection.dialect.name, m, m.c.correlation_id)
+    first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined).where(unobserved)
+    first = first.group_by(m.c.correlation_id)
+    connection.execute(insert(batch_mirror).from_select(["correlation_id", "run_uid"], first))
+    b = batch_mirror
+    rows = select(literal(0), m.c.correlation_id, m.c.outcome, literal(now), literal(now))
+    rows = rows.select_from(b.join(m, m.c.run_uid == b.c.run_uid))
+    columns = ["pid", "correlation_id", "outcome", "crdate", "tstamp"]
+    connection.execute(insert(schema.call_outcome).from_select(columns, rows))
+    return int(connection.execute(select(func.count()).select_from(b)).scalar_one())
+
+
+def _count(connection: Connection) -> tuple[Counter[str], Counter[tuple[str, str, str]]]:
+    f, m = batch_fact, batch_mine
+    writes = connection.execute(
+        select(f.c.outcome, f.c.reason, f.c.edit_scope, func.count())
+        .select_from(f.join(m, m.c.run_uid == f.c.run_uid))
+        .group_by(f.c.outcome, f.c.reason, f.c.edit_scope)
+    ).all()
+    runs = connection.execute(select(m.c.outcome, func.count()).group_by(m.c.outcome)).all()
+    return Counter({o: int(n) for o, n in runs}), Counter({(o, r, s): int(n) for o, r, s, n in writes})

@@ -1,0 +1,253 @@
+"""DESIGN.md rule 7 in SQL, for one batch of derive-outcomes (adapters.derive_batch): the keys of the history
+rows a rule asks about, the fields each due write wrote and the window's changes named, and whether every
+written field holds its old value again. Only keys are read; values are compared inside a statement, never
+selected (DESIGN.md, "Privacy").
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Connection,
+    and_,
+    case,
+    func,
+    insert,
+    or_,
+    select,
+    union,
+)
+
+from adapters import own_rows, schema
+from adapters.derive_scratch import (
+    batch_changed,
+    batch_draft_of,
+    batch_draft_row,
+    batch_keys,
+    batch_last,
+    batch_ordinal,
+    batch_publish,
+    batch_revert,
+    batch_scope,
+    batch_unreadable,
+    batch_unreadable_agg,
+    batch_window,
+    batch_window_agg,
+    batch_written,
+)
+from adapters.dialect import bulk, plans
+from adapters.dialect import json as sqljson
+from adapters.dialect.exact import same_record
+from adapters.own_rows import Statistics
+from core.outcomes import (
+    BOOKKEEPING_FIELDS,
+    FIELD_ACTIONS,
+    RELEASE_FIELD,
+    Action,
+)
+
+# The actions whose history_data names fields (core.outcomes.FIELD_ACTIONS), as stored in actiontype.
+FIELD_ACTION_VALUES = tuple(action.value for action in FIELD_ACTIONS)
+
+
+def fill_keys(connection: Connection, statistics: Statistics) -> None:
+    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): the own
+    add or modify row of each due write whose window holds a change (only then do W's fields decide
+    anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
+    record's draft rows since its previous publish)."""
+    dialect = connection.dialect.name
+    h, w, m, a = own_rows.batch_history, batch_window, own_rows.batch_match, batch_window_agg
+    record = (h.c.tablename, h.c.recuid, h.c.uid)
+    publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
+    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(FIELD_ACTION_VALUES))
+    connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
+    d, p = batch_draft_row, batch_publish
+    previous = (
+        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
+    )
+    moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
+        w.join(
+            d,
+            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
+        )
+    )
+    moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
+    statistics(batch_draft_of)
+    asking = m.join(a, a.c.event_uid == m.c.event_uid)
+    wanted = union(
+        select(m.c.own_uid.label("uid"))
+        .select_from(asking)
+        .where(m.c.due == 1, m.c.own_action.in_(FIELD_ACTION_VALUES), a.c.changes > 0),
+        select(w.c.uid).where(w.c.actiontype == Action.MODIFY.value),
+        select(batch_draft_of.c.draft_uid),
+    ).subquery("wanted")
+    s = schema.sys_history
+    joined, found = plans.inner_probe(
+        dialect, wanted, s, s.c.uid == wanted.c.uid, (s.c.uid, s.c.actiontype, s.c.history_data), "keyed"
+    )
+
+    def fill(guarded: bool) -> None:
+        document = sqljson.json_document(dialect, found.c.history_data, guarded=guarded)
+        keys = sqljson.record_keys(dialect, document, found.c.actiontype)
+        rows = plans.in_order(dialect, select(found.c.uid, keys).select_from(joined))
+        connection.execute(insert(batch_keys).from_select(["uid", "fields"], rows))
+
+    sqljson.cast_first(connection, fill)
+    statistics(batch_keys)
+
+
+def fill_scope(connection: Connection, statistics: Statistics) -> None:
+    """The written and changed field names of each due write, the changes whose keys cannot be read, their
+    counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
+    key lists batch_keys holds; values compared in SQL only."""
+    dialect = connection.dialect.name
+    ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
+    if ordinals is not None:
+        _fill_ordinals(connection)
+    m, k, w, d = own_rows.batch_match, batch_keys, batch_window, batch_draft_of
+    bookkeeping = sorted(BOOKKEEPING_FIELDS)
+    source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
+    written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
+    connection.execute(insert(batch_written).from_select(["event_uid", "field"], written.distinct()))
+    columns = ["event_uid", "uid", "field", "automation"]
+    source, field = sqljson.array_elements(dialect, w.join(k, k.c.uid == w.c.uid), k.c.fields, ordinals)
+    modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
+    modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
+    connection.execute(insert(batch_changed).from_select(columns, modified))
+    source, field = sqljson.array_elements(dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals)
+    published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
+    connection.execute(insert(batch_changed).from_select(columns, published.where(field.not_in(bookkeeping))))
+    _fill_unreadable(connection)
+    statistics(batch_written, batch_changed, batch_unreadable_agg)
+    c, wr = batch_changed.c, batch_written.c
+    human, known = c.automation == 0, wr.field.is_not(None)
+    counts = (
+        select(
+            c.event_uid,
+            func.count(case((human, c.field)).distinct()),
+            func.max(case((and_(human, c.field == RELEASE_FIELD), 1), else_=0)),
+            func.count(case((and_(human, c.field != RELEASE_FIELD, known), c.field)).distinct()),
+            func.sum(case((c.automation == 1, 1), else_=0)),
+            func.sum(case((and_(c.automation == 1, known), 1), else_=0)),
+        )
+        .select_from(
+            batch_changed.outerjoin(batch_written, and_(wr.event_uid == c.event_uid, wr.field == c.field))
+        )
+        .group_by(c.event_uid)
+    )
+    connection.execute(insert(batch_scope).from_select([col.name for col in batch_scope.c], counts))
+    _fill_reverted(connection)
+
+
+def _fill_unreadable(connection: Connection) -> None:
+    """The window's changes whose keys cannot be read: a modify's history_data, or a publish without drafts
+    or with a draft whose history_data cannot be read (core.outcomes._changed_keys gives None)."""
+    w, k, d = batch_window, batch_keys, batch_draft_of
+    columns = ["event_uid", "uid", "automation"]
+    modifies = (
+        select(w.c.event_uid, w.c.uid, w.c.automation)
+        .select_from(w.outerjoin(k, k.c.uid == w.c.uid))
+        .where(w.c.actiontype == Action.MODIFY.value, k.c.fields.is_(None))
+    )
+    connection.execute(insert(batch_unreadable).from_select(columns, modifies))
+    publishes = (
+        select(w.c.event_uid, w.c.uid, w.c.automation)
+        .select_from(
+            w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
+                k, k.c.uid == d.c.draft_uid
+            )
+        )
+        .where(w.c.actiontype == Action.PUBLISH.value)
+        .group_by(w.c.event_uid, w.c.uid, w.c.automation)
+        .having(or_(func.count(d.c.draft_uid) == 0, func.count(d.c.draft_uid) > func.count(k.c.fields)))
+    )
+    connection.execute(insert(batch_unreadable).from_select(columns, publishes))
+    u = batch_unreadable.c
+    human = u.automation == 0
+    counts = select(
+        u.event_uid,
+        func.sum(case((human, 1), else_=0)),
+        func.sum(case((human, 0), else_=1)),
+        func.max(case((human, u.uid))),
+    ).group_by(u.event_uid)
+    connection.execute(
+        insert(batch_unreadable_agg).from_select([c.name for c in batch_unreadable_agg.c], counts)
+    )
+
+
+def _fill_reverted(connection: Connection) -> None:
+    """Whether each due write whose own row is a modify was reverted (core.outcomes._reverted): for every
+    field it wrote, the last human change of that field in its window (or a later human change whose keys
+    cannot be read) is a modify whose newRecord value equals W's own row's oldRecord value."""
+    dialect = connection.dialect.name
+    m, wr, c, ua = own_rows.batch_match, batch_written, batch_changed, batch_unreadable_agg
+    last_named = func.max(c.c.uid)
+    unreadable = ua.c.last_human
+    latest = case(
+        (unreadable.is_(None), last_named),
+        (last_named.is_(None), unreadable),
+        (unreadable > last_named, unreadable),
+        else_=last_named,
+    )
+    lasts = (
+        select(wr.c.event_uid, wr.c.field, latest)
+        .select_from(
+            wr.join(m, m.c.event_uid == wr.c.event_uid)
+            .outerjoin(c, and_(c.c.event_uid == wr.c.event_uid, c.c.field == wr.c.field, c.c.automation == 0))
+            .outerjoin(ua, ua.c.event_uid == wr.c.event_uid)
+        )
+        .where(m.c.own_action == Action.MODIFY.value)
+        .group_by(wr.c.event_uid, wr.c.field, unreadable)
+    )
+    connection.execute(insert(batch_last).from_select(["event_uid", "field", "last_uid"], lasts))
+    s = schema.sys_history
+    last = batch_last
+    joined, later = plans.outer_probe(
+        dialect,
+        last.join(m, m.c.event_uid == last.c.event_uid),
+        s,
+        s.c.uid == last.c.last_uid,
+        (s.c.actiontype, s.c.history_data),
+        "later",
+    )
+    own = s.alias("own")
+    joined, mine = plans.outer_probe(
+        dialect,
+        joined,
+        own,
+        and_(own.c.uid == m.c.own_uid, last.c.last_uid.is_not(None)),
+        (own.c.history_data,),
+        "own",
+    )
+
+    def fill(guarded: bool) -> None:
+        new = sqljson.json_document(dialect, later.c.history_data, guarded=guarded)
+        old = sqljson.json_document(dialect, mine.c.history_data, guarded=guarded)
+        same = case(
+            (
+                and_(later.c.actiontype == Action.MODIFY.value, sqljson.is_plain_key(dialect, last.c.field)),
+                case((sqljson.same_value(dialect, new, old, last.c.field), 1), else_=0),
+            ),
+            else_=0,
+        )
+        restored = func.sum(same)
+        rows = (
+            select(last.c.event_uid, case((restored == func.count(), 1), else_=0))
+            .select_from(joined)
+            .group_by(last.c.event_uid)
+        )
+        connection.execute(
+            insert(batch_revert).from_select(["event_uid", "reverted"], plans.in_order(dialect, rows))
+        )
+
+    sqljson.cast_first(connection, fill)
+
+
+def _fill_ordinals(connection: Connection) -> None:
+    """Ordinals from 0 up to the longest key list of the batch (adapters.dialect.json.array_elements)."""
+    longest = connection.execute(select(func.max(func.json_length(batch_keys.c.fields)))).scalar()
+    have = connection.execute(select(func.count()).select_from(batch_ordinal)).scalar_one()
+    wanted = int(longest or 0)
+    if wanted > have:
+        bulk.insert_rows(connection, batch_ordinal, ("n",), [(n,) for n in range(have, wanted)])

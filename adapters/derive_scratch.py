@@ -1,0 +1,225 @@
+"""The temporary tables one batch of derive-outcomes moves through (adapters.derive_batch).
+
+Each is declared with its column types (SQLite cannot use an index on a table made with `CREATE TABLE … AS`
+from expressions), created once per job with its indexes (adapters.dialect.session.create_temporary_tables)
+and emptied at the start of every batch:
+
+    batch_run      the page of due runs (adapters.write_targets.due_page_query)
+    batch_write    their writes, with whether the target is readable and its table there (rule 6)
+    batch_record   the written records, with whether each is still there (rule 2)
+    (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
+                   boundary and evidence, rule 3)
+    batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
+                   batch_window_agg their counts per write
+    batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
+                   drafts each publish of a window moved (those since the record's previous publish)
+    batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
+                   change, the window's modifies, the drafts its publishes moved (rule 7)
+    batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written and changed fields
+    batch_last, batch_revert: each written field's last human change, and whether all hold their old value
+    batch_fact     each write's outcome, reason, scope, first change and deciding test
+    batch_decider, batch_decided: the sys_history uids that decided each write, as the stored JSON array
+    batch_mine     the runs whose row this transaction inserted (the unique key decides, as before)
+    batch_mirror   their correlation ids without an observed row in tx_nrllm_call_outcome
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Index, MetaData, SmallInteger, String, Table, Text
+from sqlalchemy.dialects import mysql
+
+from adapters import own_rows
+from adapters.dialect.session import integer_column, temporary_table
+from core.outcomes import WINDOW_TESTS, Action
+from core.table_names import MAX_TABLE_NAME
+
+_scratch = MetaData()
+
+# Target states of batch_write (DESIGN.md rule 6): readable; unreadable (no table or uid, a name that is no
+# table name, a table without uid); a well-formed name this database has no table of (the record is gone).
+READABLE, UNREADABLE, TABLE_MISSING = 0, 1, 2
+
+# Field names compared byte for byte, as Python compares them (MariaDB's default collation ignores case).
+_FIELD = Text().with_variant(mysql.TEXT(collation="utf8mb4_bin"), "mysql", "mariadb")
+_NAME = String(MAX_TABLE_NAME)
+
+
+def _temporary(name: str, *columns: Any) -> Table:
+    return temporary_table(_scratch, name, *columns)
+
+
+def human_column(action: Action) -> str:
+    """batch_window_agg's count of the window's human rows of an action WINDOW_TESTS asks about."""
+    return f"human_{action.name.lower()}"
+
+
+batch_run = _temporary(
+    "tx_runrecord_batch_run",
+    integer_column("run_uid", key=True),
+    Column("correlation_id", String(36), nullable=False),
+    Column("configuration_identifier", String(150), nullable=False),
+    integer_column("last_write_at"),
+    integer_column("writes"),
+    Column("derivable", SmallInteger, nullable=False),
+    Column("gone", SmallInteger, nullable=False),
+)
+batch_write = _temporary(
+    "tx_runrecord_batch_write",
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
+    Column("tablename", _NAME, nullable=True),
+    integer_column("recuid", nullable=True),
+    Column("target_state", SmallInteger, nullable=False),
+)
+batch_record = _temporary(
+    "tx_runrecord_batch_record",
+    Column("tablename", _NAME, nullable=False),
+    integer_column("recuid"),
+    Column("presence", String(16), nullable=False),
+    integer_column("first_write_at"),  # the first and the last write to the record in this batch
+    integer_column("last_write_at"),
+    integer_column("ai_writes"),  # the record's AI writes of any run, in this batch or not
+)
+batch_window = _temporary(
+    "tx_runrecord_batch_window",
+    integer_column("event_uid"),
+    integer_column("uid"),
+    Column("tablename", String(255), nullable=False),
+    integer_column("recuid"),
+    integer_column("tstamp"),
+    integer_column("actiontype"),
+    Column("automation", SmallInteger, nullable=False),
+    Column("in_window", SmallInteger, nullable=False),  # 0: a delete stamped after the window
+)
+batch_window_agg = _temporary(
+    "tx_runrecord_batch_window_agg",
+    integer_column("event_uid", key=True),
+    integer_column("first_tstamp", nullable=True),  # the first human row's
+    *(integer_column(human_column(action)) for action in WINDOW_TESTS),
+    integer_column("changes"),  # its changes, human or automation's: whether a rule asks for W's fields
+    integer_column("deletes_after"),  # the deletes stamped after the window (rule 2)
+)
+batch_publish = _temporary(
+    "tx_runrecord_batch_publish",
+    Column("tablename", String(255), nullable=False),
+    integer_column("recuid"),
+    integer_column("uid"),
+)
+batch_draft_row = _temporary(
+    "tx_runrecord_batch_draft_row",
+    Column("tablename", String(255), nullable=False),
+    integer_column("recuid"),
+    integer_column("uid"),
+)
+batch_draft_of = _temporary(
+    "tx_runrecord_batch_draft_of",
+    integer_column("event_uid"),
+    integer_column("publish_uid"),
+    integer_column("draft_uid"),
+    Column("automation", SmallInteger, nullable=False),
+)
+batch_keys = _temporary(
+    "tx_runrecord_batch_keys", integer_column("uid", key=True), Column("fields", Text, nullable=True)
+)
+batch_written = _temporary("tx_runrecord_batch_written", integer_column("event_uid"), Column("field", _FIELD))
+batch_changed = _temporary(
+    "tx_runrecord_batch_changed",
+    integer_column("event_uid"),
+    integer_column("uid"),
+    Column("field", _FIELD),
+    Column("automation", SmallInteger, nullable=False),
+)
+batch_unreadable = _temporary(
+    "tx_runrecord_batch_unreadable",
+    integer_column("event_uid"),
+    integer_column("uid"),
+    Column("automation", SmallInteger, nullable=False),
+)
+batch_unreadable_agg = _temporary(
+    "tx_runrecord_batch_unreadable_agg",
+    integer_column("event_uid", key=True),
+    integer_column("human"),
+    integer_column("automation"),
+    integer_column("last_human", nullable=True),
+)
+batch_scope = _temporary(
+    "tx_runrecord_batch_scope",
+    integer_column("event_uid", key=True),
+    integer_column("changed"),
+    integer_column("release_changed"),
+    integer_column("same_changed"),
+    integer_column("automation_changed"),
+    integer_column("automation_same"),
+)
+batch_last = _temporary(
+    "tx_runrecord_batch_last",
+    integer_column("event_uid"),
+    Column("field", _FIELD),
+    integer_column("last_uid", nullable=True),
+)
+batch_revert = _temporary(
+    "tx_runrecord_batch_revert", integer_column("event_uid", key=True), integer_column("reverted")
+)
+batch_fact = _temporary(
+    "tx_runrecord_batch_fact",
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
+    Column("tablename", _NAME, nullable=True),
+    integer_column("recuid", nullable=True),
+    Column("target_state", SmallInteger, nullable=False),
+    Column("outcome", String(24), nullable=False),
+    Column("reason", String(32), nullable=False),
+    Column("edit_scope", String(16), nullable=False),
+    Column("decision", String(24), nullable=False),
+    integer_column("first_change_after_s", nullable=True),
+)
+batch_decider = _temporary("tx_runrecord_batch_decider", integer_column("event_uid"), integer_column("uid"))
+batch_decided = _temporary(
+    "tx_runrecord_batch_decided",
+    integer_column("event_uid", key=True),
+    Column("decided_by", Text, nullable=False),
+)
+batch_mine = _temporary(
+    "tx_runrecord_batch_mine",
+    integer_column("run_uid", key=True),
+    Column("correlation_id", String(36), nullable=False),
+    Column("outcome", String(24), nullable=False),
+)
+batch_mirror = _temporary(
+    "tx_runrecord_batch_mirror",
+    Column("correlation_id", String(36), primary_key=True),
+    integer_column("run_uid"),
+)
+batch_ordinal = _temporary("tx_runrecord_batch_ordinal", integer_column("n", key=True))
+
+# Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
+_INDEXES = (
+    Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
+    # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (same_record).
+    Index("tx_runrecord_batch_record_record", batch_record.c.tablename, batch_record.c.recuid),
+    Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
+    # A record's deletes and drafts without reading its other rows: a record written a hundred times has
+    # thousands.
+    Index(
+        "tx_runrecord_batch_publish_record",
+        batch_publish.c.tablename,
+        batch_publish.c.recuid,
+        batch_publish.c.uid,
+    ),
+    Index(
+        "tx_runrecord_batch_draft_row_record",
+        batch_draft_row.c.tablename,
+        batch_draft_row.c.recuid,
+        batch_draft_row.c.uid,
+    ),
+    Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
+    # The write only: a field name is TEXT, which MariaDB indexes by a prefix alone.
+    Index("tx_runrecord_batch_written_event", batch_written.c.event_uid),
+    Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
+    Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
+)
+BATCH_TABLES = (*own_rows.TABLES.tables.values(), *_scratch.tables.values())

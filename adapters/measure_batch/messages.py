@@ -1,0 +1,130 @@
+"""The batch's messages as core.transcript reads them, in SQL and without their content; and the text of the
+few messages a text rule judges (`message_texts`), the only content that leaves the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    case,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
+
+from adapters import schema
+from adapters.dialect import document_members as doc_members
+from adapters.dialect import documents as doc
+from adapters.dialect import json as sqljson
+from adapters.dialect import plans
+from adapters.measure_batch import scratch
+from adapters.measure_batch.scratch import flag
+from core.error_codes import Notice
+from core.transcript import Role
+
+message = schema.message
+
+_ROLES = tuple(role.value for role in Role)
+_NOTICES = tuple(notice.value for notice in Notice)
+
+
+# The members of a message payload fill_messages reads (doc_members.Members).
+MESSAGE_MEMBERS: tuple[doc.Path, ...] = (("role",), ("notice",), ("runUuid",), ("segment",))
+
+
+def fill_messages(connection: Connection) -> None:
+    """The batch's messages as core.transcript.read_message reads them, without their content."""
+    d = connection.dialect.name
+    m = message.c
+
+    def run(guarded: bool) -> None:
+        parsed = plans.fenced(
+            d,
+            select(
+                m.uid,
+                m.conversation,
+                m.sorting,
+                m.role,
+                m.crdate,
+                doc.document(d, m.payload, guarded=guarded).label("document"),
+            ).select_from(message.join(scratch.conversation, scratch.conversation.c.uid == m.conversation)),
+        ).subquery("parsed")
+        members, payload = doc_members.member_table(d, parsed.c.document, MESSAGE_MEMBERS, "member")
+
+        def at(*path: str) -> doc.Member:
+            return payload.at(path)
+
+        readable = doc.is_kind(d, *at(), "object") & doc.string_in(d, *at("role"), _ROLES)
+        # Each member read once, whatever `readable` says (a condition on it in every column would ask the
+        # engine for it again there); an unreadable message's members are cleared below.
+        notice = doc.string_in(d, *at("notice"), _NOTICES)
+        role = doc.raw_text(d, *at("role"))
+        query = select(
+            parsed.c.uid,
+            parsed.c.conversation,
+            parsed.c.sorting,
+            parsed.c.role,
+            parsed.c.crdate,
+            flag(readable),
+            case((doc.exact(d, role).in_(_ROLES), role)),
+            case((notice, doc.raw_text(d, *at("notice")))),
+            func.coalesce(doc.string(d, *at("runUuid"), scratch.NAME_LENGTH), ""),
+            doc.integer(d, *at("segment")),
+        )
+        if members is not None:
+            query = query.select_from(parsed.outerjoin(members, literal(True)))
+        columns = [
+            "uid",
+            "conversation",
+            "sorting",
+            "role_column",
+            "crdate",
+            "readable",
+            "role",
+            "notice",
+            "run_uuid",
+            "segment",
+        ]
+        connection.execute(insert(scratch.message).from_select(columns, query))
+
+    sqljson.cast_first(connection, run)
+    unread = {"role": None, "notice": None, "run_uuid": "", "segment": None}
+    connection.execute(update(scratch.message).where(scratch.message.c.readable == 0).values(**unread))
+    scratch.analyze(connection, scratch.message)
+
+
+def _content(dialect: str, payload: ColumnElement[Any]) -> ColumnElement[Any]:
+    """core.transcript's text of a message: its content when a string, the text parts of a list, else ''."""
+    return case(
+        (doc.is_kind(dialect, payload, ("content",), "string"), doc.raw_text(dialect, payload, ("content",))),
+        (
+            doc.is_kind(dialect, payload, ("content",), "array"),
+            doc.text_parts(dialect, payload, ("content",)),
+        ),
+        else_="",
+    )
+
+
+def message_texts(connection: Connection, uids: Select[Any]) -> list[Any]:
+    """The chosen messages' columns (the first their uid) and their text (`_content`)."""
+    d = connection.dialect.name
+    m = message.c
+    chosen = uids.subquery("chosen")
+
+    def run(guarded: bool) -> list[Any]:
+        parsed = plans.fenced(
+            d,
+            select(*chosen.c, doc.document(d, m.payload, guarded=guarded).label("document")).select_from(
+                chosen.join(message, m.uid == chosen.c[0])
+            ),
+        ).subquery("parsed")
+        query = select(*(parsed.c[column.name] for column in chosen.c), _content(d, parsed.c.document))
+        return [tuple(row) for row in connection.execute(query).all()]
+
+    return sqljson.cast_first(connection, run)

@@ -1,0 +1,172 @@
+"""The runs the batch's conversations name (core.answers.named_runs), the first of each uuid, and the counts
+of their events (core.measured_runs): the one pass over the batch's events, whose counts answer the
+verdicts' doubt and find the approval events by uid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    case,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    union,
+    update,
+)
+
+from adapters import schema
+from adapters.dialect import documents as doc
+from adapters.dialect import json as sqljson
+from adapters.dialect import plans
+from adapters.measure_batch import scratch
+from adapters.measure_batch.scratch import flag
+from core.events import EventKind
+from core.measured_runs import RUN_END_COLUMNS
+from core.run_status import FINISHED_STATUSES, RunStatus
+
+agentrun = schema.agentrun
+event = schema.agentrun_event
+
+_KINDS = tuple(kind.value for kind in EventKind)
+_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+
+
+def run_end() -> ColumnElement[Any]:
+    """core.measured_runs.run_end of tx_nrllm_agentrun's columns."""
+    r = agentrun.c
+    return case(*((r[name] > 0, r[name]) for name in RUN_END_COLUMNS), else_=0)
+
+
+# The batch's events are read as one range of event uids (each event's run looked up among the batch's runs)
+# where the dialect reads a key range faster (plans.reads_key_ranges) and that range holds at most this many
+# events for each event of the batch's runs; otherwise run by run through the (run, sequence) index.
+EVENT_SPAN = 3
+
+
+def _event_span() -> Select[int, Any, Any]:
+    """How many events the batch's runs have, and the range of their uids (read from the index alone)."""
+    ev = event.c
+    return select(func.count(), func.min(ev.uid), func.max(ev.uid)).where(
+        ev.run.in_(select(scratch.run.c.uid))
+    )
+
+
+def _batch_events(dialect: str, query: Select[Any], span: Any) -> Select[Any]:
+    """`query` (over the event table, grouped by run) for the events of the batch's runs."""
+    ev, run = event.c, scratch.run.c
+    if span is None:
+        # The runs' uids as a list the engine sorts once: their events are then read in the index's order
+        # (a join read them in the order of the run table's uuid index, each run's events elsewhere).
+        return query.where(ev.run.in_(select(run.uid)))
+    events, low, high = span
+    if events and high - low + 1 <= EVENT_SPAN * events:
+        ranged = query.join_from(event, scratch.run, run.uid == ev.run)
+        return plans.in_key_range(dialect, ranged, event, ev.uid, low, high)
+    probed = query.join_from(scratch.run, event, ev.run == run.uid)
+    return plans.keys_first(dialect, probed, scratch.run, event, "run_sequence")
+
+
+def fill_runs(connection: Connection) -> None:
+    """The runs the batch names (core.answers.named_runs), the first of each uuid, and their event counts."""
+    d = connection.dialect.name
+    s, msg, e = scratch.conversation.c, scratch.message.c, scratch.entry.c
+    named_uuids = union(
+        select(msg.conversation, msg.run_uuid).where(msg.readable == 1, msg.run_uuid != ""),
+        select(s.uid, s.approval_run_uuid).where(s.approval_run_uuid != ""),
+        select(e.conversation, e.run_uuid).where(e.run_uuid.is_not(None)),
+    )
+    connection.execute(insert(scratch.name).from_select(["conversation", "uuid"], named_uuids))
+    scratch.analyze(connection, scratch.name)
+    # Each uuid named looked up in the run table's uuid index, one probe per name: as `uuid IN (…)`, MariaDB
+    # read every run of the installation for every batch and asked each whether it was the first of its
+    # uuid (measured: the whole table per batch).
+    names = select(scratch.name.c.uuid).distinct().subquery("names")
+    r = agentrun.c
+    earlier = agentrun.alias("earlier")
+    first = ~exists(select(literal(1)).where(earlier.c.uuid == r.uuid, earlier.c.uid < r.uid))
+    ended = run_end()
+    started = case((r.started_at != 0, r.started_at), else_=r.crdate)
+    status = doc.exact(d, r.status)
+    picked: list[ColumnElement[Any]] = [
+        r.uid,
+        r.uuid,
+        r.status,
+        func.coalesce(r.configuration_identifier, "").label("configuration"),
+        ended.label("ended_at"),
+        started.label("started_at"),
+        flag(status.in_(sorted(FINISHED_STATUSES))).label("finished"),
+        flag(status == RunStatus.WAITING_FOR_APPROVAL.value).label("waited"),
+    ]
+    joined, found = plans.inner_probe(d, names, agentrun, and_(r.uuid == names.c.uuid, first), picked, "run")
+    if found is not agentrun:  # PostgreSQL: the probe's own columns
+        picked = list(found.c)
+    runs = plans.in_order(d, plans.by_index(d, select(*picked).select_from(joined), agentrun, "run_uuid"))
+    columns = ["uid", "uuid", "status", "configuration", "ended_at", "started_at", "finished", "waited"]
+    connection.execute(insert(scratch.run).from_select(columns, runs))
+    scratch.analyze(connection, scratch.run)
+    ev = event.c
+    is_write = ev.kind == EventKind.TOOL_WRITE.value
+    is_approval = ev.kind == EventKind.APPROVAL.value
+    is_opener = ev.kind.in_(_OPENERS)
+    columns = [
+        "run",
+        "events",
+        "tool_writes",
+        "approvals",
+        "openers",
+        "first_write_at",
+        "first_write_sequence",
+        "last_opener_sequence",
+        "first_approval",
+        "last_approval",
+        "first_event_at",
+        "last_event_at",
+        "doubtful",
+    ]
+    span = connection.execute(_event_span()).one() if plans.reads_key_ranges(d) else None
+
+    def count(guarded: bool) -> None:
+        # The one pass over the batch's events: everything else measure-rates asks of them is answered from
+        # these counts (the verdicts' doubt) or found through them (the approval events, by uid).
+        doubtful = or_(
+            ev.kind.not_in(_KINDS),
+            ev.sequence.is_(None),
+            ev.duration_ms.is_(None),
+            ~doc.is_object(d, ev.payload, guarded=guarded),
+        )
+        counts = select(
+            ev.run,
+            func.count(),
+            func.sum(flag(is_write)),
+            func.sum(flag(is_approval)),
+            func.sum(flag(is_opener)),
+            func.min(case((is_write, ev.crdate))),
+            func.min(case((is_write, ev.sequence))),
+            func.max(case((is_opener, ev.sequence))),
+            func.min(case((is_approval, ev.uid))),
+            func.max(case((is_approval, ev.uid))),
+            func.min(ev.crdate),
+            func.max(ev.crdate),
+            func.sum(flag(doubtful)),
+        ).group_by(ev.run)
+        connection.execute(insert(scratch.count).from_select(columns, _batch_events(d, counts, span)))
+
+    sqljson.cast_first(connection, count)
+    k, run = scratch.count.c, scratch.run.c
+    # core.measured_runs.RunRow.waited_for_approval: an approval event, or the status.
+    connection.execute(
+        update(scratch.run).where(run.uid.in_(select(k.run).where(k.approvals > 0))).values(waited=1)
+    )
+    n = scratch.name.c
+    named = select(n.conversation, run.uid).select_from(scratch.name.join(scratch.run, run.uuid == n.uuid))
+    connection.execute(insert(scratch.named).from_select(["conversation", "run_uid"], named))
+    scratch.analyze(connection, scratch.count, scratch.named)

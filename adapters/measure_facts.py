@@ -1,0 +1,104 @@
+"""tx_runrecord_measure_fact: the facts measure-rates keeps per run and per answer, and what changed since.
+
+Every select names its columns, and none names an editor: be_user, userid, decidedBy and submittedBy are never
+selected (DESIGN.md, "Privacy"); tests capture every statement and check it. A batch of conversations counts
+its facts and writes those that changed (adapters.measure_batch); the stored facts are counted per period and
+group by adapters.tallies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    delete,
+    or_,
+    select,
+)
+
+from adapters import schema
+from adapters.measure_marks import Marks
+from core.facts import Fact
+from core.periods import Grain
+
+conversation = schema.conversation
+message = schema.message
+agentrun = schema.agentrun
+event = schema.agentrun_event
+fact = schema.measure_fact
+
+FACT_KEY = ("run_uid", "message_uid")
+
+
+# --- what changed since the last measurement ----------------------------------------------------------
+
+
+def touched_conversations(connection: Connection, marks: Marks, margin_s: int, limit: int) -> set[int] | None:
+    """Conversations changed since `marks`: their row, a new message, or a run or event of a run they name.
+
+    Rows stamped up to margin_s before a mark are read again, for a transaction that committed late. None
+    when more than `limit` changed: then reading every conversation costs about the same.
+    """
+    c, m, r, e, f = conversation.c, message.c, agentrun.c, event.c, fact.c
+    queries = [
+        select(c.uid).where(
+            or_(c.tstamp >= marks.conversation_tstamp - margin_s, c.uid > marks.conversation_uid)
+        ),
+        select(m.conversation).where(m.uid > marks.message_uid).distinct(),
+        select(f.conversation_uid)
+        .join(agentrun, r.uid == f.run_uid)
+        .where(f.message_uid == 0, f.conversation_uid > 0, r.tstamp >= marks.run_tstamp - margin_s)
+        .distinct(),
+        # Driven from the new events (a range of their primary key), each run's fact found by its key: a
+        # join would read every fact and probe its run's events.
+        select(f.conversation_uid)
+        .where(
+            f.run_uid.in_(select(e.run).where(e.uid > marks.event_uid)),
+            f.message_uid == 0,
+            f.conversation_uid > 0,
+        )
+        .distinct(),
+    ]
+    found: set[int] = set()
+    for query in queries:
+        for (uid,) in connection.execute(query.limit(limit + 1)):
+            found.add(int(uid))
+            if len(found) > limit:
+                return None
+    return found
+
+
+# --- facts ----------------------------------------------------------------------------------------------
+
+
+def delete_every_fact(connection: Connection) -> None:
+    """Empty the fact table: every fact is counted afresh."""
+    connection.execute(delete(fact))
+
+
+def fact_row(fact_value: Fact, now: int) -> dict[str, Any]:
+    """The tx_runrecord_measure_fact row of a fact."""
+    paths = fact_value.go_on_paths
+    return {
+        "run_uid": fact_value.run_uid,
+        "message_uid": fact_value.message_uid,
+        "conversation_uid": fact_value.conversation_uid,
+        "configuration_identifier": fact_value.configuration,
+        "skill_identifier": fact_value.skill,
+        "ended_at": fact_value.ended_at,
+        "week_start": fact_value.period(Grain.WEEK),
+        "day_start": fact_value.period(Grain.DAY),
+        "runs": fact_value.runs,
+        "answer": fact_value.answer.value,
+        "notice": int(fact_value.notice),
+        "claim": fact_value.claim.value,
+        "denial": fact_value.denial.value,
+        "go_on": fact_value.go_on.value,
+        "problems": ",".join(problem.value for problem in fact_value.problems),
+        "measured_at": now,
+        "go_on_finished_outside": paths.finished_outside,
+        "go_on_second_run": paths.second_run,
+        "go_on_unknown": paths.unknown,
+        "go_on_unreadable": paths.unreadable,
+    }

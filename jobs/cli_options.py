@@ -1,0 +1,134 @@
+"""What the `runrecord` commands share: their errors as one line, the --db, --now and --port options, and
+progress on stderr."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from adapters import clock, settings
+from adapters.errors import RunrecordError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CommandGroup(click.Group):
+    """Turns every RunrecordError and database error into one line on stderr and exit code 1, and a
+    malformed option or argument into one line and exit code 2 (click's code for usage errors)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            command = error.ctx.command_path if error.ctx is not None else ctx.command_path
+            message = " ".join(error.format_message().split())
+            click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
+            sys.exit(2)
+        except RunrecordError as error:
+            click.echo(f"runrecord: error: {error}", err=True)
+            sys.exit(1)
+        except Exception as error:
+            if not _is_database_error(error):
+                raise
+            from adapters.database import one_line
+
+            click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
+            sys.exit(1)
+
+
+def _is_database_error(error: Exception) -> bool:
+    """A SQLAlchemy error; asked without importing SQLAlchemy, which a command that raised one has loaded."""
+    errors = sys.modules.get("sqlalchemy.exc")
+    return errors is not None and isinstance(error, errors.SQLAlchemyError)
+
+
+def existing_database(_ctx: click.Context | None, _param: click.Parameter | None, value: str) -> str:
+    """A command that reads a SQLite file must not create it as an empty one by opening it."""
+    from adapters.database import parse_url, sqlite_path
+
+    path = sqlite_path(parse_url(value))
+    if path is not None and not path.exists():
+        raise RunrecordError(
+            f"no database file at {path}: `runrecord demo` builds the demo there, "
+            "`runrecord init-db --db …` prepares an installation's database"
+        )
+    return value
+
+
+def _db_option(function: F, *, creates: bool) -> F:
+    return click.option(
+        "--db",
+        "db_url",
+        default=lambda: settings.get("db"),
+        show_default=f"${settings.SETTINGS[0].env}, else {settings.SETTINGS[0].default}",
+        help="SQLAlchemy URL of the database.",
+        callback=None if creates else existing_database,
+    )(function)
+
+
+def db_option(function: F) -> F:
+    """The --db option of a command that reads an existing database."""
+    return _db_option(function, creates=False)
+
+
+def creating_db_option(function: F) -> F:
+    """The --db option of a command that may create the database as a new SQLite file."""
+    return _db_option(function, creates=True)
+
+
+def parse_now(value: str | None) -> datetime:
+    """--now as an aware datetime (UTC when no offset is given); adapters.clock's time when absent."""
+    if value is None:
+        return clock.now()
+    return clock.parse_instant(value, what="--now")
+
+
+def port_option(function: F) -> F:
+    return click.option(
+        "--port",
+        type=click.IntRange(1, 65535),
+        default=None,  # read when the command runs: a malformed setting is not a malformed option
+        show_default="$RUNRECORD_DASHBOARD_PORT, else 8501",
+        help="Port of the dashboard on 127.0.0.1.",
+    )(function)
+
+
+def progress_printer() -> Callable[[Any], None]:
+    """Progress lines on stderr, at most one every two seconds and the last one always."""
+    last = [0.0]
+
+    def show(progress: Any) -> None:
+        if progress.seconds - last[0] < 2.0 and progress.conversations < progress.total:
+            return
+        last[0] = progress.seconds
+        click.echo(
+            f"  {progress.conversations:,}/{progress.total:,} conversations, {progress.rows:,} rows, "
+            f"{progress.rows_per_second:,.0f} rows/s",
+            err=True,
+        )
+
+    return show
+
+
+class DeriveProgressBar:
+    """click's progress bar on stderr, shown only on a terminal (the caller passes update only then)."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._shown = 0
+
+    def update(self, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = click.progressbar(length=max(total, 1), label="deriving runs", file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(done - self._shown)
+        self._shown = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None

@@ -1,0 +1,264 @@
+"""The `runrecord` commands that read what the jobs stored: release markers, comparisons, survival, alerts."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from adapters import settings
+from adapters.errors import RunrecordError
+from jobs.cli_options import creating_db_option, db_option, existing_database, parse_now
+
+
+@click.group("release")
+def release_group() -> None:
+    """Dated markers (a release, a prompt change) that rates are compared across."""
+
+
+@release_group.command("add")
+@click.argument("date_text", metavar="DATE")
+@click.argument("label")
+@db_option
+def release_add_command(date_text: str, label: str, db_url: str) -> None:
+    """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
+    from adapters.database import make_engine
+    from jobs.releases import add_release, parse_day
+
+    day = parse_day(date_text, "DATE")
+    engine = make_engine(db_url)
+    try:
+        added = add_release(engine, day, label, now=int(parse_now(None).timestamp()))
+    finally:
+        engine.dispose()
+    click.echo(f"{'recorded' if added else 'already recorded'}: {day.isoformat()} {' '.join(label.split())}")
+
+
+@release_group.command("list")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the markers as JSON.")
+def release_list_command(db_url: str, as_json: bool) -> None:
+    """Every marker, oldest first."""
+    from adapters.database import make_engine
+    from jobs.releases import list_releases
+
+    engine = make_engine(db_url)
+    try:
+        found = list_releases(engine)
+    finally:
+        engine.dispose()
+    if as_json:
+        rows = [{"released_on": r.released_on.isoformat(), "label": r.label} for r in found]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("no release recorded (runrecord release add DATE LABEL)")
+    for release in found:
+        click.echo(f"{release.released_on.isoformat()}  {release.label}")
+
+
+@click.command("compare")
+@click.argument("metric")
+@click.option("--at", "at_text", default=None, help="The date (YYYY-MM-DD) the two sides meet at.")
+@click.option(
+    "--between",
+    "between_texts",
+    nargs=2,
+    default=None,
+    metavar="configuration:A configuration:B",
+    help="Compare configuration B against A over every closed period both have (instead of --at).",
+)
+@click.option(
+    "--weeks", type=click.IntRange(1, 52), default=None, help="Weeks on each side of --at.  [default: 4]"
+)
+@click.option(
+    "--group",
+    "group_text",
+    default=None,
+    help="With --at: all, configuration:IDENTIFIER or skill:IDENTIFIER (skill:none: conversations without "
+    "a skill).  [default: all]",
+)
+@click.option(
+    "--from", "from_text", default=None, help="With --between: the first day (YYYY-MM-DD) of the span."
+)
+@click.option("--to", "to_text", default=None, help="With --between: the last day (YYYY-MM-DD) of the span.")
+@click.option("--grain", type=click.Choice(["week", "day"]), default="week", show_default=True)
+@click.option("--now", "now_text", default=None, help="ISO 8601 time that says which periods are still open.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@db_option
+def compare_command(
+    metric: str,
+    at_text: str | None,
+    between_texts: tuple[str, str] | None,
+    weeks: int | None,
+    group_text: str | None,
+    from_text: str | None,
+    to_text: str | None,
+    grain: str,
+    now_text: str | None,
+    as_json: bool,
+    db_url: str,
+) -> None:
+    """METRIC before and after a date (--at), or of one configuration against another (--between): both
+    sides with Wilson intervals, the difference, the test."""
+    from adapters.database import make_engine
+    from core.between_text import between_json, between_text
+    from core.comparison import DEFAULT_WEEKS, RATE_METRICS
+    from core.comparison_text import comparison_json, comparison_text
+    from core.groups import parse_group
+    from core.metrics import parse_metric
+    from core.periods import Grain
+    from jobs import between, releases
+
+    chosen = parse_metric(metric)
+    if chosen is None or chosen not in RATE_METRICS:
+        names = ", ".join(m.value for m in RATE_METRICS)
+        what = f"no metric {metric!r}" if chosen is None else f"{metric} is a count, not a rate"
+        raise RunrecordError(f"{what}; compare takes one of: {names}")
+    if (at_text is None) == (between_texts is None):
+        raise RunrecordError(
+            "compare takes either --at DATE or --between configuration:A configuration:B, "
+            + ("not both" if at_text is not None else "and got neither")
+        )
+    now = int(parse_now(now_text).timestamp())
+    if between_texts is not None:
+        if weeks is not None or group_text is not None:
+            raise RunrecordError(
+                "--weeks and --group go with --at; --between sums every closed period both configurations "
+                "have (bound it with --from and --to)"
+            )
+        sides = between.parse_sides(between_texts)
+        start = None if from_text is None else releases.parse_day(from_text, "--from")
+        end = None if to_text is None else releases.parse_day(to_text, "--to")
+        engine = make_engine(db_url)
+        try:
+            found = between.compare_between(
+                engine, chosen, sides, grain=Grain(grain), start=start, end=end, now=now
+            )
+        finally:
+            engine.dispose()
+        text = json.dumps(between_json(found), indent=2, ensure_ascii=False) if as_json else None
+        click.echo(text or "\n".join(between_text(found)))
+        return
+    if from_text is not None or to_text is not None:
+        raise RunrecordError("--from and --to go with --between; --at takes --weeks on each side")
+    group = parse_group("all" if group_text is None else group_text)
+    if group is None:
+        raise RunrecordError(
+            f"--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not {group_text!r}"
+        )
+    assert at_text is not None  # one of the two was given
+    at = releases.parse_day(at_text, "--at")
+    engine = make_engine(db_url)
+    try:
+        report = releases.compare_at(
+            engine,
+            chosen,
+            at,
+            weeks=DEFAULT_WEEKS if weeks is None else weeks,
+            group=group,
+            grain=Grain(grain),
+            now=now,
+        )
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(comparison_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(comparison_text(report)))
+
+
+@click.command("survival")
+@click.option("--group", "group_text", default=None, help="configuration:IDENTIFIER: its writes only.")
+@click.option(
+    "--between",
+    "between_texts",
+    nargs=2,
+    default=None,
+    metavar="configuration:A configuration:B",
+    help="Both configurations' curves and the log-rank test between them.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the curves' marks and the test as JSON.")
+@db_option
+def survival_command(
+    group_text: str | None, between_texts: tuple[str, str] | None, as_json: bool, db_url: str
+) -> None:
+    """How long AI text stays untouched: the share of derived writes no human changed yet, t after the write
+    (Kaplan–Meier with its 95% band, the median, the log-rank test with --between)."""
+    from adapters.database import make_engine
+    from core.groups import ALL_RUNS
+    from core.survival_text import survival_json, survival_text
+    from jobs import between
+    from jobs.survival import survival_of
+
+    if group_text is not None and between_texts is not None:
+        raise RunrecordError("survival takes --group or --between, not both")
+    groups = (
+        between.parse_sides(between_texts)
+        if between_texts is not None
+        else (ALL_RUNS,)
+        if group_text is None
+        else (between.parse_configuration(group_text, "--group"),)
+    )
+    window_s = settings.window_seconds()
+    engine = make_engine(db_url)
+    try:
+        report = survival_of(engine, groups, window_s=window_s)
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(survival_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(survival_text(report)))
+
+
+@click.group("alerts", invoke_without_command=True)
+@creating_db_option  # checked below: `alerts ack ID --db URL` may name another database
+@click.option("--all", "closed_too", is_flag=True, help="List the closed alerts too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the alerts as JSON.")
+@click.pass_context
+def alerts_group(ctx: click.Context, db_url: str, closed_too: bool, as_json: bool) -> None:
+    """The open alerts, newest first: each rate that moved significantly after a measurement."""
+    ctx.obj = db_url
+    if ctx.invoked_subcommand is not None:
+        return
+    existing_database(None, None, db_url)
+    from adapters.database import make_engine
+    from core.alert_text import alert_json, alert_line
+    from jobs.alerts import list_alerts
+
+    engine = make_engine(db_url)
+    try:
+        found = list_alerts(engine, closed_too=closed_too)
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps([alert_json(stored) for stored in found], indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo(f"no {'' if closed_too else 'open '}alert (measure-rates writes one when a rate moves)")
+    for stored in found:
+        click.echo(alert_line(stored))
+
+
+@alerts_group.command("ack")
+@click.argument("uid", metavar="ID", type=click.IntRange(min=1))
+@click.option(
+    "--db",
+    "db_url",
+    default=None,
+    help="SQLAlchemy URL of the database [default: the one `runrecord alerts` reads].",
+)
+@click.pass_obj
+def alerts_ack_command(group_db_url: str, uid: int, db_url: str | None) -> None:
+    """Close the open alert ID (acknowledge it): it leaves `runrecord alerts` and the pages."""
+    from adapters.database import make_engine
+    from core.alert_text import alert_line
+    from jobs.alerts import close_alert
+
+    engine = make_engine(existing_database(None, None, db_url or group_db_url))
+    try:
+        stored, closed = close_alert(engine, uid, now=int(parse_now(None).timestamp()))
+    finally:
+        engine.dispose()
+    click.echo(f"{'closed' if closed else 'closed already'}: {alert_line(stored)}")
