@@ -6,8 +6,8 @@ from typing import Any
 
 from core.between import BetweenReport
 from core.comparison import Side
-from core.comparison_text import group_text, need_json, needed_lines
-from core.figures_text import p_text, percent, points
+from core.comparison_text import need_json, needed_lines
+from core.formatting import group_text, p_text, percent, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
 from core.rule_versions import mixing_note

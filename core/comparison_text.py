@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from core.comparison import ComparisonReport, Need, Needed, Side
-from core.figures_text import p_text, percent, points
-from core.groups import MIN_GROUP_RUNS, Group, GroupKind
+from core.formatting import group_text, p_text, percent, points
+from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
 from core.rates import Interval
 from core.rule_versions import mixing_note
@@ -16,13 +16,6 @@ from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
 
 def _interval(interval: Interval | None) -> str:
     return "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
-
-
-def group_text(group: Group) -> str:
-    """How a group reads in a line: all runs, configuration X, skill Y (skill none)."""
-    if group.kind is GroupKind.ALL:
-        return "all runs"
-    return f"{group.kind.value} {group.value or 'none'}"
 
 
 def need_line(name: str, need: Need) -> str:

@@ -10,6 +10,8 @@ import math
 
 import streamlit as st
 
+from core.formatting import plural
+
 
 def bound(filter_key: str, *, key: str) -> int | None:
     """The keyset bound of the current page (None: the first page); a new filter starts at page 1."""
@@ -29,7 +31,7 @@ def show(total: int, page_size: int, next_bound: int | None, shown: int, *, key:
     if newer.button("← Newer", key=f"{key}_newer", disabled=page == 1, width="stretch"):
         bounds.pop()
         st.rerun()
-    where.markdown(f"Page {page} of {pages} · {total:,} runs")
+    where.markdown(f"Page {page} of {pages} · {plural(total, 'run')}")
     last_page = page >= pages or next_bound is None or shown < page_size
     if older.button("Older →", key=f"{key}_older", disabled=last_page, width="stretch"):
         bounds.append(next_bound)

@@ -13,8 +13,7 @@ from adapters import alerts as alert_rows
 from adapters import schema
 from adapters.database import reported
 from core.alert_text import compared_text, difference_text, side_text
-from core.comparison_text import group_text
-from core.figures_text import p_text
+from core.formatting import group_text, p_text
 from core.metrics import DEFINITIONS, parse_metric
 from dashboard.queries.common import when
 

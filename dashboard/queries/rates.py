@@ -26,6 +26,7 @@ from adapters.database import reported
 from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report, metrics_read
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
+from core.formatting import NO_SKILL
 from core.groups import ALL_RUNS, Group, GroupKind, shown
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
@@ -69,7 +70,6 @@ WINDOW_OPEN = LABELS[WINDOW_OPEN_METRIC]
 
 GROUP_KINDS = (GroupKind.CONFIGURATION.value, GroupKind.SKILL.value)
 ALL = GroupKind.ALL.value
-NO_SKILL = "(no skill)"  # the group of conversations without a skill, as the page names it
 TOO_FEW = "too few to show"
 
 COMPARISON_WEEKS = (4, 8, 13, 26)  # the spans the before/after panel offers, in weeks on each side

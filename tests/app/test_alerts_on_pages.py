@@ -81,7 +81,7 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
         "adjusted p",
         "since (UTC)",
     ]
-    assert set(table["group"]) == {"all runs", "configuration content-assistant", "skill none"}
+    assert set(table["group"]) == {"all runs", "configuration content-assistant", "(no skill)"}
     assert set(table["rate"]) == {DEFINITIONS[Metric.NOTHING_SAVED_RATE].label}
     assert all(
         value.startswith(f"release {RELEASED_ON.isoformat()} ({LABEL})") for value in table["compared"]

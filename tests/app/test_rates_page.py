@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url, sqlite_path
+from core.formatting import plural
 from core.metrics import RATES, Metric
 from dashboard.components import notice_agreement, outcome_mix, survival_chart
 from dashboard.queries import rates
@@ -132,7 +133,8 @@ def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
     assert shown > 0  # the demo plants runs inside their window
     assert shown == _inside_their_window(measured_db_url)  # as measure-rates stored them
     assert any(
-        f"{shown} runs {rates.WINDOW_OPEN} as of the last measurement" in t for t in _texts(app.caption)
+        f"{plural(shown, 'run')} {rates.WINDOW_OPEN} as of the last measurement" in t
+        for t in _texts(app.caption)
     )
 
 
