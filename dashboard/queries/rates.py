@@ -26,7 +26,7 @@ from adapters.database import reported
 from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report, metrics_read
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
-from core.formatting import NO_SKILL
+from core.formatting import NO_SKILL, group_text
 from core.groups import ALL_RUNS, Group, GroupKind, shown
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
@@ -87,10 +87,13 @@ _COLUMNS = [
     "open",
     "rule_versions",
 ]
+# The metric and the group as the pages name them, each beside its key (what compare and --group take).
 _CSV_COLUMNS = [
+    "label",
     "metric",
     "grain",
     "period_start",
+    "group",
     "group_kind",
     "group_value",
     "numerator",
@@ -289,6 +292,11 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
     return rates[columns].reset_index(drop=True)
 
 
+def _group_name(group_kind: str, value: str) -> str:
+    kinds = {kind.value for kind in GroupKind}
+    return group_text(Group(GroupKind(group_kind), value)) if group_kind in kinds else f"{group_kind} {value}"
+
+
 def aggregates_csv(engine: Engine) -> str:
     """Every rate row as CSV with its interval; a configuration or skill with fewer than MIN_GROUP_RUNS runs
     in its period reads "too few to show" and carries no figure (its run count neither)."""
@@ -303,9 +311,11 @@ def aggregates_csv(engine: Engine) -> str:
     records = []
     for row in rows:
         record: dict[str, object] = {
+            "label": LABELS.get(row.metric, row.metric),
             "metric": row.metric,
             "grain": row.grain,
             "period_start": row.period_start.isoformat(),
+            "group": _group_name(row.group_kind, row.group_value),
             "group_kind": row.group_kind,
             "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
         }
