@@ -38,6 +38,7 @@ from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
 from adapters.events import event_of, events_of
+from adapters.first_notice import first_notice_at
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
 from core.claims import claims_change, denies_change, is_go_on
@@ -236,7 +237,7 @@ def _measure(
         # A measurement by an older runrecord stored no row of a metric added since, in closed periods
         # too: every period is written once more (the facts stay as they are).
         summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
-        first_notice = tallies.first_notice_at(connection)
+        first_notice = first_notice_at(connection)
         for grain in grains:
             report, exclusions = _write_rates(
                 connection,
