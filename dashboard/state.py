@@ -213,6 +213,14 @@ def open_alerts(url: str, data: common.Marks) -> pd.DataFrame | None:
     return alerts.open_alerts(_engine(url), data.tables)
 
 
+def acknowledge_alerts(url: str, uids: list[int]) -> int:
+    """Close these alerts (an administrator on the page; the caller checks the role); the cached list is
+    dropped so that they leave the pages at once. How many this closed."""
+    closed = alerts.acknowledge(_engine(url), uids, now=now())
+    open_alerts.clear()
+    return closed
+
+
 # --- Runs ---------------------------------------------------------------------------------------------------
 
 

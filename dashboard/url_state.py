@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -163,6 +164,11 @@ def runs_filter_json(chosen: RunFilter) -> str:
         if getattr(chosen, name):
             data[name] = True
     return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+
+def runs_link(chosen: RunFilter) -> str:
+    """A link (relative to any page) to the Runs page with this filter."""
+    return f"runs?{urlencode({RUNS_FILTER: runs_filter_json(chosen)})}"
 
 
 def keep_runs_filter(chosen: RunFilter) -> None:
