@@ -27,6 +27,8 @@ from core.run_status import RunStatus
 from core.window import window_closed, window_closes_at
 from dashboard.queries.common import when
 
+NO_RUNS_YET = "This database has no runs yet: the chat has not started an agent run."
+NO_MATCH = "No run matches these filters."
 PAGE_SIZE = 50  # runs a page shows: a screen of the table, and the events of 50 runs are one quick query
 
 STATUSES: tuple[str, ...] = tuple(status.value for status in RunStatus)

@@ -6,7 +6,7 @@ from adapters import schema
 from core.formatting import plural
 from dashboard import state, url_state
 from dashboard.components import data_as_of, guard, pager, run_filters, runs_table
-from dashboard.queries.runs import PAGE_SIZE
+from dashboard.queries.runs import NO_MATCH, NO_RUNS_YET, PAGE_SIZE
 
 st.title("Runs")
 version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
@@ -27,9 +27,9 @@ if page.problems:
     )
 if not page.rows:
     if page.runs == 0:
-        st.info("This database has no runs yet: the chat has not started an agent run.")
+        st.info(NO_RUNS_YET)
     else:
-        st.info("No run matches these filters." if page.total == 0 else "No more runs.")
+        st.info(NO_MATCH if page.total == 0 else "No more runs.")
     st.stop()
 
 runs_table.show(page.rows, key="runs_table")
