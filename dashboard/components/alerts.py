@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.formatting import plural
-from dashboard import access, state, url_state
+from dashboard import access, navigation, state, url_state
 from dashboard.components import guard
 from dashboard.queries.common import DataVersion
 
@@ -55,6 +55,13 @@ def show(version: DataVersion, *, key: str) -> None:
         },
         key=key,
     )
+    for _, row in found.iterrows():
+        st.page_link(
+            str(navigation.RUNS),
+            label=f"Runs of alert #{row['alert']}: {row['verdict']}, {row['group']}",
+            query_params={url_state.RUNS_FILTER: url_state.runs_filter_json(row["runs"])},
+            icon=":material/table_rows:",
+        )
     if access.viewer().is_administrator:
         _acknowledge(list(found["alert"]), key=f"{key}_acknowledge")
 
