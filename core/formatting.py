@@ -3,7 +3,7 @@
 * a share: "12.3%"; a difference of shares in signed points with a true minus sign: "+4.2", "−10.5";
 * a p-value: "p = 0.0123", or "p < 0.0001" below the smallest value four decimals can show;
 * a count with thousands separators: "2,060"; a count of things with its noun: "1 run", "2,060 runs";
-* a duration in the largest unit it fills at least once, whole units: "105 days", "3 hours", "1 minute";
+* a duration in whole units of the largest unit it holds twice (or exactly once): "105 days", "26 hours";
 * an observed outcome as words: "accepted unchanged"; a group: "all runs", "configuration X", "(no skill)".
 """
 
@@ -76,10 +76,11 @@ def plural(value: int, singular: str, plural_form: str | None = None) -> str:
 
 
 def duration(seconds: float) -> str:
-    """A duration in the largest unit it fills at least once, in whole units: "105 days", "1 hour"."""
+    """A duration in whole units of the largest unit it holds twice, or exactly once: "105 days", "1 day",
+    "26 hours" (not "1 day", which would drop a sixth of it), "90 minutes"."""
     whole = max(int(seconds), 0)
     for size, one, many in _UNITS:
-        if whole >= size or size == 1:
+        if whole >= 2 * size or whole == size or size == 1:
             return plural(whole // size, one, many)
     raise AssertionError("unreachable: the last unit is one second")
 

@@ -90,7 +90,9 @@ def test_an_irregular_plural_is_given() -> None:
     [
         (151_784 * 60, "105 days"),
         (86_400, "1 day"),
+        (26 * 3_600, "26 hours"),
         (86_399, "23 hours"),
+        (90 * 60, "90 minutes"),
         (3_600, "1 hour"),
         (2 * 60, "2 minutes"),
         (59, "59 seconds"),
@@ -98,7 +100,7 @@ def test_an_irregular_plural_is_given() -> None:
         (0, "0 seconds"),
     ],
 )
-def test_a_duration_reads_in_the_largest_unit_it_fills_in_whole_units(seconds: int, text: str) -> None:
+def test_a_duration_reads_in_the_largest_unit_it_holds_twice_or_exactly_once(seconds: int, text: str) -> None:
     assert duration(seconds) == text
 
 
