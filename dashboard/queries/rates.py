@@ -269,7 +269,8 @@ def group_label(group_kind: str, value: str) -> str:
 def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now: int) -> pd.DataFrame:
     """One row per period and group: the rate and interval, or none where the group is too few to show.
 
-    Columns: period_start, group, runs, numerator, denominator, rate, low, high, shown. A group with fewer
+    Columns: period_start, group (as the page names it), group_value, runs, numerator, denominator, rate,
+    low, high, shown. A group with fewer
     than MIN_GROUP_RUNS runs in the period (core.groups.shown) has every figure blanked here, its run count
     too, so no later step can show it.
     """
@@ -288,8 +289,8 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
     for column in _SPLIT_FIGURES:
         rates[column] = rates[column].astype(object).mask(~rates["shown"].astype(bool), None)
     rates["group"] = [group_label(group_kind, value) for value in rates["group_value"]]
-    columns = ["period_start", "group", "runs", "numerator", "denominator", "rate", "low", "high", "shown"]
-    return rates[columns].reset_index(drop=True)
+    columns = ["period_start", "group", "group_value", "runs", "numerator", "denominator", "rate", "low"]
+    return rates[[*columns, "high", "shown"]].reset_index(drop=True)
 
 
 def _group_name(group_kind: str, value: str) -> str:
