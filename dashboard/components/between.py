@@ -42,10 +42,8 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
                 f"{points(interval.high)} points (Newcombe); {p_text(comparison.p_value)}"
             )
     span = f"{report.periods[0].isoformat()} – {report.last_day().isoformat()}"
-    text = (
-        f"{label}, {names[1]} against {names[0]} over {len(report.periods)} closed {report.grain.value}s "
-        f"({span}): **{report.verdict}**."
-    )
+    periods = plural(len(report.periods), f"closed {report.grain.value}")
+    text = f"{label}, {names[1]} against {names[0]} over {periods} ({span}): **{report.verdict}**."
     verdict.show(text, report.verdict)
     needed = report.needed
     if needed is not None and needed.per_side > 0:

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.comparison import ComparisonReport, Side
-from core.formatting import count, p_text, percent, points
+from core.formatting import count, p_text, percent, plural, points
 from core.rule_versions import mixing_note
 from core.verdicts import RULE, headline
 from dashboard.components import verdict
@@ -35,7 +35,7 @@ def show(report: ComparisonReport, label: str, *, key: str) -> None:
             )
     text = (
         f"**{headline(label, report.verdict)}** across {report.at.isoformat()}, "
-        f"{report.weeks} weeks each side."
+        f"{plural(report.weeks, 'week')} each side."
     )
     verdict.show(text, report.verdict)
     notes = [f"Rule: {RULE}."]
@@ -61,9 +61,8 @@ def _side(column: DeltaGenerator, title: str, side: Side, report: ComparisonRepo
     if side.excluded:
         figures += f"; {count(side.excluded)} excluded"
     extra = f", {side.open_periods} still open" if side.open_periods else ""
-    column.caption(
-        f"{figures}. {span} ({side.with_data} of {len(side.periods)} {report.grain.value}s with data{extra})"
-    )
+    periods = plural(len(side.periods), report.grain.value)
+    column.caption(f"{figures}. {span} ({side.with_data} of {periods} with data{extra})")
     note = mixing_note(side.rule_versions)
     if note is not None:
         column.caption(f"This side {note}.")

@@ -214,3 +214,13 @@ def test_a_configuration_against_another_says_higher_or_lower_and_better_or_wors
     app = _run(_between, "edited_rate", first, second, 1000)
 
     assert any("canary against stable" in text and f"**{verdict}**" in text for text in _boxes(app)[box])
+
+
+def test_a_comparison_of_one_week_a_side_says_one_week() -> None:
+    app = _run(_comparison, "edited_rate", 290, 850, 1000)
+
+    texts = [text for texts in _boxes(app).values() for text in texts]
+    captions = [caption.value for caption in app.caption]
+    assert any(text.endswith(", 1 week each side.") for text in texts)
+    assert any("(1 of 1 week with data)" in caption for caption in captions)
+    assert not any("1 weeks" in text for text in texts + captions)
