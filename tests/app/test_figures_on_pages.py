@@ -224,3 +224,37 @@ def test_a_comparison_of_one_week_a_side_says_one_week() -> None:
     assert any(text.endswith(", 1 week each side.") for text in texts)
     assert any("(1 of 1 week with data)" in caption for caption in captions)
     assert not any("1 weeks" in text for text in texts + captions)
+
+
+# Forms the formatter never writes: a p with three decimals, a hyphen for a minus, an outcome's key, the old
+# name of the skill-less group, "1" with a plural noun, a count of five digits or more without separators.
+NOT_THE_FORMATTERS = {
+    "a p-value of three decimals": r"p = 0\.\d{3}\b",
+    "a hyphen-minus": r"(?<![\w\-–])-\d",
+    "an outcome's key": r"ACCEPTED_UNCHANGED|accepted_unchanged",
+    "skill none": r"skill none",
+    "one with a plural noun": r"\b1 (runs|weeks|days|conversations|writes|notes|alerts)\b",
+    "a count without separators": r"(?<![\w.,-])\d{5,}(?![\w.-])",  # a uuid's digits aside
+}
+
+
+def _shown(app: AppTest) -> list[str]:
+    """What a reader sees as text: elements, metric tiles and table cells, links aside."""
+    texts = [str(element.value) for kind in ("markdown", "caption", "info", "warning", "success", "error")
+             for element in getattr(app, kind)]  # fmt: skip
+    texts += [f"{metric.label} {metric.value}" for metric in app.metric]
+    cells = [str(value) for table in rendered.tables(app) for value in table.to_numpy().ravel()]
+    return texts + [cell for cell in cells if not cell.startswith(("run?", "runs?"))]
+
+
+@pytest.mark.parametrize("page", [None, "runs", "health"], ids=["rates", "runs", "health"])
+def test_no_page_shows_a_figure_in_a_form_the_formatter_never_writes(
+    dashboard: Callable[..., AppTest], measured_db_url: str, page: str | None
+) -> None:
+    app = dashboard(measured_db_url, page=page, administrator=page == "health")
+
+    shown = "\n".join(_shown(app))
+
+    assert not app.exception
+    for name, pattern in NOT_THE_FORMATTERS.items():
+        assert not re.search(pattern, shown), (name, re.findall(f".{{0,30}}(?:{pattern}).{{0,10}}", shown))
