@@ -29,6 +29,10 @@ from dashboard.queries.common import when
 
 NO_RUNS_YET = "This database has no runs yet: the chat has not started an agent run."
 NO_MATCH = "No run matches these filters."
+NOT_MEASURED = (
+    "No run matches yet: skill, end, claim, denial and notice are what measure-rates finds of a run, and it "
+    "has not run on this database (`runrecord measure-rates`)."
+)
 PAGE_SIZE = 50  # runs a page shows: a screen of the table, and the events of 50 runs are one quick query
 
 STATUSES: tuple[str, ...] = tuple(status.value for status in RunStatus)

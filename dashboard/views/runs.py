@@ -6,7 +6,7 @@ from adapters import schema
 from core.formatting import plural
 from dashboard import state, url_state
 from dashboard.components import data_as_of, guard, pager, run_filters, runs_table
-from dashboard.queries.runs import NO_MATCH, NO_RUNS_YET, PAGE_SIZE
+from dashboard.queries.runs import NO_MATCH, NO_RUNS_YET, NOT_MEASURED, PAGE_SIZE
 
 st.title("Runs")
 version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
@@ -28,6 +28,8 @@ if page.problems:
 if not page.rows:
     if page.runs == 0:
         st.info(NO_RUNS_YET)
+    elif chosen.reads_facts and not version.rates_computed:
+        st.info(NOT_MEASURED)
     else:
         st.info(NO_MATCH if page.total == 0 else "No more runs.")
     st.stop()

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import schema
 from adapters.database import make_engine
-from dashboard.queries.runs import NO_RUNS_YET, PAGE_SIZE
+from dashboard.queries.runs import NO_RUNS_YET, NOT_MEASURED, PAGE_SIZE
 from jobs.schema_setup import init_db
 from tests.app import rendered
 
@@ -332,3 +332,12 @@ def test_a_filter_no_run_matches_says_so(dashboard: Callable[..., AppTest], meas
     app = dashboard(measured_db_url, page="runs", query={"runs": '{"uuid": "00000000"}'})
 
     assert "No run matches these filters." in [info.value for info in app.info]
+
+
+def test_a_filter_on_what_measure_rates_finds_says_it_has_not_run_yet(
+    dashboard: Callable[..., AppTest], demo_db_url: str
+) -> None:
+    app = dashboard(demo_db_url, page="runs", query={"runs": '{"claim": true}'})
+
+    assert not app.exception
+    assert [info.value for info in app.info] == [NOT_MEASURED]
