@@ -1,9 +1,13 @@
 """Reads of nr-llm's runs (tx_nrllm_agentrun) and of the configurations they name; be_user is never
 selected.
 
-The Runs page's reads are keyset pages: at most `limit` runs, newest uid first, below a bound, filtered by
-configuration, status, start and observed outcome (tx_runrecord_run_outcome, joined only when it is filtered
-on or shown). No query here loads all runs.
+The Runs page's reads are keyset pages: at most `limit` runs, newest start first (uid breaking ties), below a
+bound, filtered by configuration, status, start, observed outcome (tx_runrecord_run_outcome, joined only when
+it is filtered on or shown), and by what measure-rates found of the run (tx_runrecord_measure_fact, asked
+only when filtered on): its skill, the end that places it in a period, a claim of a change it never made, a
+denial of recorded writes, the stored nothingSaved notice, and a notice that disagrees with the
+recomputation. A run is found by its uuid or the short id the table shows (a prefix of 8 or more hex
+digits). No query here loads all runs.
 """
 
 from __future__ import annotations
@@ -13,15 +17,28 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, func, select
+from sqlalchemy import Connection, Select, and_, false, func, or_, select
 
 from adapters import schema
+from adapters.first_notice import first_notice_at
+from core.answers import AnswerState, ClaimState, DenialState
+from core.counting import AGREEMENT_COUNTS, DENOMINATOR
 from core.outcomes import CallOutcome
 
 agentrun = schema.agentrun
+fact = schema.measure_fact
 
 OUTCOMES: tuple[str, ...] = tuple(outcome.value for outcome in CallOutcome)
 NO_OUTCOME = "none yet"  # the filter value for runs without an observed outcome (no writes, or not derived)
+NO_SKILL = ""  # the skill filter's value for runs of conversations without a skill
+SHORT_ID = 8  # the hex digits of a uuid the Runs table shows; a shorter prefix would match too many runs
+# Where the recomputed notice and the stored one disagree: the pairs core.counting counts in the denominator
+# of notice_agreement and not in its numerator.
+DISAGREEMENTS: tuple[tuple[ClaimState, bool], ...] = tuple(
+    pair for pair, counted in AGREEMENT_COUNTS.items() if counted == DENOMINATOR
+)
+# A page's keyset bound: the last row's start and uid.
+Bound = tuple[int, int]
 
 
 def run_columns() -> tuple[Any, ...]:
@@ -48,6 +65,14 @@ def runs_by_uuid(connection: Connection, uuids: Collection[str]) -> Sequence[Any
     return connection.execute(query).all()
 
 
+def uuid_of(connection: Connection, reference: str) -> str | None:
+    """The uuid of the one run whose uuid is `reference` or starts with it (a checked run reference: hex
+    digits and hyphens); None when no run or more than one does."""
+    r = agentrun.c
+    found = connection.execute(select(r.uuid).where(_uuid_condition(reference)).limit(2)).scalars().all()
+    return found[0] if len(found) == 1 else None
+
+
 def runs_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:
     """The runs with these uids."""
     if not uids:
@@ -65,46 +90,126 @@ def configurations(connection: Connection) -> list[str]:
 
 @dataclass(frozen=True)
 class RunFilter:
-    """The Runs table's filters; None means any."""
+    """The Runs table's filters; None (or False) means any."""
 
     configuration: str | None = None
     status: str | None = None
     outcome: str | None = None  # one of OUTCOMES, or NO_OUTCOME
     started_from: date | None = None
     started_to: date | None = None  # inclusive
+    skill: str | None = None  # a skill identifier, or NO_SKILL
+    claim: bool = False  # the run's answer claims a change the run never made
+    denial: bool = False  # the run's answer denies writes the run record shows
+    notice: bool = False  # the chat stored the nothingSaved notice on the run's answer
+    disagreement: bool = False  # that notice and the recomputation disagree (from the first notice on)
+    uuid: str | None = None  # a run's uuid, or the first SHORT_ID or more hex digits of it
+    ended_from: date | None = None  # the run's end as the rates place it in a period (its fact's time)
+    ended_to: date | None = None  # inclusive
+
+    @property
+    def reads_facts(self) -> bool:
+        """Whether a filter asks what measure-rates found of the run."""
+        return (
+            self.skill is not None
+            or self.claim
+            or self.denial
+            or self.notice
+            or self.disagreement
+            or self.ended_from is not None
+            or self.ended_to is not None
+        )
 
 
-def count_runs(connection: Connection, chosen: RunFilter, *, has_outcomes: bool) -> int:
-    """How many runs match the filter (`has_outcomes` False: the outcome table is missing, and no run has an
-    outcome)."""
-    if chosen.outcome in OUTCOMES and not has_outcomes:
+def skills(connection: Connection) -> list[str]:
+    """The skill identifiers the measured runs' conversations name, sorted (NO_SKILL among them when a
+    conversation has none); none before measure-rates has run."""
+    f = fact.c
+    found = connection.execute(
+        select(f.skill_identifier).where(f.run_uid > 0, f.skill_identifier.is_not(None)).distinct()
+    ).scalars()
+    return sorted(set(found))
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Which of our tables the filter can read: the observed outcomes, the measured facts."""
+
+    outcomes: bool
+    facts: bool
+
+    def cannot_match(self, chosen: RunFilter) -> bool:
+        """A filter on a table the database does not have yet matches no run."""
+        return (chosen.outcome in OUTCOMES and not self.outcomes) or (chosen.reads_facts and not self.facts)
+
+
+def count_runs(connection: Connection, chosen: RunFilter, *, tables: Tables) -> int:
+    """How many runs match the filter (a filter on a missing table matches none)."""
+    if tables.cannot_match(chosen):
         return 0
-    query = _select([func.count()], chosen, has_outcomes=has_outcomes, outcome_column=False)
+    query = _select(connection, [func.count()], chosen, tables=tables, outcome_column=False)
     return int(connection.execute(query).scalar_one())
 
 
+def count_all(connection: Connection) -> int:
+    """How many runs the installation holds (a page's empty state tells none from none matching)."""
+    return int(connection.execute(select(func.count()).select_from(agentrun)).scalar_one())
+
+
 def run_page(
-    connection: Connection, chosen: RunFilter, *, has_outcomes: bool, before_uid: int | None, limit: int
+    connection: Connection, chosen: RunFilter, *, tables: Tables, before: Bound | None, limit: int
 ) -> Sequence[Any]:
-    """The runs matching the filter with uid below before_uid (None: from the newest), newest first: uid,
-    uuid, configuration_identifier, status, termination_reason, started_at, and `outcome` when the outcome
-    table exists."""
+    """The runs matching the filter after the keyset bound `before` (None: from the newest), newest start
+    first and the higher uid first among runs of one start: uid, uuid, configuration_identifier, status,
+    termination_reason, started_at, and `outcome` when the outcome table exists."""
     r = agentrun.c
-    if chosen.outcome in OUTCOMES and not has_outcomes:
+    if tables.cannot_match(chosen):
         return []
     columns = [r.uid, r.uuid, r.configuration_identifier, r.status, r.termination_reason, r.started_at]
-    if has_outcomes:
+    if tables.outcomes:
         columns.append(schema.run_outcome.c.outcome)
-    query = _select(columns, chosen, has_outcomes=has_outcomes, outcome_column=has_outcomes)
-    if before_uid is not None:
-        query = query.where(r.uid < before_uid)
-    return connection.execute(query.order_by(r.uid.desc()).limit(limit)).all()
+    query = _select(connection, columns, chosen, tables=tables, outcome_column=tables.outcomes)
+    if before is not None:
+        started, uid = before
+        query = query.where(or_(r.started_at < started, and_(r.started_at == started, r.uid < uid)))
+    return connection.execute(query.order_by(r.started_at.desc(), r.uid.desc()).limit(limit)).all()
 
 
-def _conditions(chosen: RunFilter, has_outcomes: bool) -> list[Any]:
+def _uuid_condition(text: str) -> Any:
+    r = agentrun.c
+    if len(text) >= 36:
+        return r.uuid == text
+    return r.uuid.like(f"{text}%")  # the caller has checked it is hex digits: nothing to escape
+
+
+def _fact_conditions(connection: Connection, chosen: RunFilter) -> list[Any]:
+    f = fact.c
+    conditions: list[Any] = []
+    if chosen.skill is not None:
+        conditions.append(f.skill_identifier == chosen.skill)
+    if chosen.claim:
+        conditions.append(f.claim == ClaimState.NOTHING_SAVED.value)
+    if chosen.denial:
+        conditions.append(f.denial == DenialState.DENIES.value)
+    if chosen.notice:
+        conditions += [f.answer == AnswerState.READ.value, f.notice == 1]
+    if chosen.disagreement:
+        first = first_notice_at(connection)
+        pairs = [and_(f.claim == claim.value, f.notice == int(notice)) for claim, notice in DISAGREEMENTS]
+        conditions += [f.answer == AnswerState.READ.value, or_(*pairs)]
+        conditions.append(false() if first is None else f.ended_at >= first)
+    if chosen.ended_from is not None:
+        conditions.append(f.ended_at >= _unix_day(chosen.ended_from))
+    if chosen.ended_to is not None:
+        conditions.append(f.ended_at < _unix_day(chosen.ended_to + timedelta(days=1)))
+    return conditions
+
+
+def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> list[Any]:
     r = agentrun.c
     o = schema.run_outcome.c
     conditions: list[Any] = []
+    if chosen.uuid:
+        conditions.append(_uuid_condition(chosen.uuid))
     if chosen.configuration:
         conditions.append(r.configuration_identifier == chosen.configuration)
     if chosen.status:
@@ -115,13 +220,21 @@ def _conditions(chosen: RunFilter, has_outcomes: bool) -> list[Any]:
         conditions.append(r.started_at < _unix_day(chosen.started_to + timedelta(days=1)))
     if chosen.outcome in OUTCOMES:
         conditions.append(o.outcome == chosen.outcome)
-    if chosen.outcome == NO_OUTCOME and has_outcomes:
+    if chosen.outcome == NO_OUTCOME and tables.outcomes:
         conditions.append(~select(o.run_uid).where(o.run_uid == r.uid).exists())
+    if chosen.reads_facts:
+        found = _fact_conditions(connection, chosen)
+        conditions.append(select(fact.c.run_uid).where(fact.c.run_uid == r.uid, *found).exists())
     return conditions
 
 
 def _select(
-    columns: Sequence[Any], chosen: RunFilter, *, has_outcomes: bool, outcome_column: bool
+    connection: Connection,
+    columns: Sequence[Any],
+    chosen: RunFilter,
+    *,
+    tables: Tables,
+    outcome_column: bool,
 ) -> Select[Any]:
     """The runs matching the filter; joined to their outcome row when it is filtered on or shown."""
     run = agentrun
@@ -133,7 +246,7 @@ def _select(
     else:
         source = run
     query = select(*columns).select_from(source)
-    conditions = _conditions(chosen, has_outcomes)
+    conditions = _conditions(connection, chosen, tables)
     return query.where(and_(*conditions)) if conditions else query
 
 

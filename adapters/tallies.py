@@ -16,7 +16,6 @@ from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_colu
 from adapters import schema
 from adapters.dialect import plans
 from adapters.dialect.days import day_of
-from core.answers import AnswerState
 from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind
 from core.go_on import GoOnPaths
@@ -67,21 +66,6 @@ def _in_periods(grain: Grain, open_from: date | None, periods: Collection[date])
     if periods:
         conditions.append(_period_column(grain).in_(sorted(periods)))
     return or_(*conditions)
-
-
-def first_notice_at(connection: Connection) -> int | None:
-    """When the installation's first completed answer with a stored nothingSaved notice was stored (its
-    fact's time); None while there is none. Every fact counts, not only those of the periods written."""
-    f = fact.c
-    # In ended_at order (its index) up to the first match, rather than min() over every fact.
-    query = (
-        select(f.ended_at)
-        .where(f.answer == AnswerState.READ.value, f.notice == 1)
-        .order_by(f.ended_at)
-        .limit(1)
-    )
-    value = connection.execute(query).scalar()
-    return None if value is None else int(value)
 
 
 def fact_tallies(

@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.alerts import Alert, AlertKind, StoredAlert
-from core.comparison_text import group_text
-from core.figures_text import p_text, percent, points
+from core.formatting import group_text, p_text, percent, points
+from core.metrics import DEFINITIONS, Better, parse_metric
 from core.rates import Proportion
+from core.verdicts import FELL, ROSE, Finding, judged, worded
 
 
 def side_text(proportion: Proportion) -> str:
@@ -40,6 +41,25 @@ def difference_text(alert: Alert) -> str:
     )
 
 
+def _better(alert: Alert) -> Better:
+    metric = parse_metric(alert.metric)
+    return Better.NEITHER if metric is None else DEFINITIONS[metric].better
+
+
+def worth_text(alert: Alert) -> str:
+    """The move's worth after a colon (": worse"); "" for a metric that moves neither way by itself."""
+    worth = judged(_better(alert), alert.difference)
+    return "" if worth is None else f": {worth}"
+
+
+def verdict_text(alert: Alert) -> str:
+    """The move in words, with the metric's label: "EDITED rose significantly: worse"."""
+    metric = parse_metric(alert.metric)
+    label = alert.metric if metric is None else DEFINITIONS[metric].label
+    moved = worded(Finding.SIGNIFICANT, alert.difference, rise=ROSE, drop=FELL, better=_better(alert))
+    return f"{label} {moved}"
+
+
 def adjusted_text(alert: Alert) -> str:
     """Benjamini–Hochberg's adjusted p as it reads in a line: "adjusted p = 0.0170", or that an alert written
     before it was kept has none."""
@@ -56,7 +76,7 @@ def alert_line(stored: StoredAlert) -> str:
     return (
         f"#{stored.uid} {alert.metric}, {group_text(alert.group)}, {compared_text(alert)} ({alert.grain}s): "
         f"{side_text(alert.before)} → {side_text(alert.after)}, {alert.direction} of "
-        f"{difference_text(alert)}, {p_text(alert.p_value)}, {adjusted_text(alert)}; "
+        f"{difference_text(alert)}{worth_text(alert)}, {p_text(alert.p_value)}, {adjusted_text(alert)}; "
         f"since {_when(stored.created_at)}{closed}"
     )
 
@@ -100,7 +120,9 @@ def alert_json(stored: StoredAlert) -> dict[str, Any]:
             "p_value": alert.p_value,
             "adjusted_p_value": alert.adjusted_p_value,
             "direction": alert.direction,
+            "worth": judged(_better(alert), alert.difference),
         },
+        "verdict": verdict_text(alert),
         "status": stored.status.value,
         "created_at": _iso(stored.created_at),
         "closed_at": None if stored.closed_at == 0 else _iso(stored.closed_at),

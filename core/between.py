@@ -28,10 +28,10 @@ from core.comparison import (
     weekly_volume,
 )
 from core.groups import Group
-from core.metrics import Metric
+from core.metrics import DEFINITIONS, Metric
 from core.periods import Grain, is_open, period_length
 from core.rates import Comparison, compare
-from core.verdicts import worded
+from core.verdicts import HIGHER, LOWER, worded
 
 
 def common_periods(
@@ -71,15 +71,16 @@ class BetweenReport:
 
     @property
     def verdict(self) -> str:
-        """too few to show; else core.verdicts' finding: significantly higher/lower, no difference of 5 points
-        or more, too few to tell."""
+        """too few to show; else core.verdicts' finding: significantly higher/lower (": better" or ": worse"
+        by the metric's direction), no difference of 5 points or more, too few to tell."""
         if self.comparison is None:
             return TOO_FEW_TO_SHOW
         return worded(
             self.comparison.finding,
             self.comparison.difference,
-            rise="significantly higher",
-            drop="significantly lower",
+            rise=HIGHER,
+            drop=LOWER,
+            better=DEFINITIONS[self.metric].better,
         )
 
     def last_day(self) -> date:

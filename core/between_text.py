@@ -6,8 +6,8 @@ from typing import Any
 
 from core.between import BetweenReport
 from core.comparison import Side
-from core.comparison_text import group_text, need_json, needed_lines
-from core.figures_text import p_text, percent, points
+from core.comparison_text import need_json, needed_lines
+from core.formatting import group_text, p_text, percent, plural, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
 from core.rule_versions import mixing_note
@@ -47,7 +47,7 @@ def between_text(report: BetweenReport) -> list[str]:
         f"  denominator: {definition.denominator}",
         f"  excluded:    {definition.excluded}",
         f"  over {report.periods[0].isoformat()} – {report.last_day().isoformat()}: "
-        f"{len(report.periods)} closed {report.grain.value}s both have",
+        f"{plural(len(report.periods), 'closed ' + report.grain.value)} both have",
         _side_line(report, 0, report.first),
         _side_line(report, 1, report.second),
     ]

@@ -19,12 +19,12 @@ from datetime import date, timedelta
 
 from core.counting import Count
 from core.groups import Group, shown
-from core.metrics import RATES, Metric
+from core.metrics import DEFINITIONS, RATES, Metric
 from core.periods import Grain, Sides, is_open, period_length
 from core.rates import Comparison, Proportion, compare
 from core.rule_versions import ordered
 from core.sample_size import more_needed, runs_per_side, weeks_needed
-from core.verdicts import worded
+from core.verdicts import FELL, ROSE, worded
 
 DEFAULT_WEEKS = 4
 WEEK = timedelta(days=7)
@@ -134,15 +134,16 @@ class ComparisonReport:
 
     @property
     def verdict(self) -> str:
-        """too few to show; else core.verdicts' finding: significant rise/drop, no difference of 5 points or
-        more, too few to tell."""
+        """too few to show; else core.verdicts' finding: rose/fell significantly (": better" or ": worse" by
+        the metric's direction), no difference of 5 points or more, too few to tell."""
         if self.comparison is None:
             return TOO_FEW_TO_SHOW
         return worded(
             self.comparison.finding,
             self.comparison.difference,
-            rise="significant rise",
-            drop="significant drop",
+            rise=ROSE,
+            drop=FELL,
+            better=DEFINITIONS[self.metric].better,
         )
 
 

@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from core.comparison import ComparisonReport, Need, Needed, Side
-from core.figures_text import p_text, percent, points
-from core.groups import MIN_GROUP_RUNS, Group, GroupKind
+from core.formatting import count, group_text, p_text, percent, plural, points
+from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
 from core.rates import Interval
 from core.rule_versions import mixing_note
@@ -18,13 +18,6 @@ def _interval(interval: Interval | None) -> str:
     return "–" if interval is None else f"{interval.low * 100:.1f}% – {interval.high * 100:.1f}%"
 
 
-def group_text(group: Group) -> str:
-    """How a group reads in a line: all runs, configuration X, skill Y (skill none)."""
-    if group.kind is GroupKind.ALL:
-        return "all runs"
-    return f"{group.kind.value} {group.value or 'none'}"
-
-
 def need_line(name: str, need: Need) -> str:
     """What one side has and still needs: none more, or how many more and how many weeks at its volume."""
     if need.more == 0:
@@ -32,7 +25,7 @@ def need_line(name: str, need: Need) -> str:
     weeks = (
         f"no end in sight at its {need.weekly:,} in the last seven days"
         if need.weeks is None
-        else f"about {need.weeks:,} weeks at its {need.weekly:,} a week"
+        else f"about {plural(need.weeks, 'week')} at its {count(need.weekly)} a week"
     )
     return f"    {name} has {need.have:,}: {need.more:,} more, {weeks}"
 
@@ -72,16 +65,16 @@ def comparison_text(report: ComparisonReport) -> list[str]:
     ]
     for name, side in (("before", report.before), ("after", report.after)):
         span = f"{side.first.isoformat()} – {side.last_day(report.grain).isoformat()}"
-        count = f"{len(side.periods)} {report.grain.value}s, {side.with_data} with data"
+        periods = f"{plural(len(side.periods), report.grain.value)}, {side.with_data} with data"
         if side.open_periods:
-            count += f", {side.open_periods} still open"
+            periods += f", {side.open_periods} still open"
         if not side.shown:
             few = f"fewer than {MIN_GROUP_RUNS} runs in a {report.grain.value}"
-            lines.append(f"  {name:<6}  {span} ({count}): too few to show ({few})")
+            lines.append(f"  {name:<6}  {span} ({periods}): too few to show ({few})")
             continue
         p = side.proportion
         lines.append(
-            f"  {name:<6}  {span} ({count}): {p.numerator:,} / {p.denominator:,} = {percent(p.rate)}, "
+            f"  {name:<6}  {span} ({periods}): {p.numerator:,} / {p.denominator:,} = {percent(p.rate)}, "
             f"95% CI {_interval(p.interval)}, excluded {side.excluded:,}"
         )
         note = mixing_note(side.rule_versions)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from core.formatting import count, plural
 from core.time import DAY_S
 from core.window import check_window, window_cutoff
 
@@ -151,7 +152,8 @@ def lines(health: Health) -> tuple[str, str, str]:
     return (
         _stuck_text(health.stuck),
         _horizon_text(health.horizon),
-        f"{health.pending_writes} writes pending derivation, {health.overdue_writes} overdue",
+        f"{plural(health.pending_writes, 'write')} pending derivation, "
+        f"{count(health.overdue_writes)} overdue",
     )
 
 
@@ -167,7 +169,7 @@ def _stuck_text(found: tuple[StuckConversation, ...]) -> str:
     more = f" and {len(found) - MAX_NAMED_CONVERSATIONS} more" if len(found) > MAX_NAMED_CONVERSATIONS else ""
     oldest = found[0]
     return (
-        f"{len(found)} stuck conversations (uid {named}{more}; the oldest in {oldest.status} since "
+        f"{plural(len(found), 'stuck conversation')} (uid {named}{more}; the oldest in {oldest.status} since "
         f"{_iso(oldest.since)}): ai-chat:cleanup has not run"
     )
 

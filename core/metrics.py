@@ -51,6 +51,14 @@ class Metric(StrEnum):
     WINDOW_OPEN = "window_open"
 
 
+class Better(StrEnum):
+    """Which way a metric should move: what a verdict, a tile's colour and an alert call better or worse."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+    NEITHER = "neither"  # a count, or a share whose move is neither good nor bad by itself
+
+
 class MetricKind(StrEnum):
     RATE = "rate"  # numerator over denominator, with its interval; compared across releases
     COUNT = "count"  # never compared, never given a rate or an interval
@@ -66,6 +74,7 @@ class MetricDefinition:
     kind: MetricKind = MetricKind.RATE
     stored_since: int = 1  # the RATES_VERSION from which measure-rates stores it
     short_label: str = ""  # its name under a heading that names its family already; "" for the label
+    better: Better = Better.NEITHER
 
     @property
     def count(self) -> bool:
@@ -112,7 +121,9 @@ _GO_ON_MESSAGES = (
 _GO_ON_EXCLUDED = f"user messages whose payload cannot be read, sent {_GO_ON_PLACES}"
 
 
-def _go_on(metric: Metric, numerator: str, short_label: str) -> MetricDefinition:
+def _go_on(
+    metric: Metric, numerator: str, short_label: str, better: Better = Better.NEITHER
+) -> MetricDefinition:
     return MetricDefinition(
         metric,
         f'"go on" while an approval waits: {short_label}',
@@ -121,10 +132,11 @@ def _go_on(metric: Metric, numerator: str, short_label: str) -> MetricDefinition
         _GO_ON_EXCLUDED,
         stored_since=4,
         short_label=short_label,
+        better=better,
     )
 
 
-def _scope(metric: Metric, scope: str, short_label: str) -> MetricDefinition:
+def _scope(metric: Metric, scope: str, short_label: str, better: Better = Better.NEITHER) -> MetricDefinition:
     return MetricDefinition(
         metric,
         f"EDITED: {short_label}",
@@ -132,6 +144,7 @@ def _scope(metric: Metric, scope: str, short_label: str) -> MetricDefinition:
         _EDITED_RUNS,
         _SCOPE_EXCLUDED,
         short_label=short_label,
+        better=better,
     )
 
 
@@ -141,7 +154,12 @@ METRICS: tuple[MetricDefinition, ...] = (
         Metric.RUNS, "runs", "runs ending in the period", _COUNT, "nothing", kind=MetricKind.COUNT
     ),
     MetricDefinition(
-        Metric.EDITED_RATE, "EDITED", "derived runs with outcome edited", _KNOWN_OUTCOME, _OUTCOME_EXCLUDED
+        Metric.EDITED_RATE,
+        "EDITED",
+        "derived runs with outcome edited",
+        _KNOWN_OUTCOME,
+        _OUTCOME_EXCLUDED,
+        better=Better.LOWER,
     ),
     MetricDefinition(
         Metric.DISCARDED_RATE,
@@ -149,13 +167,15 @@ METRICS: tuple[MetricDefinition, ...] = (
         "derived runs with outcome discarded",
         _KNOWN_OUTCOME,
         _OUTCOME_EXCLUDED,
+        better=Better.LOWER,
     ),
     MetricDefinition(
         Metric.ACCEPTED_UNCHANGED_RATE,
-        "ACCEPTED_UNCHANGED",
+        "ACCEPTED UNCHANGED",
         "derived runs with outcome accepted_unchanged",
         _KNOWN_OUTCOME,
         _OUTCOME_EXCLUDED,
+        better=Better.HIGHER,
     ),
     MetricDefinition(
         Metric.UNKNOWN_SHARE,
@@ -163,18 +183,20 @@ METRICS: tuple[MetricDefinition, ...] = (
         "derived runs with outcome unknown",
         "all derived runs",
         "runs with an outcome value no rule writes",
+        better=Better.LOWER,  # fewer runs the history cannot decide
     ),
     _scope(Metric.EDITED_RELEASED_ONLY, "released_only", "released only (only hidden changed)"),
-    _scope(Metric.EDITED_REVERTED, "reverted", "reverted (every field the AI wrote set back)"),
+    _scope(Metric.EDITED_REVERTED, "reverted", "reverted (every field the AI wrote set back)", Better.LOWER),
     _scope(Metric.EDITED_SAME_FIELDS, "same_fields", "same fields (the AI's own fields)"),
     _scope(Metric.EDITED_OTHER_FIELDS, "other_fields", "other fields"),
-    _scope(Metric.EDITED_FIELDS_UNKNOWN, "fields_unknown", "fields unknown"),
+    _scope(Metric.EDITED_FIELDS_UNKNOWN, "fields_unknown", "fields unknown", Better.LOWER),
     MetricDefinition(
         Metric.NOTHING_SAVED_RATE,
         "nothingSaved, stored by the chat",
         "completed answers the chat stored with the nothingSaved notice",
         _ANSWERS,
         _MESSAGES_UNREADABLE,
+        better=Better.LOWER,
     ),
     MetricDefinition(
         Metric.CLAIMED_UNWRITTEN_RATE,
@@ -183,6 +205,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         _ANSWERS,
         f"claiming answers whose run's events cannot be read, or are gone and the stored run record cannot "
         f"tell, and {_MESSAGES_UNREADABLE}",
+        better=Better.LOWER,
     ),
     MetricDefinition(
         Metric.GO_ON_WHILE_WAITING,
@@ -194,6 +217,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "such run",
         "conversations without such a phrase but with an unreadable user message sent while an approval "
         "waited",
+        better=Better.LOWER,  # a "go on" is an editor who did not see that the run waits for them
     ),
     _go_on(
         Metric.GO_ON_FINISHED_OUTSIDE,
@@ -207,6 +231,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "transcript: a run of the conversation started at or after the message and before the next user "
         "message while the run that waited had not ended",
         "a second run started",
+        Better.LOWER,  # two runs over one transcript (001_…)
     ),
     _go_on(
         Metric.GO_ON_UNKNOWN,
@@ -214,6 +239,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "the next user message while the run that waited had not ended (nothing followed, the run that "
         "waited had ended first, or the runs cannot be found)",
         "neither can be read",
+        Better.LOWER,
     ),
     MetricDefinition(
         Metric.DENIAL_RATE,
@@ -222,6 +248,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "completed answers in conversations whose run record shows a write in an earlier segment (before the "
         "record existed: the runs' tool_write events)",
         f"answers in conversations whose run record cannot be read, and {_MESSAGES_UNREADABLE}",
+        better=Better.LOWER,
     ),
     MetricDefinition(
         Metric.NOTICE_AGREEMENT,
@@ -235,6 +262,7 @@ METRICS: tuple[MetricDefinition, ...] = (
         "read, or are gone and the stored run record cannot tell), and assistant messages after it that "
         "cannot be read",
         stored_since=3,
+        better=Better.HIGHER,
     ),
     MetricDefinition(
         Metric.WINDOW_OPEN,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.formatting import plural
 from core.notes import Note, Placement
 from core.record_diff import DifferenceKind
 from core.record_rebuild import NotesReport, RecordReport
@@ -41,17 +42,18 @@ def record_text(report: RecordReport) -> str:
     """The rebuilt entries one a line, each marked where the stored record differs."""
     conversation = report.conversation
     lines = [
-        f"conversation {conversation.uid}: {conversation.status}, {len(conversation.runs)} runs, "
-        f"{len(conversation.card_outcomes)} card outcomes",
+        f"conversation {conversation.uid}: {conversation.status}, {plural(len(conversation.runs), 'run')}, "
+        f"{plural(len(conversation.card_outcomes), 'card outcome')}",
     ]
     if not conversation.stored_record_readable:
         lines.append(
-            f"stored run record: none readable; {len(report.rebuilt)} entries rebuilt from the runs' events"
+            f"stored run record: none readable; {plural(len(report.rebuilt), 'entry', 'entries')} rebuilt "
+            "from the runs' events"
         )
     else:
         lines.append(
-            f"stored run record: {len(conversation.stored_entries)} entries; rebuilt from events: "
-            f"{len(report.rebuilt)}; differences: {len(report.differences) or 'none'}"
+            f"stored run record: {plural(len(conversation.stored_entries), 'entry', 'entries')}; rebuilt "
+            f"from events: {len(report.rebuilt)}; differences: {len(report.differences) or 'none'}"
         )
     marks = {(d.run_uuid, d.segment): MARKS[d.kind] for d in report.differences}
     lines.append(f"  {'':1} {'pos':>4} {'run':8} {'seg':>3}  {'ended':9} what")
@@ -120,9 +122,9 @@ def notes_text(report: NotesReport) -> str:
         head = f"conversation {report.conversation.uid}: no notes. {notes.no_notes_reason}"
     else:
         head = (
-            f"conversation {report.conversation.uid}: {len(notes.notes)} notes, "
-            f"{sum(len(n.text) for n in notes.notes):,} characters; dropped by the budget: "
-            f"{notes.dropped_count} notes, {notes.dropped_chars:,} characters"
+            f"conversation {report.conversation.uid}: {plural(len(notes.notes), 'note')}, "
+            f"{plural(sum(len(n.text) for n in notes.notes), 'character')}; dropped by the budget: "
+            f"{plural(notes.dropped_count, 'note')}, {plural(notes.dropped_chars, 'character')}"
         )
     lines = [head, f"page: {report.page_line}"]
     placed: set[int] = set()

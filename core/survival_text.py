@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.comparison_text import group_text
-from core.figures_text import p_text, percent
+from core.formatting import group_text, p_text, percent
 from core.groups import MIN_GROUP_RUNS
 from core.survival import LogRank
 from core.survival_report import HOUR_S, GroupCurve, SurvivalReport

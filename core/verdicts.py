@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from core.metrics import Better
+
 # The significance level: two-sided, per comparison (the alerts correct a measurement's comparisons
 # together, core.multiple_testing).
 ALPHA = 0.05
@@ -64,8 +66,46 @@ def finding(interval: tuple[float, float] | None, p_value: float | None) -> Find
     return Finding.TOO_FEW_TO_TELL
 
 
-def worded(found: Finding, difference: float | None, *, rise: str, drop: str) -> str:
-    """The finding in a report's words: `rise` or `drop` for a significant one, else the finding itself."""
+# How a significant move reads, by the kind of comparison: a rate over time, or one group against another.
+ROSE, FELL = "rose significantly", "fell significantly"
+HIGHER, LOWER = "significantly higher", "significantly lower"
+
+
+def judged(better: Better, difference: float) -> str | None:
+    """A move's worth for its metric: "better" when it goes the way the metric should, "worse" the other
+    way, None for a metric that moves neither way by itself (or no move)."""
+    if better is Better.NEITHER or difference == 0:
+        return None
+    return "better" if (difference > 0) == (better is Better.HIGHER) else "worse"
+
+
+def worded(
+    found: Finding,
+    difference: float | None,
+    *,
+    rise: str,
+    drop: str,
+    better: Better = Better.NEITHER,
+) -> str:
+    """The finding in a report's words: `rise` or `drop` for a significant one, followed by ": better" or
+    ": worse" when the metric says which way is good; else the finding itself."""
     if found is not Finding.SIGNIFICANT:
         return found.value
-    return drop if (difference or 0.0) < 0 else rise
+    moved = drop if (difference or 0.0) < 0 else rise
+    worth = judged(better, difference or 0.0)
+    return moved if worth is None else f"{moved}: {worth}"
+
+
+def is_move(verdict: str) -> bool:
+    """Whether a verdict's words are a significant move (and so never "too few" or "no difference")."""
+    return verdict.startswith((ROSE, FELL, HIGHER, LOWER))
+
+
+def is_worse(verdict: str) -> bool:
+    """Whether a verdict's words call the move worse."""
+    return verdict.endswith(": worse")
+
+
+def headline(label: str, verdict: str) -> str:
+    """A verdict with its metric: "EDITED rose significantly: worse", "EDITED: too few to tell"."""
+    return f"{label} {verdict}" if is_move(verdict) else f"{label}: {verdict}"

@@ -28,10 +28,15 @@ SIGN_IN = VIEWS / "sign_in.py"
 
 SIGN_IN_PATH = "sign-in"
 ADMINISTRATOR_PATHS = frozenset({"conversation", "health"})
+# Streamlit serves its default page at the root only, never at the path it declares: the root is a hidden
+# page of its own that runs Rates, so that /rates (the path the menu links) opens Rates too. The declared
+# path of the root page is reserved and unused.
+ROOT_PATH = "start"
 
 
 def pages(viewer: Viewer) -> list[st.Page]:
-    """Every page, Rates first; the menu lists those of the viewer's role (before an OIDC sign-in, none)."""
+    """Every page, Rates first (at /rates and at the root); the menu lists those of the viewer's role
+    (before an OIDC sign-in, none)."""
     signed_in = "visible" if viewer.role is not None else "hidden"
     administrator = "visible" if viewer.is_administrator else "hidden"
     asks_password = viewer.method is Method.PASSWORD and not viewer.is_administrator
@@ -40,10 +45,11 @@ def pages(viewer: Viewer) -> list[st.Page]:
             RATES,
             title="Rates",
             icon=":material/monitoring:",
-            url_path="rates",
+            url_path=ROOT_PATH,
             default=True,
-            visibility=signed_in,
+            visibility="hidden",
         ),
+        st.Page(RATES, title="Rates", icon=":material/monitoring:", url_path="rates", visibility=signed_in),
         st.Page(RUNS, title="Runs", icon=":material/table_rows:", url_path="runs", visibility=signed_in),
         st.Page(RUN, title="Run", icon=":material/receipt_long:", url_path="run", visibility="hidden"),
         st.Page(

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from adapters import clock, settings
 from adapters.database import make_engine, parse_url
-from adapters.runs import RunFilter
+from adapters.runs import Bound, RunFilter
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
 from dashboard.queries import (
@@ -211,6 +211,14 @@ def open_alerts(url: str, data: common.Marks) -> pd.DataFrame | None:
     return alerts.open_alerts(_engine(url), data.tables)
 
 
+def acknowledge_alerts(url: str, uids: list[int]) -> int:
+    """Close these alerts (an administrator on the page; the caller checks the role); the cached list is
+    dropped so that they leave the pages at once. How many this closed."""
+    closed = alerts.acknowledge(_engine(url), uids, now=now())
+    open_alerts.clear()
+    return closed
+
+
 # --- Runs ---------------------------------------------------------------------------------------------------
 
 
@@ -221,11 +229,23 @@ def configurations(url: str, data: common.Marks) -> list[str]:
 
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def skills(url: str, data: common.Marks) -> list[str]:
+    """The skills of the measured runs' conversations."""
+    return runs.skills(_engine(url), data.tables)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
+def full_uuid(url: str, data: common.Marks, reference: str) -> str | None:
+    """The uuid of the run a uuid or short id names."""
+    return runs.full_uuid(_engine(url), reference)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
 def runs_page(
-    url: str, data: common.Marks, chosen: RunFilter, before_uid: int | None, at: int, window: int
+    url: str, data: common.Marks, chosen: RunFilter, before: Bound | None, at: int, window: int
 ) -> runs.RunsPage:
     """One keyset page of runs."""
-    return runs.runs_page(_engine(url), chosen, data.tables, before_uid=before_uid, now=at, window_s=window)
+    return runs.runs_page(_engine(url), chosen, data.tables, before=before, now=at, window_s=window)
 
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)

@@ -1,10 +1,10 @@
 """What the URL carries: ?run=<uuid>, ?conversation=<uid>, ?language=<code> and ?runs=<JSON filter>, each
 validated.
 
-A value that does not validate is dropped and reported, never used: a run uuid must match the uuid pattern
-before it reaches a query, a conversation uid must be a positive integer, a language one of the codes
-offered, and the Runs filter is a JSON object whose every key and value is checked. Nothing is ever
-unpickled or evaluated.
+A value that does not validate is dropped and reported, never used: a run uuid (or the short id the Runs
+table shows: its first 8 or more hex digits) must match its pattern before it reaches a query, a
+conversation uid must be a positive integer, a language one of the codes offered, and the Runs filter is a
+JSON object whose every key and value is checked. Nothing is ever unpickled or evaluated.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
-from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
+from adapters.runs import NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
+from core.formatting import NO_SKILL as NO_SKILL_TEXT
 from dashboard.queries.runs import STATUSES
 
 RUN = "run"
@@ -27,6 +29,10 @@ RUNS_FILTER = "runs"
 LANGUAGE = "language"
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# The short id the Runs table shows, or a longer start of the uuid (hyphens where the uuid has them).
+SHORT_UUID = re.compile(rf"[0-9a-f]{{{SHORT_ID}}}[0-9a-f-]{{0,27}}")
+FLAGS = ("claim", "denial", "notice", "disagreement")  # the Runs filter's yes/no keys
+KEYS = {"configuration", "status", "outcome", "from", "to", "skill", "uuid", "ended_from", "ended_to", *FLAGS}
 MAX_PARAM_CHARS = 500  # a filter is a few short values; anything longer is not one of ours
 MAX_IDENTIFIER_CHARS = 150  # tx_nrllm_agentrun.configuration_identifier is varchar(150)
 
@@ -44,14 +50,23 @@ def _raw(name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def run_reference(text: str) -> str | None:
+    """A run's uuid or the start of it (at least the short id's 8 hex digits), lower-cased; None for text
+    that is neither."""
+    candidate = text.strip().lower()
+    if UUID.fullmatch(candidate) or SHORT_UUID.fullmatch(candidate):
+        return candidate
+    return None
+
+
 def run_uuid() -> Param:
-    """?run=: a run uuid in lower-case canonical form."""
+    """?run=: a run uuid in lower-case canonical form, or its short id (the Run page looks the run up)."""
     raw = _raw(RUN)
     if raw is None or raw == "":
         return Param(None)
-    candidate = raw.strip().lower()
-    if UUID.fullmatch(candidate):
-        return Param(candidate)
+    found = run_reference(raw)
+    if found is not None:
+        return Param(found)
     return Param(None, "?run= is not a run uuid; it was ignored")
 
 
@@ -76,7 +91,8 @@ def language(offered: Sequence[str]) -> Param:
 
 
 def runs_filter() -> Param:
-    """?runs=: {"configuration", "status", "outcome": str, "from", "to": "YYYY-MM-DD"}, each optional."""
+    """?runs=: {"configuration", "status", "outcome", "skill", "uuid": str, "from", "to", "ended_from",
+    "ended_to": "YYYY-MM-DD", "claim", "denial", "notice", "disagreement": true}, each optional."""
     raw = _raw(RUNS_FILTER)
     if raw is None or raw == "":
         return Param(RunFilter())
@@ -97,7 +113,7 @@ def parse_runs_filter(raw: str) -> RunFilter:
         raise ValueError("not JSON") from error
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    unknown = set(data) - {"configuration", "status", "outcome", "from", "to"}
+    unknown = set(data) - KEYS
     if unknown:
         raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
     configuration = _string(data, "configuration")
@@ -112,12 +128,33 @@ def parse_runs_filter(raw: str) -> RunFilter:
     started_from, started_to = _day(data, "from"), _day(data, "to")
     if started_from and started_to and started_from > started_to:
         raise ValueError("from is after to")
-    return RunFilter(configuration, status, outcome, started_from, started_to)
+    ended_from, ended_to = _day(data, "ended_from"), _day(data, "ended_to")
+    if ended_from and ended_to and ended_from > ended_to:
+        raise ValueError("ended_from is after ended_to")
+    skill = _string(data, "skill")
+    if skill is not None and len(skill) > MAX_IDENTIFIER_CHARS:
+        raise ValueError("skill is too long")
+    uuid = _string(data, "uuid")
+    if uuid is not None and run_reference(uuid) is None:
+        raise ValueError(f"uuid must be a run uuid or its first {SHORT_ID} hex digits")
+    flags = {name: _flag(data, name) for name in FLAGS}
+    return RunFilter(
+        configuration,
+        status,
+        outcome,
+        started_from,
+        started_to,
+        skill=NO_SKILL if skill == NO_SKILL_TEXT else skill,
+        uuid=None if uuid is None else run_reference(uuid),
+        ended_from=ended_from,
+        ended_to=ended_to,
+        **flags,
+    )
 
 
 def runs_filter_json(chosen: RunFilter) -> str:
     """The filter as the JSON ?runs= carries; only the keys that are set."""
-    data: dict[str, str] = {}
+    data: dict[str, str | bool] = {}
     if chosen.configuration:
         data["configuration"] = chosen.configuration
     if chosen.status:
@@ -128,7 +165,23 @@ def runs_filter_json(chosen: RunFilter) -> str:
         data["from"] = chosen.started_from.isoformat()
     if chosen.started_to:
         data["to"] = chosen.started_to.isoformat()
+    if chosen.ended_from:
+        data["ended_from"] = chosen.ended_from.isoformat()
+    if chosen.ended_to:
+        data["ended_to"] = chosen.ended_to.isoformat()
+    if chosen.skill is not None:
+        data["skill"] = NO_SKILL_TEXT if chosen.skill == NO_SKILL else chosen.skill
+    if chosen.uuid:
+        data["uuid"] = chosen.uuid
+    for name in FLAGS:
+        if getattr(chosen, name):
+            data[name] = True
     return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+
+def runs_link(chosen: RunFilter) -> str:
+    """A link (relative to any page) to the Runs page with this filter."""
+    return f"runs?{urlencode({RUNS_FILTER: runs_filter_json(chosen)})}"
 
 
 def keep_runs_filter(chosen: RunFilter) -> None:
@@ -147,6 +200,13 @@ def _string(data: dict[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise ValueError(f"{key} must be a non-empty string")
+    return value
+
+
+def _flag(data: dict[str, Any], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false")
     return value
 
 

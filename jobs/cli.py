@@ -13,6 +13,7 @@ import click
 
 from adapters import clock, settings
 from adapters.errors import RunrecordError
+from core.formatting import plural
 from core.time import DAY_S
 from jobs.cli_options import (
     CommandGroup,
@@ -174,8 +175,9 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
         click.echo(f"using the demo installation in {url.database}")
     else:
         click.echo(
-            f"built the demo installation in {url.database}: {report.summary.conversations} conversations, "
-            f"{report.summary.runs} runs, {report.rows:,} rows"
+            f"built the demo installation in {url.database}: "
+            f"{plural(report.summary.conversations, 'conversation')}, {plural(report.summary.runs, 'run')}, "
+            f"{plural(report.rows, 'row')}"
         )
     prepare_demo(url, say=click.echo)
     if no_dashboard:

@@ -36,6 +36,7 @@ from adapters import clock, measure_facts, rates, settings, tallies
 from adapters.conversations import count_conversations
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
+from adapters.first_notice import first_notice_at
 from adapters.measure_batch import (
     BatchResult,
     UidRange,
@@ -227,7 +228,7 @@ def _measure(
         # A measurement by an older runrecord stored no row of a metric added since, in closed periods
         # too: every period is written once more (the facts stay as they are).
         summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
-        first_notice = tallies.first_notice_at(connection)
+        first_notice = first_notice_at(connection)
         for grain in grains:
             report, exclusions = _write_rates(
                 connection,

@@ -12,10 +12,11 @@ from streamlit.delta_generator import DeltaGenerator
 from core.between import BetweenReport
 from core.between_text import NEED_RULE
 from core.comparison import TOO_FEW_TO_SHOW, Need, Side
-from core.figures_text import p_text
+from core.formatting import count, p_text, percent, plural, points
 from core.groups import MIN_GROUP_RUNS
 from core.rule_versions import mixing_note
-from core.verdicts import RULE, Finding
+from core.verdicts import RULE
+from dashboard.components import verdict
 
 
 def show(report: BetweenReport | None, label: str, *, key: str) -> None:
@@ -33,28 +34,21 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
         difference.metric("Difference", "—")
         difference.caption("needs both sides shown")
     else:
-        difference.metric("Difference", f"{comparison.difference * 100:+.1f} points")
+        difference.metric("Difference", f"{points(comparison.difference)} points")
         interval = comparison.difference_interval
         if interval is not None and comparison.p_value is not None:
             difference.caption(
-                f"{names[1]} − {names[0]}; 95% interval {interval.low * 100:+.1f} to "
-                f"{interval.high * 100:+.1f} points (Newcombe); {p_text(comparison.p_value)}"
+                f"{names[1]} − {names[0]}; 95% interval {points(interval.low)} to "
+                f"{points(interval.high)} points (Newcombe); {p_text(comparison.p_value)}"
             )
     span = f"{report.periods[0].isoformat()} – {report.last_day().isoformat()}"
-    text = (
-        f"{label}, {names[1]} against {names[0]} over {len(report.periods)} closed {report.grain.value}s "
-        f"({span}): **{report.verdict}**."
-    )
-    if report.verdict in (Finding.TOO_FEW_TO_TELL.value, TOO_FEW_TO_SHOW):
-        st.warning(text, icon=":material/help:")
-    elif report.verdict.startswith("significantly"):
-        st.success(text)
-    else:
-        st.info(text)
+    periods = plural(len(report.periods), f"closed {report.grain.value}")
+    text = f"{label}, {names[1]} against {names[0]} over {periods} ({span}): **{report.verdict}**."
+    verdict.show(text, report.verdict)
     needed = report.needed
     if needed is not None and needed.per_side > 0:
         st.markdown(
-            f"To tell a 5-point difference apart at these rates each side needs **{needed.per_side:,}** "
+            f"To tell a 5-point difference apart at these rates each side needs **{count(needed.per_side)}** "
             f"in its denominator: {_need(names[0], needed.first)}; {_need(names[1], needed.second)}."
         )
     st.caption(f"Rule: {RULE}. Runs needed: {NEED_RULE}.")
@@ -62,11 +56,14 @@ def show(report: BetweenReport | None, label: str, *, key: str) -> None:
 
 def _need(name: str, need: Need) -> str:
     if need.more == 0:
-        return f"{name} has {need.have:,}, none more"
+        return f"{name} has {count(need.have)}, none more"
     if need.weeks is None:
-        return f"{name} has {need.have:,}, {need.more:,} more, and had none in the span's last seven days"
-    weeks = f"about {need.weeks:,} weeks at its {need.weekly:,} a week"
-    return f"{name} has {need.have:,}, {need.more:,} more ({weeks})"
+        return (
+            f"{name} has {count(need.have)}, {count(need.more)} more, and had none in the span's last "
+            "seven days"
+        )
+    weeks = f"about {plural(need.weeks, 'week')} at its {count(need.weekly)} a week"
+    return f"{name} has {count(need.have)}, {count(need.more)} more ({weeks})"
 
 
 def _side(column: DeltaGenerator, title: str, side: Side, report: BetweenReport) -> None:
@@ -75,13 +72,13 @@ def _side(column: DeltaGenerator, title: str, side: Side, report: BetweenReport)
         column.caption(f"fewer than {MIN_GROUP_RUNS} runs in a {report.grain.value}")
         return
     proportion = side.proportion
-    column.metric(title, "no data" if proportion.rate is None else f"{proportion.rate:.1%}")
+    column.metric(title, "no data" if proportion.rate is None else percent(proportion.rate))
     interval = proportion.interval
-    figures = f"{proportion.numerator:,} of {proportion.denominator:,}"
+    figures = f"{count(proportion.numerator)} of {count(proportion.denominator)}"
     if interval is not None:
-        figures += f"; 95% interval {interval.low:.1%} – {interval.high:.1%}"
+        figures += f"; 95% interval {percent(interval.low)} – {percent(interval.high)}"
     if side.excluded:
-        figures += f"; {side.excluded:,} excluded"
+        figures += f"; {count(side.excluded)} excluded"
     column.caption(figures)
     note = mixing_note(side.rule_versions)
     if note is not None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.comparison import TOO_FEW_TO_SHOW, ComparisonReport, Side
+from core.comparison import ComparisonReport, Side
+from core.formatting import count, p_text, percent, plural, points
 from core.rule_versions import mixing_note
-from core.verdicts import RULE, Finding
+from core.verdicts import RULE, headline
+from dashboard.components import verdict
 
 
 def show(report: ComparisonReport, label: str, *, key: str) -> None:
@@ -24,20 +26,18 @@ def show(report: ComparisonReport, label: str, *, key: str) -> None:
         difference.metric("Difference", "—")
         difference.caption("needs data on both sides")
     else:
-        difference.metric("Difference", f"{comparison.difference * 100:+.1f} points")
+        difference.metric("Difference", f"{points(comparison.difference)} points")
         interval = comparison.difference_interval
         if interval is not None and comparison.p_value is not None:
             difference.caption(
-                f"95% interval {interval.low * 100:+.1f} to {interval.high * 100:+.1f} points (Newcombe); "
-                f"p = {comparison.p_value:.3f}"
+                f"95% interval {points(interval.low)} to {points(interval.high)} points (Newcombe); "
+                f"{p_text(comparison.p_value)}"
             )
-    text = f"{label} across {report.at.isoformat()}, {report.weeks} weeks each side: **{report.verdict}**."
-    if report.verdict in (Finding.TOO_FEW_TO_TELL.value, TOO_FEW_TO_SHOW):
-        st.warning(text, icon=":material/help:")
-    elif report.verdict.startswith("significant"):
-        st.success(text)
-    else:
-        st.info(text)
+    text = (
+        f"**{headline(label, report.verdict)}** across {report.at.isoformat()}, "
+        f"{plural(report.weeks, 'week')} each side."
+    )
+    verdict.show(text, report.verdict)
     notes = [f"Rule: {RULE}."]
     if report.straddling is not None:
         notes.append(
@@ -53,17 +53,16 @@ def _side(column: DeltaGenerator, title: str, side: Side, report: ComparisonRepo
         column.caption(span)
         return
     proportion = side.proportion
-    column.metric(title, "no data" if proportion.rate is None else f"{proportion.rate:.1%}")
+    column.metric(title, "no data" if proportion.rate is None else percent(proportion.rate))
     interval = proportion.interval
-    figures = f"{proportion.numerator:,} of {proportion.denominator:,}"
+    figures = f"{count(proportion.numerator)} of {count(proportion.denominator)}"
     if interval is not None:
-        figures += f"; 95% interval {interval.low:.1%} – {interval.high:.1%}"
+        figures += f"; 95% interval {percent(interval.low)} – {percent(interval.high)}"
     if side.excluded:
-        figures += f"; {side.excluded:,} excluded"
+        figures += f"; {count(side.excluded)} excluded"
     extra = f", {side.open_periods} still open" if side.open_periods else ""
-    column.caption(
-        f"{figures}. {span} ({side.with_data} of {len(side.periods)} {report.grain.value}s with data{extra})"
-    )
+    periods = plural(len(side.periods), report.grain.value)
+    column.caption(f"{figures}. {span} ({side.with_data} of {periods} with data{extra})")
     note = mixing_note(side.rule_versions)
     if note is not None:
         column.caption(f"This side {note}.")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from core.formatting import duration
 from core.health import StuckConversation
 from dashboard.queries.common import when
 from dashboard.queries.conversations import ErrorViews
@@ -19,7 +20,7 @@ def show(
     if stuck is not None:
         st.error(
             f"This conversation is stuck: {stuck.status} since {when(stuck.since)} UTC "
-            f"({stuck.stuck_for_s // 60} minutes). ai-chat:cleanup has not run; until it does, the editor "
+            f"({duration(stuck.stuck_for_s)}). ai-chat:cleanup has not run; until it does, the editor "
             "cannot go on.",
             icon=":material/warning:",
         )

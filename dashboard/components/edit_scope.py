@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.formatting import count
 from dashboard.components import markers
 
 # In the order of core.counting.SCOPE_PRECEDENCE: reverted and same fields stand out, the AI's text was undone
@@ -51,7 +52,7 @@ def show(frame: pd.DataFrame, labels: Mapping[str, str], releases: pd.DataFrame,
         return
     st.plotly_chart(figure(frame, labels, releases), key=key, width="stretch")
     totals = frame.groupby("metric")["numerator"].sum()
-    parts = [f"{labels[m]}: {int(totals.get(m, 0))}" for m in labels]
+    parts = [f"{labels[m]}: {count(int(totals.get(m, 0)))}" for m in labels]
     st.caption(
         "All periods: "
         + "; ".join(parts)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.comparison import Side
+from core.formatting import count, percent, plural
 from dashboard.queries.go_on import GO_ON_METRICS, PathSides
 
 TITLE = 'What followed a "go on" while an approval waited'
@@ -37,12 +38,12 @@ def _cell(side: Side) -> str:
     proportion = side.proportion
     if proportion.rate is None:
         return "no data"
-    return f"{proportion.numerator:,} of {proportion.denominator:,} ({proportion.rate:.0%})"
+    return f"{count(proportion.numerator)} of {count(proportion.denominator)} ({percent(proportion.rate)})"
 
 
 def _messages(side: Side) -> str:
-    excluded = f", {side.excluded:,} unreadable excluded" if side.excluded else ""
-    return f"{side.proportion.denominator:,} stored messages{excluded}"
+    excluded = f", {count(side.excluded)} unreadable excluded" if side.excluded else ""
+    return f"{plural(side.proportion.denominator, 'stored message')}{excluded}"
 
 
 def show(split: Sequence[PathSides] | None, chosen_metric: str, *, key: str) -> None:

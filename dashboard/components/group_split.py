@@ -1,10 +1,19 @@
-"""A rate split by configuration or skill; a group below 5 runs in a period reads "too few to show"."""
+"""A rate split by configuration or skill; a group below 5 runs in a period reads "too few to show".
+Selecting a cell that shows a figure opens the Runs page with the runs behind it (queries.drill_down)."""
 
 from __future__ import annotations
+
+from datetime import date, timedelta
 
 import pandas as pd
 import streamlit as st
 
+from adapters.runs import RunFilter
+from core.formatting import count, percent
+from core.groups import Group, GroupKind
+from core.periods import Grain, period_length
+from dashboard import navigation, url_state
+from dashboard.queries import drill_down
 from dashboard.queries.rates import TOO_FEW
 
 
@@ -17,8 +26,8 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
         if row["rate"] is None or pd.isna(row["rate"]):
             return "no data"
         return (
-            f"{row['rate']:.1%} ({int(row['numerator'])}/{int(row['denominator'])}; "
-            f"{row['low']:.0%}–{row['high']:.0%})"
+            f"{percent(row['rate'])} ({count(int(row['numerator']))}/{count(int(row['denominator']))}; "
+            f"{percent(row['low'], 0)}–{percent(row['high'], 0)})"
         )
 
     cells = frame.assign(cell=frame.apply(cell, axis=1))
@@ -30,14 +39,40 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
     return pivot
 
 
-def show(frame: pd.DataFrame, group_kind: str, *, key: str) -> None:
-    """The table, or an explicit state when the metric has no group rows."""
+def cell_runs(
+    frame: pd.DataFrame, metric: str, grain: str, group_kind: str, period: str, group: str
+) -> RunFilter | None:
+    """The runs behind a cell (its period and group, the metric's numerator); None for a cell that shows no
+    figure (too few to show, no data, or none)."""
+    rows = frame[(frame["group"] == group) & (frame["period_start"] == date.fromisoformat(period))]
+    if rows.empty or not bool(rows.iloc[0]["shown"]) or pd.isna(rows.iloc[0]["rate"]):
+        return None
+    first = date.fromisoformat(period)
+    last = first + period_length(Grain(grain)) - timedelta(days=1)
+    chosen = Group(GroupKind(group_kind), str(rows.iloc[0]["group_value"]))
+    return drill_down.runs_of(metric, chosen, first, last)
+
+
+def show(frame: pd.DataFrame, metric: str, grain: str, group_kind: str, *, key: str) -> None:
+    """The table, or an explicit state when the metric has no group rows; a selected cell with a figure
+    opens its runs."""
     if frame.empty:
         st.info(f"No rates by {group_kind} measured yet (run `runrecord measure-rates`).")
         return
-    st.dataframe(table(frame), key=key, width="stretch")
+    shown = table(frame)
+    event = st.dataframe(shown, key=key, width="stretch", on_select="rerun", selection_mode="single-cell")
+    cells = event.selection.get("cells", []) if event is not None else []
+    if cells:
+        row, group = cells[0]
+        chosen = cell_runs(frame, metric, grain, group_kind, str(shown.index[int(row)]), str(group))
+        if chosen is not None:
+            st.switch_page(
+                str(navigation.RUNS),
+                query_params={url_state.RUNS_FILTER: url_state.runs_filter_json(chosen)},
+            )
     hidden = int((~frame["shown"].astype(bool)).sum())
     st.caption(
         f"A {group_kind} with fewer than 5 runs in a period reads '{TOO_FEW}' and carries no figure"
         + (f" ({hidden} here)." if hidden else ".")
+        + " Select a cell with a figure to open the runs behind it."
     )

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from adapters.health import Reading
+from core.formatting import plural
 from core.time import DAY_S
 from dashboard import navigation
 from dashboard.queries.common import when
@@ -43,7 +44,8 @@ def stuck(found: pd.DataFrame | None, *, key: str) -> None:
     if found.empty:
         st.success("No conversation is stuck in processing, locked or tool_loop.")
         return
-    st.error(f"{len(found)} conversations are stuck: ai-chat:cleanup has not run for them.")
+    stuck = plural(len(found), "conversation is stuck", "conversations are stuck")
+    st.error(f"{stuck}: ai-chat:cleanup has not run for them.")
     event = st.dataframe(
         found, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.formatting import count, percent, plural
 from dashboard.queries.rates import Agreement
 
 TITLE = "Recomputed nothingSaved agrees with the chat's notice"
@@ -28,13 +29,13 @@ def show(agreement: Agreement | None, grain: str, *, key: str) -> None:
         st.info(NO_NOTICE)
         return
     proportion = agreement.proportion
-    value = "no data" if proportion.rate is None else f"{proportion.rate:.1%}"
+    value = "no data" if proportion.rate is None else percent(proportion.rate)
     st.metric(TITLE, value, border=True)
-    figures = f"{proportion.numerator:,} of {proportion.denominator:,} completed answers"
+    figures = f"{count(proportion.numerator)} of {plural(proportion.denominator, 'completed answer')}"
     interval = proportion.interval
     if interval is not None:
-        figures += f" (95% interval {interval.low:.1%} – {interval.high:.1%})"
-    excluded = f"; {agreement.excluded:,} excluded (cannot tell)" if agreement.excluded else ""
+        figures += f" (95% interval {percent(interval.low)} – {percent(interval.high)})"
+    excluded = f"; {count(agreement.excluded)} excluded (cannot tell)" if agreement.excluded else ""
     st.caption(
         f"{figures} from the first stored notice on (the {grain} of "
         f"{agreement.first_period.isoformat()}){excluded}: the recomputation from the runs' events and the "

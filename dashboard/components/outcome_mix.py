@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.formatting import count, plural
 from dashboard.components import markers
 from dashboard.queries.rates import OUTCOME_MIX, WINDOW_OPEN
 
@@ -74,11 +75,11 @@ def show(mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.DataF
     st.plotly_chart(figure(mix, window_open, releases), key=key, width="stretch")
     unknown = int(mix.loc[mix["outcome"] == "unknown", "runs"].sum()) if not mix.empty else 0
     total = int(mix["runs"].sum()) if not mix.empty else 0
-    derived = f"{total} runs derived, {unknown} of them unknown (no history to decide by); "
+    derived = f"{plural(total, 'run')} derived, {count(unknown)} of them unknown (no history to decide by); "
     if waiting is None:
         st.caption(derived + NOT_COUNTED)
     else:
         st.caption(
-            derived + f"{waiting} runs {WINDOW_OPEN} as of the last measurement "
+            derived + f"{plural(waiting, 'run')} {WINDOW_OPEN} as of the last measurement "
             "(no outcome until the window of their last write closes)."
         )

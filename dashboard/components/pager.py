@@ -1,7 +1,8 @@
 """Paging through a table by keyset: Newer and Older move one page, "page n of N" says where you are.
 
-The state is the stack of keyset bounds of the pages visited (the uid each page starts below), so a page
-never costs more than its own rows, however deep it is. A change of filter starts again at page 1.
+The state is the stack of keyset bounds of the pages visited (the start and uid of the row each page starts
+after), so a page never costs more than its own rows, however deep it is. A change of filter starts again
+at page 1.
 """
 
 from __future__ import annotations
@@ -10,26 +11,29 @@ import math
 
 import streamlit as st
 
+from adapters.runs import Bound
+from core.formatting import plural
 
-def bound(filter_key: str, *, key: str) -> int | None:
+
+def bound(filter_key: str, *, key: str) -> Bound | None:
     """The keyset bound of the current page (None: the first page); a new filter starts at page 1."""
-    bounds: list[int | None] = st.session_state.setdefault(key, [None])
+    bounds: list[Bound | None] = st.session_state.setdefault(key, [None])
     if st.session_state.get(f"{key}_filter") != filter_key:
         st.session_state[f"{key}_filter"] = filter_key
         bounds[:] = [None]
     return bounds[-1]
 
 
-def show(total: int, page_size: int, next_bound: int | None, shown: int, *, key: str) -> None:
+def show(total: int, page_size: int, next_bound: Bound | None, shown: int, *, key: str) -> None:
     """'Page n of N' and the Newer / Older buttons."""
-    bounds: list[int | None] = st.session_state.setdefault(key, [None])
+    bounds: list[Bound | None] = st.session_state.setdefault(key, [None])
     pages = max(1, math.ceil(total / page_size))
     page = len(bounds)
     newer, where, older = st.columns([1, 3, 1])
     if newer.button("← Newer", key=f"{key}_newer", disabled=page == 1, width="stretch"):
         bounds.pop()
         st.rerun()
-    where.markdown(f"Page {page} of {pages} · {total:,} runs")
+    where.markdown(f"Page {page} of {pages} · {plural(total, 'run')}")
     last_page = page >= pages or next_bound is None or shown < page_size
     if older.button("Older →", key=f"{key}_older", disabled=last_page, width="stretch"):
         bounds.append(next_bound)

@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.formatting import count, percent
 from dashboard.components import markers
 
 LINE = "#1f4e79"
@@ -82,10 +83,10 @@ def show(frame: pd.DataFrame, releases: pd.DataFrame, title: str, *, key: str) -
         return
     st.plotly_chart(figure(frame, releases, title), key=key, width="stretch")
     latest = frame.sort_values("period_start").iloc[-1]
-    rate = "no data" if pd.isna(latest["rate"]) else f"{latest['rate']:.1%}"
+    rate = "no data" if pd.isna(latest["rate"]) else percent(float(latest["rate"]))
     st.caption(
         f"Latest period ({latest['period_start'].isoformat()}): {rate}, "
-        f"{int(latest['numerator'])} of {int(latest['denominator'])}"
-        + (f", {int(latest['excluded'])} excluded" if int(latest["excluded"]) else "")
+        f"{count(int(latest['numerator']))} of {count(int(latest['denominator']))}"
+        + (f", {count(int(latest['excluded']))} excluded" if int(latest["excluded"]) else "")
         + (". Open circles: periods whose runs may still change." if bool(frame["open"].any()) else ".")
     )

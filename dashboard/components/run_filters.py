@@ -1,21 +1,37 @@
-"""The Runs table's filters: configuration, status, outcome and period, kept in the URL as JSON (?runs=)."""
+"""The Runs table's filters, kept in the URL as JSON (?runs=): configuration, skill, status, outcome and the
+start's period; what measure-rates found of a run's answer (a claim it never made, a denial of recorded
+writes, the stored notice, a notice that disagrees with the recomputation); a run's uuid or short id."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import date
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
+from core.formatting import NO_SKILL as NO_SKILL_TEXT
+from core.formatting import outcome_label
 from dashboard import url_state
 from dashboard.queries.runs import STATUSES
 
 ANY = "any"
+# (filter field, its label, what it keeps): what measure-rates found of the run's completed answer.
+FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("claim", "Claims an unwritten change", "The answer claims a change the run never made"),
+    ("denial", "Denies recorded writes", "The answer denies writes the run record shows"),
+    ("notice", "nothingSaved stored", "The chat stored the nothingSaved notice on the answer"),
+    (
+        "disagreement",
+        "Notice disagrees",
+        "The stored notice and runrecord's recomputation disagree (from the first stored notice on)",
+    ),
+)
 
 
-def show(configurations: Sequence[str], *, key: str) -> RunFilter:
+def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> RunFilter:
     """The chosen filter; on a session's first run it starts from the URL, and it is written back to it."""
     if key not in st.session_state:
         param = url_state.runs_filter()
@@ -23,36 +39,97 @@ def show(configurations: Sequence[str], *, key: str) -> RunFilter:
             st.warning(param.refused)
         st.session_state[key] = param.value
     start: RunFilter = st.session_state[key]
-    columns = st.columns(4)
+    found = _uuid(start, key=f"{key}_uuid")
+    columns = st.columns(5)
     configuration = _choose(
         columns[0], "Configuration", [*configurations], start.configuration, f"{key}_configuration"
     )
-    status = _choose(columns[1], "Status", list(STATUSES), start.status, f"{key}_status")
-    outcome = _choose(
-        columns[2], "Observed outcome", [*OUTCOMES, NO_OUTCOME], start.outcome, f"{key}_outcome"
+    skill = _choose(
+        columns[1], "Skill", [*skills], start.skill, f"{key}_skill", lambda value: value or NO_SKILL_TEXT
     )
-    period = columns[3].date_input(
+    status = _choose(columns[2], "Status", list(STATUSES), start.status, f"{key}_status")
+    outcome = _choose(
+        columns[3],
+        "Observed outcome",
+        [*OUTCOMES, NO_OUTCOME],
+        start.outcome,
+        f"{key}_outcome",
+        outcome_label,
+    )
+    period = columns[4].date_input(
         "Started between",
         value=(start.started_from, start.started_to) if start.started_from and start.started_to else (),
         key=f"{key}_period",
         format="YYYY-MM-DD",
     )
     started_from, started_to = _period(period)
-    chosen = RunFilter(configuration, status, outcome, started_from, started_to)
+    ended = _ended(start, key=f"{key}_ended")
+    flags = st.columns(len(FLAGS))
+    chosen_flags = {
+        name: column.checkbox(label, value=getattr(start, name), help=help_text, key=f"{key}_{name}")
+        for column, (name, label, help_text) in zip(flags, FLAGS, strict=True)
+    }
+    chosen = replace(
+        start,
+        configuration=configuration,
+        skill=skill,
+        status=status,
+        outcome=outcome,
+        started_from=started_from,
+        started_to=started_to,
+        uuid=found,
+        ended_from=ended[0],
+        ended_to=ended[1],
+        **chosen_flags,
+    )
     st.session_state[key] = chosen
     url_state.keep_runs_filter(chosen)
     return chosen
 
 
+def _ended(start: RunFilter, *, key: str) -> tuple[date | None, date | None]:
+    """The end's period a link from Rates set (no widget sets it): said, and cleared on request."""
+    if start.ended_from is None and start.ended_to is None:
+        return None, None
+    span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
+    said, clear = st.columns([5, 1])
+    said.info(f"Runs ending {span} (the period a rate counts them in), as the link from Rates asked.")
+    if clear.button("Show all periods", key=key):
+        return None, None
+    return start.ended_from, start.ended_to
+
+
+def _uuid(start: RunFilter, *, key: str) -> str | None:
+    text = st.text_input(
+        "Find a run",
+        value=start.uuid or "",
+        placeholder="its uuid, or the short id the table shows",
+        key=key,
+    )
+    if not text.strip():
+        return None
+    found = url_state.run_reference(text)
+    if found is None:
+        st.warning("That is not a run's uuid or short id (its first 8 hex digits); it was ignored.")
+    return found
+
+
 def _choose(
-    column: DeltaGenerator, label: str, options: list[str], current: str | None, key: str
+    column: DeltaGenerator,
+    label: str,
+    options: list[str],
+    current: str | None,
+    key: str,
+    name: Callable[[str], str] = str,
 ) -> str | None:
     choices = [ANY, *options]
     if current is not None and current not in choices:
         choices.append(current)
     index = choices.index(current) if current is not None else 0
-    chosen = column.selectbox(label, choices, index=index, key=key)
-    return None if chosen in (None, ANY) else str(chosen)
+    chosen = column.selectbox(
+        label, choices, index=index, key=key, format_func=lambda value: ANY if value == ANY else name(value)
+    )
+    return None if chosen == ANY else str(chosen)
 
 
 def _period(value: object) -> tuple[date | None, date | None]:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import navigation
 
-COLUMNS = ["run", "configuration", "started", "ended", "tools ran", "failed", "records written", "outcome"]
+COLUMNS = ["run", "started", "configuration", "status", "tools ran", "failed", "records written", "outcome"]
 
 
 def show(rows: Sequence[dict[str, Any]], *, key: str) -> None:
@@ -22,7 +22,10 @@ def show(rows: Sequence[dict[str, Any]], *, key: str) -> None:
             "run": st.column_config.LinkColumn(
                 "run", display_text=r"run\?run=([0-9a-f]{8})", help="The run's uuid, shortened; opens it"
             ),
-            "started": st.column_config.TextColumn("started (UTC)"),
+            "started": st.column_config.TextColumn("started (UTC)", help="Newest first"),
+            "status": st.column_config.TextColumn(
+                "status", help="The run's status, with nr-llm's termination reason where it says more"
+            ),
             "tools ran": st.column_config.NumberColumn("tools ran", help="Tool calls the run record counts"),
             "failed": st.column_config.NumberColumn(
                 "failed", help="Of those, failed (refused calls are not)"

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.formatting import p_text
 from core.survival_text import METHOD, TOO_FEW, duration_text, log_rank_verdict, mark_text
 from core.time import DAY_S
 from dashboard.queries import survival
@@ -99,6 +100,8 @@ def show(view: survival.SurvivalView | None, *, key: str) -> None:
     )
     test = view.log_rank
     if test is not None:
-        p = "p < 0.0001" if test.p_value < 0.0001 else f"p = {test.p_value:.4f}"
-        text = f"Log-rank test: χ² = {test.chi_square:.2f} (1 df), {p}: **{log_rank_verdict(test)}**."
+        text = (
+            f"Log-rank test: χ² = {test.chi_square:.2f} (1 df), {p_text(test.p_value)}: "
+            f"**{log_rank_verdict(test)}**."
+        )
         (st.success if test.p_value < 0.05 else st.info)(text)

@@ -12,23 +12,28 @@ from sqlalchemy import Engine
 from adapters import alerts as alert_rows
 from adapters import schema
 from adapters.database import reported
-from core.alert_text import compared_text, difference_text, side_text
-from core.comparison_text import group_text
-from core.figures_text import p_text
+from adapters.runs import RunFilter
+from core.alert_text import compared_text, difference_text, side_text, verdict_text
+from core.alerts import StoredAlert
+from core.formatting import group_text, p_text
 from core.metrics import DEFINITIONS, parse_metric
+from dashboard.queries import drill_down
 from dashboard.queries.common import when
 
+# Each row leads with what moved: before, after, the difference and the verdict; then what it is about.
 COLUMNS = [
-    "alert",
-    "rate",
-    "group",
-    "compared",
     "before",
     "after",
     "difference",
+    "verdict",
+    "runs",
+    "group",
+    "compared",
     "p",
     "adjusted p",
     "since (UTC)",
+    "alert",
+    "rate",
 ]
 
 
@@ -50,16 +55,34 @@ def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
         metric = parse_metric(alert.metric)
         rows.append(
             {
-                "alert": stored.uid,
-                "rate": alert.metric if metric is None else DEFINITIONS[metric].label,
-                "group": group_text(alert.group),
-                "compared": f"{compared_text(alert)} ({alert.grain}s)",
                 "before": side_text(alert.before),
                 "after": side_text(alert.after),
                 "difference": difference_text(alert),
+                "verdict": verdict_text(alert),
+                "runs": alert_runs(stored),
+                "group": group_text(alert.group),
+                "compared": f"{compared_text(alert)} ({alert.grain}s)",
                 "p": p_text(alert.p_value),
                 "adjusted p": adjusted_figure(alert.adjusted_p_value),
                 "since (UTC)": when(stored.created_at),
+                "alert": stored.uid,
+                "rate": alert.metric if metric is None else DEFINITIONS[metric].label,
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def alert_runs(stored: StoredAlert) -> RunFilter:
+    """The runs behind the alert's after side (drill_down: its period, its group, its numerator's runs)."""
+    alert = stored.alert
+    return drill_down.runs_of(alert.metric, alert.group, alert.after_from, alert.after_to)
+
+
+def acknowledge(engine: Engine, uids: list[int], *, now: int) -> int:
+    """Close these open alerts, as `runrecord alerts ack ID` does, in one transaction: how many this closed
+    (an alert closed already, or gone, is left as it is)."""
+    closed = 0
+    with reported(engine, "acknowledging the alerts"), engine.begin() as connection:
+        for uid in uids:
+            closed += int(alert_rows.close_alert(connection, uid, now=now)[1])
+    return closed

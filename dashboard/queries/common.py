@@ -54,8 +54,9 @@ class DataVersion:
 
     @property
     def runs(self) -> Marks:
-        """The Runs and Conversation pages read upstream rows (bounded by a time-to-live) and outcomes."""
-        return Marks(self.tables, (self._uid(schema.run_outcome),))
+        """The Runs and Conversation pages read upstream rows (bounded by a time-to-live), outcomes, and the
+        facts measure-rates found (Runs filters on them)."""
+        return Marks(self.tables, (self._uid(schema.run_outcome), self.rates_computed))
 
     @property
     def jobs(self) -> Marks:

@@ -20,7 +20,7 @@ from adapters.health import Reading
 from adapters.history import oldest_retained_tstamp
 from core import health as rules
 from core import job_runs as liveness
-from core.time import DAY_S
+from core.formatting import duration
 from dashboard.queries.common import when
 
 JOB_RUNS_SHOWN = 50  # the newest job runs listed
@@ -159,10 +159,4 @@ def horizon_now(engine: Engine, tables: frozenset[str], *, now: int, window_s: i
 
 
 def _age(seconds: int | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    if seconds < 2 * DAY_S:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / DAY_S:.1f} days"
+    return "" if seconds is None else duration(seconds)

@@ -26,6 +26,7 @@ from adapters.database import reported
 from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report, metrics_read
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
+from core.formatting import NO_SKILL, group_text
 from core.groups import ALL_RUNS, Group, GroupKind, shown
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
@@ -69,7 +70,6 @@ WINDOW_OPEN = LABELS[WINDOW_OPEN_METRIC]
 
 GROUP_KINDS = (GroupKind.CONFIGURATION.value, GroupKind.SKILL.value)
 ALL = GroupKind.ALL.value
-NO_SKILL = "(no skill)"  # the group of conversations without a skill, as the page names it
 TOO_FEW = "too few to show"
 
 COMPARISON_WEEKS = (4, 8, 13, 26)  # the spans the before/after panel offers, in weeks on each side
@@ -87,10 +87,13 @@ _COLUMNS = [
     "open",
     "rule_versions",
 ]
+# The metric and the group as the pages name them, each beside its key (what compare and --group take).
 _CSV_COLUMNS = [
+    "label",
     "metric",
     "grain",
     "period_start",
+    "group",
     "group_kind",
     "group_value",
     "numerator",
@@ -266,7 +269,8 @@ def group_label(group_kind: str, value: str) -> str:
 def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now: int) -> pd.DataFrame:
     """One row per period and group: the rate and interval, or none where the group is too few to show.
 
-    Columns: period_start, group, runs, numerator, denominator, rate, low, high, shown. A group with fewer
+    Columns: period_start, group (as the page names it), group_value, runs, numerator, denominator, rate,
+    low, high, shown. A group with fewer
     than MIN_GROUP_RUNS runs in the period (core.groups.shown) has every figure blanked here, its run count
     too, so no later step can show it.
     """
@@ -285,8 +289,13 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
     for column in _SPLIT_FIGURES:
         rates[column] = rates[column].astype(object).mask(~rates["shown"].astype(bool), None)
     rates["group"] = [group_label(group_kind, value) for value in rates["group_value"]]
-    columns = ["period_start", "group", "runs", "numerator", "denominator", "rate", "low", "high", "shown"]
-    return rates[columns].reset_index(drop=True)
+    columns = ["period_start", "group", "group_value", "runs", "numerator", "denominator", "rate", "low"]
+    return rates[[*columns, "high", "shown"]].reset_index(drop=True)
+
+
+def _group_name(group_kind: str, value: str) -> str:
+    kinds = {kind.value for kind in GroupKind}
+    return group_text(Group(GroupKind(group_kind), value)) if group_kind in kinds else f"{group_kind} {value}"
 
 
 def aggregates_csv(engine: Engine) -> str:
@@ -303,9 +312,11 @@ def aggregates_csv(engine: Engine) -> str:
     records = []
     for row in rows:
         record: dict[str, object] = {
+            "label": LABELS.get(row.metric, row.metric),
             "metric": row.metric,
             "grain": row.grain,
             "period_start": row.period_start.isoformat(),
+            "group": _group_name(row.group_kind, row.group_value),
             "group_kind": row.group_kind,
             "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
         }

@@ -97,7 +97,7 @@ kind = group_kind.show(rates.GROUP_KINDS, key="group_kind")
 split_metric = metric.show("Rate of the split", rates.COMPARED, rates.LABELS, key="split_metric")
 with guard.reading():
     split = state.group_split(url, data, split_metric, chosen_grain, kind, now)
-group_split.show(split, kind, key="split")
+group_split.show(split, split_metric, chosen_grain, kind, key="split")
 
 st.header("Configuration against configuration")
 with guard.reading():

@@ -23,7 +23,10 @@ if param.value is None:
 
 try:
     with guard.reading():
-        detail = state.run_detail(state.db_url(), version.runs, param.value, state.now(), state.window_s())
+        uuid = state.full_uuid(state.db_url(), version.runs, param.value)  # a short id names a run too
+        if uuid is None:
+            raise RunNotFoundError(param.value)
+        detail = state.run_detail(state.db_url(), version.runs, uuid, state.now(), state.window_s())
 except RunNotFoundError:
     st.warning(f"There is no run {param.value[:8]}… in this database.")
     st.stop()

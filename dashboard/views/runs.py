@@ -3,9 +3,10 @@
 import streamlit as st
 
 from adapters import schema
+from core.formatting import plural
 from dashboard import state, url_state
 from dashboard.components import data_as_of, guard, pager, run_filters, runs_table
-from dashboard.queries.runs import PAGE_SIZE
+from dashboard.queries.runs import NO_MATCH, NO_RUNS_YET, NOT_MEASURED, PAGE_SIZE
 
 st.title("Runs")
 version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
@@ -15,15 +16,23 @@ url = state.db_url()
 data_as_of.show(version, key="as_of")
 
 with guard.reading():
-    chosen = run_filters.show(state.configurations(url, version.runs), key="filters")
+    configurations, skills = state.configurations(url, version.runs), state.skills(url, version.runs)
+    chosen = run_filters.show(configurations, skills, key="filters")
     before = pager.bound(url_state.runs_filter_json(chosen), key="pager")
     page = state.runs_page(url, version.runs, chosen, before, state.now(), state.window_s())
 
 if page.problems:
-    st.warning(f"{page.problems} event rows of these runs cannot be read; the runs are shown without them.")
+    st.warning(
+        f"{plural(page.problems, 'event row')} of these runs cannot be read; the runs are shown without them."
+    )
 if not page.rows:
-    st.info("No run matches these filters." if page.total == 0 else "No more runs.")
+    if page.runs == 0:
+        st.info(NO_RUNS_YET)
+    elif chosen.reads_facts and not version.rates_computed:
+        st.info(NOT_MEASURED)
+    else:
+        st.info(NO_MATCH if page.total == 0 else "No more runs.")
     st.stop()
 
 runs_table.show(page.rows, key="runs_table")
-pager.show(page.total, PAGE_SIZE, page.last_uid, len(page.rows), key="pager")
+pager.show(page.total, PAGE_SIZE, page.next_bound, len(page.rows), key="pager")

@@ -3,9 +3,11 @@ sides' figures, until it is closed; an explicit line when there is none."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -69,19 +71,18 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
 
     assert not app.exception
     table = _alert_table(app)
-    assert list(table.columns) == [
-        "alert",
-        "rate",
+    assert list(table.columns)[:4] == ["before", "after", "difference", "verdict"]
+    assert set(table.columns) >= {
         "group",
+        "runs",
         "compared",
-        "before",
-        "after",
-        "difference",
         "p",
         "adjusted p",
         "since (UTC)",
-    ]
-    assert set(table["group"]) == {"all runs", "configuration content-assistant", "skill none"}
+        "alert",
+        "rate",
+    }
+    assert set(table["group"]) == {"all runs", "configuration content-assistant", "(no skill)"}
     assert set(table["rate"]) == {DEFINITIONS[Metric.NOTHING_SAVED_RATE].label}
     assert all(
         value.startswith(f"release {RELEASED_ON.isoformat()} ({LABEL})") for value in table["compared"]
@@ -90,6 +91,76 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
     assert set(table["after"]) == {"100.0% (200/200, 95% CI 98.1% – 100.0%)"}
     assert set(table["p"]) == set(table["adjusted p"]) == {"p < 0.0001"}
     assert any(w.value.startswith("3 open alerts: a rate moved significantly") for w in app.warning)
+
+
+def test_an_alert_says_which_way_its_rate_moved_and_that_it_is_worse(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    app = dashboard(alerted_db_url)
+
+    table = _alert_table(app)
+    label = DEFINITIONS[Metric.NOTHING_SAVED_RATE].label
+    assert set(table["verdict"]) == {f"{label} rose significantly: worse"}
+    assert set(table["difference"]) == {"+100.0 points (95% CI +97.3 to +100.0)"}
+
+
+def test_an_alerts_link_filters_the_runs_to_its_group_its_after_side_and_its_numerator(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    app = dashboard(alerted_db_url)
+
+    table = _alert_table(app)
+    filters = {
+        row["group"]: json.loads(parse_qs(urlsplit(row["runs"]).query)["runs"][0])
+        for _, row in table.iterrows()
+    }
+    after_to = (RELEASED_ON + timedelta(weeks=4) - timedelta(days=1)).isoformat()
+    period = {"ended_from": RELEASED_ON.isoformat(), "ended_to": after_to, "notice": True}
+    assert filters == {
+        "all runs": period,
+        "configuration content-assistant": {**period, "configuration": "content-assistant"},
+        "(no skill)": {**period, "skill": "(no skill)"},
+    }
+
+
+def test_an_alerts_link_opens_exactly_the_runs_of_its_after_side(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    link = _alert_table(dashboard(alerted_db_url))["runs"].iloc[0]
+
+    app = dashboard(alerted_db_url, page="runs", query={"runs": parse_qs(urlsplit(link).query)["runs"][0]})
+
+    assert not app.exception and not app.warning
+    assert any(f"{4 * PER_WEEK:,} runs" in text.value for text in app.markdown)  # the after side: 200 of 200
+
+
+def test_an_administrator_acknowledges_an_alert_on_the_page(
+    dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "acknowledged.sqlite"
+    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
+    url = f"sqlite:///{copy}"
+    app = dashboard(url, administrator=True, page="health")
+    first = int(_alert_table(app)["alert"].iloc[0])
+
+    app.multiselect(key="alerts_acknowledge").select(first).run()
+    app.button(key="alerts_acknowledge_button").click().run()
+
+    assert not app.exception
+    assert first not in set(_alert_table(app)["alert"]) and len(_alert_table(app)) == 2
+    engine = make_engine(url)
+    closed = [stored for stored in alerts.list_alerts(engine, closed_too=True) if stored.uid == first]
+    engine.dispose()
+    assert closed and closed[0].closed_at == int(NOW.timestamp()) // 60 * 60
+
+
+def test_the_product_team_cannot_acknowledge_an_alert(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    app = dashboard(alerted_db_url)
+
+    assert not [widget for widget in app.multiselect if widget.key == "alerts_acknowledge"]
+    assert not [widget for widget in app.button if widget.key == "alerts_acknowledge_button"]
 
 
 def test_the_health_page_lists_the_open_alerts_too(

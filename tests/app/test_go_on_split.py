@@ -45,7 +45,7 @@ def test_the_split_is_shown_beside_the_go_on_rate_with_every_path_on_both_sides_
         for metric in (Metric.GO_ON_FINISHED_OUTSIDE, Metric.GO_ON_SECOND_RUN, Metric.GO_ON_UNKNOWN)
     )
     assert set(rows) == {outside, second, unknown}
-    assert rows[second][0].endswith("(100%)")  # before the release every stored "go on" started a second run
+    assert rows[second][0].endswith("(100.0%)")  # before the release: every "go on" a second run
     assert rows[outside][1] != "no data" and not rows[outside][1].startswith("0 of")  # after it, the line
 
 

@@ -87,7 +87,7 @@ def test_health_lists_a_stuck_conversation_by_uid_and_status_only(
     stuck = next(t for t in rendered.tables(app) if "stuck for" in t.columns)
     assert list(stuck["conversation"]) == [planted["stuck_conversation"]]
     assert list(stuck.columns) == ["conversation", "status", "since (UTC)", "stuck for"]
-    assert any("1 conversations are stuck" in e.value for e in app.error)
+    assert any("1 conversation is stuck" in e.value for e in app.error)
 
 
 def test_health_says_no_job_has_run_and_no_reading_exists_on_a_fresh_installation(
@@ -132,7 +132,7 @@ def test_a_nightly_job_not_run_for_over_a_day_is_stale(measured_db_url: str) -> 
     engine.dispose()
 
     assert set(fresh) == {"fresh"}
-    assert stale["derive-outcomes"] == stale["measure-rates"] == "stale: expected within 26.0 h"
+    assert stale["derive-outcomes"] == stale["measure-rates"] == "stale: expected within 26 hours"
     assert stale["watch-conversations"].startswith("stale")
 
 

@@ -37,7 +37,9 @@ def two_configurations(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _texts(app: AppTest) -> str:
     return " ".join(
-        str(element.value) for kind in (app.warning, app.info, app.success, app.markdown) for element in kind
+        str(element.value)
+        for kind in (app.warning, app.info, app.success, app.error, app.markdown)
+        for element in kind
     )
 
 
@@ -64,7 +66,10 @@ def test_the_page_sets_the_newest_configuration_against_the_one_named_like_it(
     assert STABLE in labels and CANARY in labels and "Difference" in labels
     texts = _texts(app)
     # EDITED 4 of 24 against 20 of 24: significant, however wide the interval, so nothing more is needed
-    assert f"{CANARY} against {STABLE} over 4 closed weeks" in texts and "**significantly higher**" in texts
+    assert (
+        f"{CANARY} against {STABLE} over 4 closed weeks" in texts
+        and "**significantly higher: worse**" in texts
+    )
     assert "each side needs" not in texts
 
 

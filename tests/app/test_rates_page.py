@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url, sqlite_path
+from core.formatting import NO_SKILL, plural
 from core.metrics import RATES, Metric
 from dashboard.components import notice_agreement, outcome_mix, survival_chart
 from dashboard.queries import rates
@@ -132,7 +133,8 @@ def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
     assert shown > 0  # the demo plants runs inside their window
     assert shown == _inside_their_window(measured_db_url)  # as measure-rates stored them
     assert any(
-        f"{shown} runs {rates.WINDOW_OPEN} as of the last measurement" in t for t in _texts(app.caption)
+        f"{plural(shown, 'run')} {rates.WINDOW_OPEN} as of the last measurement" in t
+        for t in _texts(app.caption)
     )
 
 
@@ -265,10 +267,10 @@ def test_the_csv_holds_aggregates_only_and_no_figure_of_a_group_under_five_runs(
     rows = list(csv.DictReader(io.StringIO(rates.aggregates_csv(engine))))
     engine.dispose()
 
-    assert rows and set(rows[0]) == {
-        "metric", "grain", "period_start", "group_kind", "group_value", "numerator", "denominator",
-        "excluded", "rate", "wilson_low", "wilson_high", "note",
-    }  # fmt: skip
+    assert rows and list(rows[0]) == [
+        "label", "metric", "grain", "period_start", "group", "group_kind", "group_value", "numerator",
+        "denominator", "excluded", "rate", "wilson_low", "wilson_high", "note",
+    ]  # fmt: skip
     runs = {
         (r["grain"], r["period_start"], r["group_kind"], r["group_value"]): int(r["numerator"])
         for r in rows
@@ -284,6 +286,23 @@ def test_the_csv_holds_aggregates_only_and_no_figure_of_a_group_under_five_runs(
     for row in rows:
         if row["group_kind"] != "all" and row["note"] == "":
             assert runs[(row["grain"], row["period_start"], row["group_kind"], row["group_value"])] >= 5
+
+
+def test_the_csv_names_each_metric_and_group_as_the_pages_do_beside_their_keys(measured_db_url: str) -> None:
+    engine = make_engine(measured_db_url)
+
+    rows = list(csv.DictReader(io.StringIO(rates.aggregates_csv(engine))))
+    engine.dispose()
+
+    assert {(r["label"], r["metric"]) for r in rows} >= {("EDITED", Metric.EDITED_RATE.value)}
+    assert all(r["label"] == rates.LABELS[r["metric"]] for r in rows)
+    assert {r["group"] for r in rows if r["group_kind"] == "skill" and r["group_value"] == NO_SKILL} <= {
+        NO_SKILL
+    }
+    assert {r["group"] for r in rows if r["group_kind"] == "all"} == {"all runs"}
+    assert all(
+        r["group"] == f"configuration {r['group_value']}" for r in rows if r["group_kind"] == "configuration"
+    )
 
 
 def test_data_as_of_names_the_last_job_run(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:

@@ -15,6 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from adapters.database import make_engine
 from core.time import DAY_S
+from core.verdicts import headline
+from dashboard.queries.rates import LABELS
 from data.builder import Installation
 from jobs import releases
 from jobs.schema_setup import init_db
@@ -27,7 +29,7 @@ CLAIM = "Erledigt, die Überschrift ist gespeichert."
 NO_CLAIM = "Ein Vorschlag: Sommerangebote."
 # (release, label, claims and answers in the 4 weeks before it, the same from it, verdict)
 MARKERS = [
-    (date(2026, 5, 4), "significant with a wide interval", (6, 20), (16, 20), "significant rise"),
+    (date(2026, 5, 4), "significant with a wide interval", (6, 20), (16, 20), "rose significantly: worse"),
     (date(2026, 7, 6), "no difference within ±5", (0, 100), (0, 100), "no difference of 5 points or more"),
     (date(2026, 9, 7), "too few to tell", (4, 20), (5, 20), "too few to tell"),
 ]
@@ -83,7 +85,9 @@ def verdicts_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _texts(app: AppTest) -> str:
-    return " ".join(element.value for kind in (app.warning, app.info, app.success) for element in kind)
+    return " ".join(
+        element.value for kind in (app.warning, app.info, app.success, app.error) for element in kind
+    )
 
 
 @pytest.mark.parametrize(
@@ -98,7 +102,7 @@ def test_the_before_after_panel_says_each_verdict_as_compare_does(
 
     assert not app.exception
     released_on = MARKERS[index][0].isoformat()
-    assert f"across {released_on}, 4 weeks each side: **{verdict}**." in _texts(app)
+    assert f"**{headline(LABELS[METRIC], verdict)}** across {released_on}, 4 weeks each side." in _texts(app)
 
 
 @pytest.mark.parametrize(("configuration", "runs", "shown"), FLOOR, ids=[f"{row[1]} runs" for row in FLOOR])

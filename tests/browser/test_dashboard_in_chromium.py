@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -368,3 +369,80 @@ def test_no_run_page_tile_cuts_its_text(page: Any, served: Served) -> None:
         assert len(texts) == 4 and not any("…" in text for text in texts)
         assert any(run["configuration"] in text for text in texts)
         assert any(outcome in text for text in texts)
+
+
+# --- paths, order and drill-down ----------------------------------------------------------------------------
+
+# Each page's own path, and what shows that it opened there (the administrator pages, signed out: the
+# sign-in in their place, which names them).
+PATHS = (
+    ("/rates", "EDITED and nothingSaved over time"),
+    ("/runs", "Page 1 of"),
+    ("/run", "Open a run from the Runs table"),
+    ("/conversation", "The Conversation page is for administrators"),
+    ("/health", "The Health page is for administrators"),
+    ("/sign-in", "Administrator password"),
+)
+# The accessible table Streamlit's data grid keeps beside its canvas: the rows on screen, cell by cell.
+GRID_ROWS = """() => Array.from(document.querySelector('table[role=grid]').rows).slice(1)
+    .map(row => Array.from(row.cells).map(cell => cell.innerText))"""
+
+
+@pytest.mark.parametrize(("path", "shown"), PATHS, ids=[path for path, _ in PATHS])
+def test_every_pages_path_opens_that_page(page: Any, served: Served, path: str, shown: str) -> None:
+    body = _open(page, served.base + path, until=shown)
+
+    assert "Page not found" not in body and "You have requested page" not in body
+
+
+def test_the_runs_are_listed_newest_start_first(page: Any, served: Served) -> None:
+    engine = make_engine(served.database)
+    with engine.connect() as connection:
+        newest = connection.execute(select(func.max(schema.agentrun.c.started_at))).scalar_one()
+    engine.dispose()
+
+    _open(page, served.base + "/runs", until="Page 1 of")
+    started = [row[1] for row in page.evaluate(GRID_ROWS)]
+
+    assert len(started) > 5
+    assert started == sorted(started, reverse=True)
+    assert started[0] == datetime.fromtimestamp(int(newest), UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _edited_alert(served: Served) -> tuple[int, int, set[str]]:
+    """The open EDITED alert for all runs: its id, its after side's numerator, and the uuids of the runs
+    behind it (ending in its after side's days, with outcome edited)."""
+    engine = make_engine(served.database)
+    a, run, fact, outcome = schema.alert.c, schema.agentrun.c, schema.measure_fact.c, schema.run_outcome.c
+    with engine.connect() as connection:
+        alert = connection.execute(
+            select(a.uid, a.after_numerator, a.after_from, a.after_to).where(
+                a.metric == "edited_rate", a.group_kind == "all", a.status == "open"
+            )
+        ).one()
+        start = int(datetime.combine(alert.after_from, datetime.min.time(), UTC).timestamp())
+        end = int(datetime.combine(alert.after_to, datetime.min.time(), UTC).timestamp()) + 86_400
+        uuids = connection.execute(
+            select(run.uuid)
+            .join_from(schema.agentrun, schema.measure_fact, fact.run_uid == run.uid)
+            .join(schema.run_outcome, outcome.run_uid == run.uid)
+            .where(fact.ended_at >= start, fact.ended_at < end, outcome.outcome == "edited")
+        ).scalars()
+        found = set(uuids)
+    engine.dispose()
+    return int(alert.uid), int(alert.after_numerator), found
+
+
+def test_an_alerts_link_opens_the_runs_page_with_exactly_the_alerts_runs(page: Any, served: Served) -> None:
+    uid, numerator, behind = _edited_alert(served)
+    _open(page, served.base + "/rates", until="Rates as CSV")
+
+    page.get_by_role("link", name=f"Runs of alert #{uid}:", exact=False).click()
+    _settle(page, until="Page 1 of")
+
+    body = page.inner_text("body")
+    assert "/runs?runs=" in page.url
+    assert f"· {numerator:,} runs" in body and len(behind) == numerator
+    rows = page.evaluate(GRID_ROWS)
+    assert rows and {row[-1] for row in rows} == {"edited"}
+    assert {row[0].rsplit("=", 1)[-1] for row in rows} <= behind

@@ -67,7 +67,7 @@ def test_a_large_difference_of_small_sides_is_significantly_higher_however_wide_
     document = json.loads(result.stdout)
     low, high = document["difference"]["newcombe_95"]
     assert document["difference"]["p_value"] < 0.05 and (high - low) / 2 > 0.05
-    assert document["verdict"] == "significantly higher"
+    assert document["verdict"] == "significantly higher: worse"
     assert document["needed"]["per_side"] == 0
 
 

@@ -88,7 +88,7 @@ def test_on_the_demo_the_canary_is_edited_significantly_more_earlier_and_its_pro
     assert (high - low) / 2 <= 0.05  # the "too few to tell" rule, literally
     assert between["difference"]["p_value"] < 0.0001
     assert between["difference"]["too_few_to_tell"] is False
-    assert between["verdict"] == "significantly higher"
+    assert between["verdict"] == "significantly higher: worse"
     assert between["needed"]["per_side"] == 0
 
     assert alerts.exit_code == 0, alerts.output

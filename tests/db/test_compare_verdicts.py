@@ -70,7 +70,7 @@ def wilson_text(numerator: int, denominator: int) -> str:
 
 # (before, after, verdict, why)
 VERDICTS = [
-    ((39, 120), (63, 120), "significant rise", "significant with a wide interval"),
+    ((39, 120), (63, 120), "rose significantly: worse", "significant with a wide interval"),
     ((0, 100), (0, 100), "no difference of 5 points or more", "no difference within ±5"),
     ((4, 20), (5, 20), "too few to tell", "too few to tell"),
 ]
@@ -101,7 +101,7 @@ def test_compare_prints_each_verdict_with_both_sides_and_their_wilson_intervals(
     assert f"  → {verdict}" in lines
     assert document["verdict"] == verdict
     low, high = document["difference"]["newcombe_95"]
-    if verdict == "significant rise":
+    if verdict == "rose significantly: worse":
         assert document["difference"]["p_value"] < 0.05 and (high - low) / 2 > 0.05
     else:
         assert document["difference"]["p_value"] >= 0.05

@@ -133,7 +133,7 @@ def test_compare_prints_both_sides_the_difference_the_test_and_a_significant_dro
         for line in lines
     )
     assert any("difference −25.2 points, 95% CI" in line and "p = 0.0" in line for line in lines)
-    assert "  → significant drop" in lines  # p < 0.05 decides, though the interval spans ±20 points
+    assert "  → fell significantly: better" in lines  # p < 0.05 decides, though the interval spans ±20 points
     assert any(
         line.startswith("  rule: significant when the two-sided two-proportion z-test") for line in lines
     )
@@ -159,7 +159,10 @@ def test_compare_as_json_carries_every_figure(
     assert document["after"]["numerator"] == 1 and document["after"]["denominator"] == 21
     low, high = document["before"]["wilson_95"]
     assert low < 0.3 < high
-    assert document["difference"]["too_few_to_tell"] is False and document["verdict"] == "significant drop"
+    assert (
+        document["difference"]["too_few_to_tell"] is False
+        and document["verdict"] == "fell significantly: better"
+    )
     assert document["difference"]["significant"] is True
     assert 0 < document["difference"]["p_value"] < 0.05
     assert document["definition"]["denominator"].startswith("completed answers")

@@ -86,10 +86,10 @@ def test_a_comparison_needs_a_period_both_have() -> None:
 # --- the verdict and the privacy rule -----------------------------------------------------------------------
 
 
-def test_a_large_difference_on_large_sides_is_significantly_higher() -> None:
+def test_a_large_rise_of_edited_on_large_sides_is_significantly_higher_and_worse() -> None:
     found = report(weekly(40, 200, 220), weekly(120, 200, 220))
 
-    assert found.verdict == "significantly higher"
+    assert found.verdict == "significantly higher: worse"
     assert found.comparison is not None and found.comparison.difference == pytest.approx(0.4)
     assert found.needed is not None and found.needed.per_side == 0
     assert (found.needed.first.more, found.needed.second.more) == (0, 0)
@@ -107,10 +107,10 @@ def test_a_side_with_fewer_than_five_runs_in_any_period_is_too_few_to_show() -> 
     assert not any("8 /" in line or "/ 50" in line for line in between_text(found) if "canary" in line)
 
 
-def test_a_large_difference_on_small_sides_is_significantly_higher_with_its_wide_interval() -> None:
+def test_a_large_rise_of_edited_on_small_sides_is_significantly_higher_and_worse_however_wide() -> None:
     found = report(weekly(2, 10, 12), weekly(8, 10, 12))
 
-    assert found.verdict == "significantly higher"
+    assert found.verdict == "significantly higher: worse"
     assert found.comparison is not None and found.comparison.difference_interval is not None
     assert found.comparison.difference_interval.half_width > 0.05
     assert found.needed is not None and found.needed.per_side == 0

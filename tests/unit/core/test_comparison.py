@@ -37,7 +37,7 @@ def test_a_comparison_reads_its_metric_and_the_runs_its_groups_are_judged_by() -
     assert metrics_read(METRIC) == (METRIC, Metric.RUNS)
 
 
-def test_both_sides_sum_their_periods_and_a_large_drop_is_significant() -> None:
+def test_both_sides_sum_their_periods_and_a_large_drop_of_a_bad_rate_reads_better() -> None:
     stored = figures([(60, 300, 300), (60, 300, 300)], [(6, 300, 300), (6, 300, 300)])
 
     report = comparison_report(
@@ -55,8 +55,8 @@ def test_both_sides_sum_their_periods_and_a_large_drop_is_significant() -> None:
     assert (report.before.proportion.numerator, report.before.proportion.denominator) == (120, 600)
     assert (report.after.proportion.numerator, report.after.proportion.denominator) == (12, 600)
     assert report.before.open_periods == report.after.open_periods == 0
-    assert report.verdict == "significant drop"
-    assert comparison_line(report).endswith(": significant drop")
+    assert report.verdict == "fell significantly: better"
+    assert comparison_line(report).endswith(": fell significantly: better")
 
 
 def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show() -> None:

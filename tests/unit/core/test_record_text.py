@@ -71,7 +71,7 @@ def test_the_text_marks_a_rebuilt_entry_the_stored_record_lacks() -> None:
     text = record_text(_report(readable=True, differences=(difference,)))
 
     lines = text.splitlines()
-    assert lines[0] == "conversation 7: idle, 1 runs, 0 card outcomes"
+    assert lines[0] == "conversation 7: idle, 1 run, 0 card outcomes"
     assert "differences: 1" in lines[1]
     assert any(line.startswith("  +    1 5f0c6e1a   0  completed") for line in lines)
     assert lines[-1] == f"  + run {RUN_UUID[:8]} segment 0: only rebuilt from events"
@@ -80,7 +80,7 @@ def test_the_text_marks_a_rebuilt_entry_the_stored_record_lacks() -> None:
 def test_without_a_readable_stored_record_the_text_says_the_entries_are_rebuilt_only() -> None:
     text = record_text(_report(readable=False))
 
-    assert "stored run record: none readable; 1 entries rebuilt from the runs' events" in text
+    assert "stored run record: none readable; 1 entry rebuilt from the runs' events" in text
 
 
 def test_the_json_has_no_stored_record_when_none_is_readable_and_names_the_problems() -> None:

@@ -1,0 +1,101 @@
+"""The Runs page's reads (adapters.runs) on SQLite, MariaDB and PostgreSQL: newest start first whatever the
+uid, paged by a keyset of start and uid; a run found by its uuid or short id; the filters on what
+measure-rates found of a run's answer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine
+
+from adapters import runs
+from adapters.runs import RunFilter, Tables
+from core.time import DAY_S
+from data.builder import Installation
+from jobs.measure import measure_rates
+
+NOW = int(datetime(2026, 12, 2, 12, tzinfo=UTC).timestamp())
+START = NOW - 30 * DAY_S
+EVERY = Tables(outcomes=True, facts=True)
+CLAIM = "Erledigt, die Überschrift ist gespeichert."
+
+
+def _plant(engine: Engine) -> list[str]:
+    """Three runs recorded in uid order but started two days, then zero, then one day after START; the first
+    claims a change it never made, in a conversation with the skill seo-check. Their uuids in uid order."""
+    uuids = []
+    with engine.begin() as connection:
+        site = Installation(connection, seed=0)
+        for days, text, skill in (
+            (2, CLAIM, "seo-check"),
+            (0, "Ein Vorschlag.", ""),
+            (1, "Ein Vorschlag.", ""),
+        ):
+            at = START + days * DAY_S
+            chat = site.conversation(configuration="content-assistant", at=at, skill=skill)
+            chat.user("Schlag mir eine Überschrift vor.", at=at)
+            run = chat.run()
+            run.llm("get_page")
+            run.tool("get_page")
+            run.answer(text)
+            run.finish()
+            chat.close()
+            uuids.append(run.uuid)
+        site.finish()
+    return uuids
+
+
+def _page(
+    engine: Engine, chosen: RunFilter, before: tuple[int, int] | None = None, limit: int = 50
+) -> list[Any]:
+    with engine.connect() as connection:
+        return list(runs.run_page(connection, chosen, tables=EVERY, before=before, limit=limit))
+
+
+def test_runs_are_read_newest_start_first_and_paged_by_start_and_uid(installation_engine: Engine) -> None:
+    first, second, third = _plant(installation_engine)
+
+    one = _page(installation_engine, RunFilter(), limit=1)
+    two = _page(installation_engine, RunFilter(), (one[0].started_at, one[0].uid), limit=1)
+    three = _page(installation_engine, RunFilter(), (two[0].started_at, two[0].uid), limit=1)
+
+    assert [row.uuid for row in one + two + three] == [first, third, second]
+    assert _page(installation_engine, RunFilter(), (three[0].started_at, three[0].uid)) == []
+
+
+def test_a_run_is_found_by_its_uuid_or_its_short_id(installation_engine: Engine) -> None:
+    first, _, _ = _plant(installation_engine)
+
+    with installation_engine.connect() as connection:
+        found = (runs.uuid_of(connection, first), runs.uuid_of(connection, first[:8]))
+        missing = runs.uuid_of(connection, "00000000")
+
+    assert found == (first, first) and missing is None
+    assert [row.uuid for row in _page(installation_engine, RunFilter(uuid=first[:8]))] == [first]
+
+
+def test_the_claim_and_skill_filters_read_what_measure_rates_found(installation_engine: Engine) -> None:
+    first, second, third = _plant(installation_engine)
+    measure_rates(installation_engine, now=NOW, window_s=7 * DAY_S)
+
+    claimed = _page(installation_engine, RunFilter(claim=True))
+    skilled = _page(installation_engine, RunFilter(skill="seo-check"))
+    without = _page(installation_engine, RunFilter(skill=runs.NO_SKILL))
+    with installation_engine.connect() as connection:
+        counted = runs.count_runs(connection, RunFilter(claim=True), tables=EVERY)
+
+    assert [row.uuid for row in claimed] == [first] and counted == 1
+    assert [row.uuid for row in skilled] == [first]
+    assert [row.uuid for row in without] == [third, second]
+
+
+def test_a_filter_on_facts_not_measured_yet_matches_no_run(installation_engine: Engine) -> None:
+    _plant(installation_engine)
+
+    with installation_engine.connect() as connection:
+        counted = runs.count_runs(
+            connection, RunFilter(denial=True), tables=Tables(outcomes=True, facts=False)
+        )
+
+    assert counted == 0
