@@ -25,5 +25,5 @@ test-fast: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
-	$(BIN)/pip install -e '.[test]'
+	$(BIN)/pip install --no-compile -e '.[test]'
 	touch $@
