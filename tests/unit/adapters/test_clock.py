@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +61,50 @@ def test_a_job_command_without_now_reads_the_fixed_clock(monkeypatch: pytest.Mon
 
     assert parse_now(None) == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
     assert parse_now("2026-10-25T02:30:00+02:00") == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+
+
+# --- who reads the system clock -----------------------------------------------------------------------------
+
+WALL_CLOCK = {("time", "time"), ("time", "localtime"), ("time", "gmtime"), ("time", "ctime")} | {
+    (name, reader) for name in ("datetime", "date") for reader in ("now", "utcnow", "today")
+}
+# The places that go by the system clock on purpose: runrecord's clock itself, and what APScheduler and the
+# lease between hosts measure by it (README, "Scheduler"); the one test of a run the scheduler missed.
+READS_THE_WALL_CLOCK = {
+    "adapters/clock.py",
+    "adapters/lease.py",
+    "jobs/scheduler.py",
+    "tests/db/test_scheduler.py",
+}
+
+
+def _wall_clock_readers(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [
+        f"{node.value.id}.{node.attr} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and (node.value.id, node.attr) in WALL_CLOCK
+    ]
+    found += [
+        f"from {node.module} import {alias.name} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if (node.module, alias.name) in WALL_CLOCK
+    ]
+    return found
+
+
+def test_no_module_and_no_test_reads_the_system_clock_but_runrecords_clock() -> None:
+    root = Path(__file__).resolve().parents[3]
+    readers = {
+        str(path.relative_to(root)): found
+        for package in ("core", "adapters", "jobs", "dashboard", "data", "tests", "benchmarks")
+        for path in sorted((root / package).rglob("*.py"))
+        if (found := _wall_clock_readers(path))
+    }
+
+    assert {path: found for path, found in readers.items() if path not in READS_THE_WALL_CLOCK} == {}
+    assert set(readers) == READS_THE_WALL_CLOCK
