@@ -13,14 +13,14 @@ from sqlalchemy import Connection, Select, case, func, or_, select
 from adapters import schema
 from adapters.dialect import json as sqljson
 from adapters.dialect import payload as sqlpayload
-from core.events import Event, EventKind, EventProblem, read_event
+from core.events import OPENERS, Event, EventKind, EventProblem, read_event
 from core.measured_runs import EventCounts
 from core.waits import Step
 
 event = schema.agentrun_event
 
 _KINDS = tuple(kind.value for kind in EventKind)
-_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+_OPENERS = tuple(sorted(kind.value for kind in OPENERS))
 
 
 def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int, EventCounts]:

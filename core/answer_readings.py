@@ -29,14 +29,11 @@ from core.answers import (
 from core.conversation import Conversation, Run
 from core.counting import AGREEMENT_COUNTS, DENOMINATOR, NUMERATOR
 from core.error_codes import Notice
-from core.events import Event, EventKind
+from core.events import OPENERS, Event, EventKind
 from core.measured_runs import EventCounts, RunRow
 from core.record_rebuild import rebuild_record
 from core.run_record import RunRecordEntry
 from core.saved import Verdict, nothing_saved
-
-# The events that open a continuation (core.events.split_segments): a run has one segment more than these.
-OPENERS = frozenset({EventKind.APPROVAL, EventKind.INPUT})
 
 
 class NoticeReading(StrEnum):

@@ -350,7 +350,7 @@ class Segment:
     def opened_by(self) -> Event | None:
         """The approval or input event that opened a continuation; None for the turn itself."""
         first = self.events[0] if self.events else None
-        return first if first is not None and first.kind in _OPENERS else None
+        return first if first is not None and first.kind in OPENERS else None
 
     @cached_property
     def tool_steps(self) -> tuple[Event, ...]:
@@ -394,7 +394,8 @@ class Segment:
         return max((event.crdate for event in self.events), default=0)
 
 
-_OPENERS = frozenset({EventKind.APPROVAL, EventKind.INPUT})
+# The events that open a continuation: a run has one segment more than it has of these.
+OPENERS = frozenset({EventKind.APPROVAL, EventKind.INPUT})
 
 
 def in_order(events: Iterable[Event]) -> tuple[Event, ...]:
@@ -408,7 +409,7 @@ def split_segments(events: Sequence[Event]) -> tuple[Segment, ...]:
     current: list[Event] = []
     index = 0
     for event in in_order(events):
-        if event.kind in _OPENERS:
+        if event.kind in OPENERS:
             if current:
                 segments.append(Segment(index, tuple(current)))
             index += 1

@@ -29,7 +29,7 @@ from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
-from core.events import EventKind
+from core.events import OPENERS, EventKind
 from core.measured_runs import RUN_END_COLUMNS
 from core.run_status import FINISHED_STATUSES, RunStatus
 
@@ -37,7 +37,7 @@ agentrun = schema.agentrun
 event = schema.agentrun_event
 
 _KINDS = tuple(kind.value for kind in EventKind)
-_OPENERS = (EventKind.APPROVAL.value, EventKind.INPUT.value)
+_OPENERS = tuple(sorted(kind.value for kind in OPENERS))
 
 
 def run_end() -> ColumnElement[Any]:
