@@ -483,13 +483,18 @@ def the_writes_own_row_unreadable_leaves_the_written_fields_unknown(site: Instal
     return expect_write(written, edited("fields_unknown"))
 
 
+Found = tuple[list[Outcome | None], list[str | None]]  # a case's writes' outcomes and its runs' outcomes
+
+
 @dataclass(frozen=True)
 class Derived:
-    """Every case's expectation and what the job stored for it, with the job's summary."""
+    """Every case's expectation, what the job stored for it and what core's reference gives it, with the
+    job's summary."""
 
     expected: dict[str, Expect]
-    stored: dict[str, tuple[list[Outcome | None], list[tuple[str | None, list[tuple[str, int]]]]]]
-    reference: dict[str, tuple[list[Outcome | None], list[str | None]]]
+    stored: dict[str, Found]
+    mirrored: dict[str, list[list[tuple[str, int]]]]  # each run's observed rows in tx_nrllm_call_outcome
+    reference: dict[str, Found]
     summary: Summary
     table: tuple[list[Outcome], int]  # every write row the job stored, and how many run rows
 
@@ -501,35 +506,29 @@ def derived(_installation: Engine) -> Derived:
     with installation(engine) as site:
         expected = {name: plant(site) for name, plant in CASES.items()}
     summary = derive(engine)
-    writes, runs = derive_reference.reference(engine, now=NOW, window_s=WINDOW)
+    stored_writes, stored_runs = derive_reference.stored(engine)
+    reference_writes, reference_runs = derive_reference.reference(engine, now=NOW, window_s=WINDOW)
+    c = schema.call_outcome.c
+    observed: dict[str, list[tuple[str, int]]] = {}
     with engine.connect() as connection:
-        w, r, c = schema.write_outcome.c, schema.run_outcome.c, schema.call_outcome.c
-        stored_writes = {
-            int(row[0]): Outcome(*row[1:])
-            for row in connection.execute(select(w.event_uid, w.outcome, w.reason, w.edit_scope))
-        }
-        stored_runs = {
-            str(uuid): str(outcome)
-            for uuid, outcome in connection.execute(select(r.correlation_id, r.outcome))
-        }
-        mirrored: dict[str, list[tuple[str, int]]] = {}
         for correlation, outcome, tstamp in connection.execute(select(c.correlation_id, c.outcome, c.tstamp)):
-            mirrored.setdefault(str(correlation), []).append((str(outcome), int(tstamp)))
-    stored = {
-        name: (
-            [stored_writes.get(written.event_uid) for written, _ in expect.writes],
-            [(stored_runs.get(run.uuid), mirrored.get(run.uuid, [])) for run, _ in expect.runs],
-        )
-        for name, expect in expected.items()
-    }
-    reference = {
-        name: (
-            [_outcome(writes.get(written.event_uid)) for written, _ in expect.writes],
-            [runs.get(run.uid) for run, _ in expect.runs],
-        )
-        for name, expect in expected.items()
-    }
-    return Derived(expected, stored, reference, summary, (list(stored_writes.values()), len(stored_runs)))
+            observed.setdefault(str(correlation), []).append((str(outcome), int(tstamp)))
+    return Derived(
+        expected,
+        {name: _found(expect, stored_writes, stored_runs) for name, expect in expected.items()},
+        {name: [observed.get(run.uuid, []) for run, _ in expect.runs] for name, expect in expected.items()},
+        {name: _found(expect, reference_writes, reference_runs) for name, expect in expected.items()},
+        summary,
+        ([Outcome(j.outcome, j.reason, j.edit_scope) for j in stored_writes.values()], len(stored_runs)),
+    )
+
+
+def _found(expect: Expect, writes: dict[int, derive_reference.Judged], runs: dict[int, str]) -> Found:
+    """A case's writes and runs as one side (the job's rows or core's reference) judged them."""
+    return (
+        [_outcome(writes.get(written.event_uid)) for written, _ in expect.writes],
+        [runs.get(run.uid) for run, _ in expect.runs],
+    )
 
 
 def _outcome(judged: derive_reference.Judged | None) -> Outcome | None:
@@ -542,8 +541,9 @@ def test_the_job_stores_what_each_rule_gives_its_case(derived: Derived, rule: st
 
     assert derived.stored[rule] == (
         [outcome for _, outcome in expect.writes],
-        [(run_is, [(run_is, NOW)]) for _, run_is in expect.runs],
+        [run_is for _, run_is in expect.runs],
     )
+    assert derived.mirrored[rule] == [[(run_is, NOW)] for _, run_is in expect.runs]
 
 
 @pytest.mark.parametrize("rule", CASES)
