@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, case, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, case, func, or_, select
 
 from adapters import schema
 from adapters.dialect import json as sqljson
@@ -19,8 +19,25 @@ from core.waits import Step
 
 event = schema.agentrun_event
 
-_KINDS = tuple(kind.value for kind in EventKind)
+KINDS = tuple(kind.value for kind in EventKind)  # the kinds core.events reads
 _OPENERS = tuple(sorted(kind.value for kind in OPENERS))
+
+
+def count_columns() -> list[ColumnElement[Any]]:
+    """What core.measured_runs.EventCounts holds, as aggregates over a run's event rows, in its order: events,
+    tool_writes, approvals, openers, the first write's time and sequence, the last opener's sequence."""
+    e = event.c
+    is_write = e.kind == EventKind.TOOL_WRITE.value
+    is_opener = e.kind.in_(_OPENERS)
+    return [
+        func.count(),
+        func.sum(case((is_write, 1), else_=0)),
+        func.sum(case((e.kind == EventKind.APPROVAL.value, 1), else_=0)),
+        func.sum(case((is_opener, 1), else_=0)),
+        func.min(case((is_write, e.crdate))),
+        func.min(case((is_write, e.sequence))),
+        func.max(case((is_opener, e.sequence))),
+    ]
 
 
 def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int, EventCounts]:
@@ -28,22 +45,7 @@ def event_counts(connection: Connection, run_uids: Collection[int]) -> dict[int,
     if not run_uids:
         return {}
     e = event.c
-    is_write = e.kind == EventKind.TOOL_WRITE.value
-    is_opener = e.kind.in_(_OPENERS)
-    query = (
-        select(
-            e.run,
-            func.count(),
-            func.sum(case((is_write, 1), else_=0)),
-            func.sum(case((e.kind == EventKind.APPROVAL.value, 1), else_=0)),
-            func.sum(case((is_opener, 1), else_=0)),
-            func.min(case((is_write, e.crdate))),
-            func.min(case((is_write, e.sequence))),
-            func.max(case((is_opener, e.sequence))),
-        )
-        .where(e.run.in_(list(run_uids)))
-        .group_by(e.run)
-    )
+    query = select(e.run, *count_columns()).where(e.run.in_(list(run_uids))).group_by(e.run)
     counts: dict[int, EventCounts] = {}
     for row in connection.execute(query).all():
         counts[int(row[0])] = EventCounts(
@@ -72,7 +74,7 @@ def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[in
 def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
     e = event.c
     doubtful = or_(
-        e.kind.not_in(_KINDS),
+        e.kind.not_in(KINDS),
         e.sequence.is_(None),
         e.duration_ms.is_(None),
         sqljson.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,

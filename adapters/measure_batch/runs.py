@@ -23,21 +23,18 @@ from sqlalchemy import (
     update,
 )
 
-from adapters import schema
+from adapters import events, schema
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
-from core.events import OPENERS, EventKind
+from core.events import EventKind
 from core.measured_runs import RUN_END_COLUMNS
 from core.run_status import FINISHED_STATUSES, RunStatus
 
 agentrun = schema.agentrun
 event = schema.agentrun_event
-
-_KINDS = tuple(kind.value for kind in EventKind)
-_OPENERS = tuple(sorted(kind.value for kind in OPENERS))
 
 
 def run_end() -> ColumnElement[Any]:
@@ -67,8 +64,8 @@ def _batch_events(dialect: str, query: Select[Any], span: Any) -> Select[Any]:
         # The runs' uids as a list the engine sorts once: their events are then read in the index's order
         # (a join read them in the order of the run table's uuid index, each run's events elsewhere).
         return query.where(ev.run.in_(select(run.uid)))
-    events, low, high = span
-    if events and high - low + 1 <= EVENT_SPAN * events:
+    spanned, low, high = span
+    if spanned and high - low + 1 <= EVENT_SPAN * spanned:
         ranged = query.join_from(event, scratch.run, run.uid == ev.run)
         return plans.in_key_range(dialect, ranged, event, ev.uid, low, high)
     probed = query.join_from(scratch.run, event, ev.run == run.uid)
@@ -114,9 +111,7 @@ def fill_runs(connection: Connection) -> None:
     connection.execute(insert(scratch.run).from_select(columns, runs))
     scratch.analyze(connection, scratch.run)
     ev = event.c
-    is_write = ev.kind == EventKind.TOOL_WRITE.value
     is_approval = ev.kind == EventKind.APPROVAL.value
-    is_opener = ev.kind.in_(_OPENERS)
     columns = [
         "run",
         "events",
@@ -138,20 +133,14 @@ def fill_runs(connection: Connection) -> None:
         # The one pass over the batch's events: everything else measure-rates asks of them is answered from
         # these counts (the verdicts' doubt) or found through them (the approval events, by uid).
         doubtful = or_(
-            ev.kind.not_in(_KINDS),
+            ev.kind.not_in(events.KINDS),
             ev.sequence.is_(None),
             ev.duration_ms.is_(None),
             ~doc.is_object(d, ev.payload, guarded=guarded),
         )
         counts = select(
             ev.run,
-            func.count(),
-            func.sum(flag(is_write)),
-            func.sum(flag(is_approval)),
-            func.sum(flag(is_opener)),
-            func.min(case((is_write, ev.crdate))),
-            func.min(case((is_write, ev.sequence))),
-            func.max(case((is_opener, ev.sequence))),
+            *events.count_columns(),
             func.min(case((is_approval, ev.uid))),
             func.max(case((is_approval, ev.uid))),
             func.min(ev.crdate),
