@@ -12,13 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import DropTable
@@ -34,8 +29,12 @@ from adapters.database import (
     table_names,
 )
 from adapters.dialect.session import begin_ddl
+from adapters.revision import stored_revision
 from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
-from jobs.migrations import SCRIPT_LOCATION
+from jobs.migrations import HEAD, SCRIPT_LOCATION
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 T = TypeVar("T")
 
@@ -82,15 +81,12 @@ def upgrade_ours(engine: Engine) -> str | None:
 def current_revision(engine: Engine) -> str | None:
     """The revision our tables are at; None before init-db created them."""
     with reported(engine, "reading the revision of our tables"), engine.connect() as connection:
-        return _revision(connection)
+        return stored_revision(connection)
 
 
 def head_revision() -> str:
-    """The newest revision of our tables that the migrations know."""
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    if head is None:
-        raise RunrecordError(f"no migration found in {SCRIPT_LOCATION}")
-    return head
+    """The newest revision of our tables that the migrations know (jobs.migrations.HEAD)."""
+    return HEAD
 
 
 def require_head(engine: Engine, job: str) -> None:
@@ -106,6 +102,8 @@ def require_head(engine: Engine, job: str) -> None:
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic configuration that migrates on the connection (no alembic.ini involved)."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(SCRIPT_LOCATION))
     if connection is not None:
@@ -122,21 +120,19 @@ def _init(connection: Connection, with_upstream: bool) -> InitReport:
     if with_upstream:
         created_upstream = tuple(table.name for table in upstream.sorted_tables if table.name not in existing)
         upstream.create_all(connection, checkfirst=True)
-    revision_before = _revision(connection)
+    revision_before = stored_revision(connection)
     return InitReport(created_upstream, revision_before, _upgrade(connection))
 
 
 def _upgrade(connection: Connection) -> str | None:
+    from alembic import command
+    from alembic.util import CommandError
+
     try:
         command.upgrade(alembic_config(connection), "head")
     except CommandError as error:
         raise RunrecordError(f"migrating our tables: {one_line(error)}") from error
-    return _revision(connection)
-
-
-def _revision(connection: Connection) -> str | None:
-    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
-    return context.get_current_revision()
+    return stored_revision(connection)
 
 
 def _missing_upstream(missing: Sequence[str]) -> RunrecordError:

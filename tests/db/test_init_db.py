@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from click.testing import Result
 from sqlalchemy import Column, Engine, Integer, MetaData, Table, inspect
 
 from adapters.database import DatabaseUnavailableError, make_engine
+from adapters.revision import stored_revision
 from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
-from jobs.migrations import SCRIPT_LOCATION, compare_server_default, is_ours
-from jobs.schema_setup import current_revision, head_revision, init_db, upgrade_ours
+from jobs.migrations import HEAD, SCRIPT_LOCATION, compare_server_default, is_ours
+from jobs.schema_setup import alembic_config, current_revision, head_revision, init_db, upgrade_ours
 
 ALL_TABLES = set(upstream.tables) | set(ours.tables) | {VERSION_TABLE}
 OUR_TABLES = set(ours.tables) | {VERSION_TABLE}
@@ -148,6 +150,19 @@ def test_current_revision_is_none_before_init_db_and_head_after(empty_db_url: st
     assert (before, current_revision(engine)) == (None, head_revision())
     assert upgrade_ours(engine) == head_revision()
     engine.dispose()
+
+
+def test_the_revision_read_without_alembic_is_the_one_alembic_reads(installation_engine: Engine) -> None:
+    with installation_engine.connect() as connection:
+        alembics = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+
+        assert stored_revision(connection) == alembics.get_current_revision() == head_revision()
+
+
+def test_the_revision_every_job_requires_is_the_newest_migration_script() -> None:
+    scripts = ScriptDirectory.from_config(alembic_config())
+
+    assert scripts.get_current_head() == HEAD
 
 
 def test_a_failed_init_db_leaves_the_database_as_it_was(empty_db_url: str) -> None:
