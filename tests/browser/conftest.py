@@ -157,11 +157,16 @@ def _wait_for(base: str, server: subprocess.Popen[str]) -> None:
     raise AssertionError(f"the dashboard did not answer on {base} within {SERVE_TIMEOUT_S} s")
 
 
+def updating_screenshots() -> bool:
+    """Whether this run saves the README's screenshots (RUNRECORD_UPDATE_SCREENSHOTS=1). A full-page shot
+    of a tall page costs seconds and asserts nothing, so other runs take none and leave the checkout as it
+    was."""
+    return os.environ.get("RUNRECORD_UPDATE_SCREENSHOTS") == "1"
+
+
 @pytest.fixture(scope="session")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the screenshots are saved: docs/screenshots (the README's) with RUNRECORD_UPDATE_SCREENSHOTS=1,
-    else a temporary folder, so that a test run leaves the checkout as it was."""
-    if os.environ.get("RUNRECORD_UPDATE_SCREENSHOTS") == "1":
+def screenshots() -> Path:
+    """Where the screenshots are saved: docs/screenshots, the README's."""
+    if updating_screenshots():
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
+    return SCREENSHOTS

@@ -16,14 +16,14 @@ from sqlalchemy import func, select
 from adapters import schema
 from adapters.database import make_engine
 from tests.app.installations import planted_runs
-from tests.browser.conftest import Served
+from tests.browser.conftest import Served, updating_screenshots
 
 VIEWPORT = {"width": 1400, "height": 1000}
 # The tallest screenshot: the Rates page with its open alerts and the survival chart is about 7,000 pixels;
 # Chromium draws up to 16,384.
 MAX_SHOT_HEIGHT = 10_000
 SETTLE_TIMEOUT_MS = 60_000
-STABLE_POLLS = 4  # a second without a change in the page's text
+STABLE_POLLS = 3  # three quarters of a second without a change in the page's text
 # Streamlit draws a page in steps: it is settled when the script stopped running, no element is a skeleton
 # any more and every plotly chart has drawn its SVG.
 SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
@@ -58,7 +58,10 @@ def _settle(page: Any, until: str | None = None) -> None:
 
 
 def _shoot(page: Any, path: Path) -> None:
-    """The whole page: the window is made as tall as the app's content first (Streamlit scrolls inside)."""
+    """The whole page, when this run saves the screenshots: the window is made as tall as the app's content
+    first (Streamlit scrolls inside)."""
+    if not updating_screenshots():
+        return
     height = page.evaluate(
         '() => Math.max(...Array.from(document.querySelectorAll(\'[data-testid="stMain"], section.main, '
         '[data-testid="stAppViewContainer"]\')).map(e => e.scrollHeight), 800)'
