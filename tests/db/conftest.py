@@ -7,6 +7,11 @@
 * `installation_engine` / `installation_url` — a database holding every upstream table and ours (built by
   init_db --with-upstream once per dialect and session), with every table emptied before each test.
 
+A test whose answer is what the database gives (a statement, a transaction, a type, a lock) runs on every
+dialect. A test of what a command makes of rows already read (its wording, its arguments, a statistic, a
+webhook) is marked `on_sqlite_alone`: the statements it runs are the ones its file's other tests run on every
+dialect, so a server would only repeat them.
+
 The servers come from RUNRECORD_TEST_MARIADB and RUNRECORD_TEST_POSTGRESQL. A server that cannot be reached
 skips its tests, or fails them when CI is "true" or "1", so that a CI run cannot pass without them.
 """
@@ -44,6 +49,9 @@ SERVERS = {
 
 CONNECT_TIMEOUT_S = 3  # a server that is not there costs one short wait per session, not one per test
 DATABASE_PREFIX = "runrecord_t_"  # test databases are recognisable on a shared server
+
+
+on_sqlite_alone = pytest.mark.parametrize("dialect", ["sqlite"], indirect=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

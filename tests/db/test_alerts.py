@@ -27,6 +27,7 @@ from jobs import measure, releases
 from jobs.job_log import Status, execute
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_db
+from tests.db.conftest import on_sqlite_alone
 from tests.webhook_receiver import receiver, silent_endpoint
 
 WINDOW = 7 * DAY_S
@@ -148,6 +149,7 @@ def test_a_planted_move_writes_one_alert_for_each_group_it_moved(moved_engine: E
         assert (row["status"], row["closed_at"]) == ("open", 0)
 
 
+@on_sqlite_alone
 def test_a_measurement_of_the_day_grain_alone_checks_no_alert(installation_engine: Engine) -> None:
     plant(installation_engine, {**dict.fromkeys(WEEKS_BEFORE, (PER_WEEK, False)), NEWEST: (PER_WEEK, True)})
     measure_rates(installation_engine, now=NOW, window_s=WINDOW, grains=(Grain.DAY,))
@@ -190,6 +192,7 @@ def claims(site: Installation, week: date, configuration: str, count: int, share
         chat.close()
 
 
+@on_sqlite_alone
 def test_a_twenty_point_week_at_120_runs_a_week_raises_exactly_one_alert_for_the_group_that_moved(
     installation_engine: Engine,
 ) -> None:
@@ -247,6 +250,7 @@ def test_two_checks_at_the_same_time_write_each_move_once(moved_engine: Engine) 
     assert len(stored_rows(moved_engine)) == 3
 
 
+@on_sqlite_alone
 def test_rates_that_do_not_move_write_no_alert(installation_engine: Engine) -> None:
     measured(installation_engine, dict.fromkeys([*WEEKS_BEFORE, NEWEST], (PER_WEEK, False)))
 
@@ -296,6 +300,7 @@ def test_a_move_across_a_release_of_the_last_eight_weeks_writes_a_release_alert(
 # --- the job ----------------------------------------------------------------------------------------------
 
 
+@on_sqlite_alone
 def test_the_scheduled_job_writes_the_alerts_and_names_them_in_its_job_run_message(moved_url: str) -> None:
     row = run_the_job(moved_url)
 
@@ -322,6 +327,7 @@ def test_a_failed_alert_check_leaves_the_measurement_done_and_says_so_in_the_mes
     assert rates_written > 0
 
 
+@on_sqlite_alone
 def test_each_new_alert_is_posted_to_the_webhook_as_json_and_a_rerun_posts_none(
     moved_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -349,6 +355,7 @@ def test_each_new_alert_is_posted_to_the_webhook_as_json_and_a_rerun_posts_none(
     assert "alerts: 0 new" in again.message
 
 
+@on_sqlite_alone
 def test_a_webhook_that_answers_500_leaves_the_job_ok_with_the_failure_in_its_message(
     moved_engine: Engine, moved_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -364,6 +371,7 @@ def test_a_webhook_that_answers_500_leaves_the_job_ok_with_the_failure_in_its_me
     assert len(stored_rows(moved_engine)) == 3
 
 
+@on_sqlite_alone
 def test_a_webhook_that_does_not_answer_leaves_the_job_ok_with_the_timeout_in_its_message(
     moved_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -376,6 +384,7 @@ def test_a_webhook_that_does_not_answer_leaves_the_job_ok_with_the_timeout_in_it
     assert "timed out after 0.3 s (3 tries)" in row.message
 
 
+@on_sqlite_alone
 def test_a_malformed_webhook_setting_fails_the_scheduled_run_before_it_measures_anything(
     moved_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -436,6 +445,7 @@ def test_alerts_lists_the_open_alerts_newest_first_and_ack_closes_one(
     assert len(every.output.splitlines()) == 3 and "; closed " in every.output
 
 
+@on_sqlite_alone
 def test_an_alert_written_before_the_adjusted_p_was_kept_says_so(
     moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -451,6 +461,7 @@ def test_an_alert_written_before_the_adjusted_p_was_kept_says_so(
     assert {item["difference"]["adjusted_p_value"] for item in json.loads(as_json.output)} == {None}
 
 
+@on_sqlite_alone
 def test_alerts_says_when_there_is_none(installation_url: str, run_cli: Callable[..., Result]) -> None:
     result = run_cli("alerts", "--db", installation_url)
 
@@ -458,6 +469,7 @@ def test_alerts_says_when_there_is_none(installation_url: str, run_cli: Callable
     assert result.output.startswith("no open alert")
 
 
+@on_sqlite_alone
 def test_ack_of_an_alert_that_does_not_exist_is_one_error_line(
     installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -469,6 +481,7 @@ def test_ack_of_an_alert_that_does_not_exist_is_one_error_line(
     ]
 
 
+@on_sqlite_alone
 def test_measure_rates_prints_the_new_alerts_and_gives_them_in_its_json(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -485,6 +498,7 @@ def test_measure_rates_prints_the_new_alerts_and_gives_them_in_its_json(
     assert document["grains"] == ["week"] and document["new"] == [] and document["failure"] is None
 
 
+@on_sqlite_alone
 def test_measure_rates_with_a_malformed_webhook_is_one_error_line_and_measures_nothing(
     installation_engine: Engine,
     installation_url: str,

@@ -20,6 +20,7 @@ from tests.db.configurations import (
     derived_and_measured,
     plant_two_configurations,
 )
+from tests.db.conftest import on_sqlite_alone
 
 BETWEEN = ("--between", f"configuration:{STABLE}", f"configuration:{CANARY}")
 
@@ -58,6 +59,7 @@ def test_both_configurations_are_summed_over_every_closed_week_both_have(
     assert "rule:" in result.output
 
 
+@on_sqlite_alone
 def test_a_large_difference_of_small_sides_is_significantly_higher_however_wide_its_interval(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -71,6 +73,7 @@ def test_a_large_difference_of_small_sides_is_significantly_higher_however_wide_
     assert document["needed"]["per_side"] == 0
 
 
+@on_sqlite_alone
 def test_no_difference_on_small_sides_is_too_few_to_tell_and_says_what_each_side_needs(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -105,6 +108,7 @@ def test_from_and_to_bound_the_span_to_the_whole_weeks_between_them(
     assert document["first"]["denominator"] == 2 * RUNS_A_WEEK
 
 
+@on_sqlite_alone
 def test_the_day_grain_compares_days(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -115,6 +119,7 @@ def test_the_day_grain_compares_days(
     assert document["grain"] == "day" and document["periods"] == 4
 
 
+@on_sqlite_alone
 def test_a_configuration_with_fewer_than_five_runs_in_a_week_is_too_few_to_show(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -155,6 +160,7 @@ def test_a_configuration_with_fewer_than_five_runs_in_a_week_is_too_few_to_show(
         ),
     ],
 )
+@on_sqlite_alone
 def test_a_malformed_or_impossible_comparison_is_one_error_line(
     measured: Engine,
     installation_url: str,
@@ -165,6 +171,7 @@ def test_a_malformed_or_impossible_comparison_is_one_error_line(
     assert_one_error_line(compare(run_cli, installation_url, *args), *needles)
 
 
+@on_sqlite_alone
 def test_without_rates_compare_between_says_to_run_measure_rates(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:

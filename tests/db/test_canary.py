@@ -18,6 +18,7 @@ from data.generate import campaign_tours, generate
 from data.scenarios import CANARY_CONFIGURATION, SEO_CONFIGURATION, SEO_SKILL
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.schema_setup import init_installation
+from tests.db.conftest import on_sqlite_alone
 from tests.webhook_receiver import receiver
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -61,7 +62,7 @@ def demo(
 # What the statistics make of the demo's 1,200 conversations does not depend on the database: that each
 # dialect measures the same facts and rates is held by tests/db/test_measure_differential.py, and survival
 # and the alerts by their own tests on every dialect. So the demo is built once, on SQLite.
-@pytest.mark.parametrize("dialect", ["sqlite"], indirect=True)
+@on_sqlite_alone
 def test_on_the_demo_the_canary_is_edited_significantly_more_earlier_and_its_promotion_is_an_alert(
     demo: dict[str, Any], empty_db_url: str, run_cli: Callable[..., Result], posted: list[Any]
 ) -> None:

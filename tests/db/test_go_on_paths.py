@@ -23,6 +23,7 @@ from data.generate import generate
 from data.records import Record
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_installation
+from tests.db.conftest import on_sqlite_alone
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -126,6 +127,7 @@ def test_an_unreadable_user_message_while_an_approval_waits_is_excluded_from_the
     assert _split(installation_engine)[Metric.GO_ON_UNKNOWN] == (1, 1, 1)
 
 
+@on_sqlite_alone
 def test_the_command_prints_the_split_in_one_line(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -146,6 +148,7 @@ def test_the_command_prints_the_split_in_one_line(
     ]
 
 
+@on_sqlite_alone
 def test_the_json_summary_gives_the_split_by_path(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -190,6 +193,7 @@ def _sides(engine: Engine, released: date) -> dict[Metric, tuple[int, int]]:
     return {metric: (before, after) for metric, (before, after) in found.items()}
 
 
+@on_sqlite_alone
 def test_the_demo_plants_second_runs_before_its_release_and_the_other_two_paths_after_it(
     empty_db_url: str, tmp_path: Path
 ) -> None:

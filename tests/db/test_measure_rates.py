@@ -14,7 +14,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import Result
 from sqlalchemy import Engine, event, select, update
 
@@ -33,6 +32,7 @@ from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.measure_summary import Summary
 from jobs.schema_setup import init_installation
+from tests.db.conftest import on_sqlite_alone
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -389,6 +389,7 @@ def test_the_demos_planted_disagreements_are_all_that_notice_agreement_is_short_
     assert {key[2] for key in weeks if key[0] == "notice_agreement"} == {"all", "configuration", "skill"}
 
 
+@on_sqlite_alone
 def test_the_command_prints_notice_agreement_with_its_numerator_and_denominator(
     empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
@@ -704,6 +705,7 @@ def test_no_statement_names_an_editor_and_no_group_is_an_editor(
 # --- the command --------------------------------------------------------------------------------------------
 
 
+@on_sqlite_alone
 def test_the_command_prints_what_it_read_and_wrote(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -762,7 +764,7 @@ SIGNIFICANT_DEMO = 1_200
 
 # Whether the demo's drop is significant is a matter of its 1,200 conversations and the statistics, not of the
 # database: tests/db/test_measure_differential.py holds every dialect to the same facts and rates.
-@pytest.mark.parametrize("dialect", ["sqlite"], indirect=True)
+@on_sqlite_alone
 def test_the_release_the_demo_planted_is_a_significant_drop_of_claimed_unwritten_answers(
     empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
@@ -787,6 +789,7 @@ def test_the_release_the_demo_planted_is_a_significant_drop_of_claimed_unwritten
     assert "before" in compared.output and "after" in compared.output and "Newcombe" in compared.output
 
 
+@on_sqlite_alone
 def test_at_the_demos_100_conversations_the_drop_is_too_few_to_tell(
     empty_db_url: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
@@ -802,6 +805,7 @@ def test_at_the_demos_100_conversations_the_drop_is_too_few_to_tell(
     assert json.loads(compared.output)["verdict"] == "too few to tell"
 
 
+@on_sqlite_alone
 def test_the_scheduled_job_measures_both_grains_and_says_what_it_did(
     installation_engine: Engine, installation_url: str
 ) -> None:

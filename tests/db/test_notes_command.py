@@ -20,6 +20,7 @@ from data.builder import Installation
 from data.generate import campaign_tours, generate
 from data.own_transcript import ALT_TEXT_SKILL
 from jobs.schema_setup import init_installation
+from tests.db.conftest import on_sqlite_alone
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -71,6 +72,7 @@ def test_a_conversation_without_a_run_record_still_gets_notes_of_its_card_outcom
     assert json.loads(result.stdout)["dropped"] == {"count": 0, "chars": 0}
 
 
+@on_sqlite_alone
 def test_notes_of_a_conversation_that_does_not_exist_fail_in_one_line(
     installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -120,6 +122,7 @@ def test_the_generated_alt_text_conversation_gets_no_notes_and_says_that_its_tra
     assert [w["record"] for entry in record["stored"] for w in entry["writes"]] != []
 
 
+@on_sqlite_alone
 def test_the_notes_command_reads_which_skills_keep_their_own_transcript_from_the_setting(
     installation_engine: Engine,
     installation_url: str,
@@ -155,6 +158,7 @@ def test_the_notes_command_reads_which_skills_keep_their_own_transcript_from_the
     assert [n for n in other["notes"] if f"Records written: pages:{page.uid}" in n["text"]]
 
 
+@on_sqlite_alone
 def test_a_malformed_own_transcript_setting_fails_the_notes_command_in_one_line(
     installation_url: str, run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,7 @@ from core.record_rebuild import rebuild_record
 from data.builder import Installation
 from data.generate import campaign_tours, generate
 from jobs.schema_setup import init_installation
+from tests.db.conftest import on_sqlite_alone
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -88,6 +89,7 @@ def test_a_cancelled_run_is_left_undecided_only_when_it_waited_for_a_decision(
     assert report.differences == ()
 
 
+@on_sqlite_alone
 def test_record_marks_a_stored_entry_that_differs_from_the_events(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -117,6 +119,7 @@ def test_record_marks_a_stored_entry_that_differs_from_the_events(
     assert report["rebuilt"][-1]["writes"] == [{"record": f"pages:{page.uid}", "completeness": "complete"}]
 
 
+@on_sqlite_alone
 def test_record_names_each_unreadable_row_and_shows_the_rest(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -150,6 +153,7 @@ def test_record_names_each_unreadable_row_and_shows_the_rest(
     assert "update_page_seo" in result.stdout
 
 
+@on_sqlite_alone
 def test_record_of_a_conversation_that_does_not_exist_fails_in_one_line(
     installation_url: str, run_cli: Callable[..., Result]
 ) -> None:

@@ -15,6 +15,7 @@ from core.periods import Grain
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.measure import measure_rates
+from tests.db.conftest import on_sqlite_alone
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -97,10 +98,12 @@ def test_a_marker_is_recorded_once_and_listed_by_date(
     ]
 
 
+@on_sqlite_alone
 def test_no_marker_says_how_to_add_one(installation_url: str, run_cli: Callable[..., Result]) -> None:
     assert "runrecord release add" in run_cli("release", "list", "--db", installation_url).output
 
 
+@on_sqlite_alone
 @pytest.mark.parametrize(("day", "label"), [("2026-13-01", "x"), ("yesterday", "x"), ("2026-11-02", "   ")])
 def test_a_bad_date_or_an_empty_label_is_one_error_line(
     installation_url: str, run_cli: Callable[..., Result], day: str, label: str
@@ -111,6 +114,7 @@ def test_a_bad_date_or_an_empty_label_is_one_error_line(
 # --- compare ------------------------------------------------------------------------------------------------
 
 
+@on_sqlite_alone
 def test_compare_prints_both_sides_the_difference_the_test_and_a_significant_drop_with_a_wide_interval(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -139,6 +143,7 @@ def test_compare_prints_both_sides_the_difference_the_test_and_a_significant_dro
     )
 
 
+@on_sqlite_alone
 def test_compare_as_json_carries_every_figure(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -200,6 +205,7 @@ def test_compare_by_day_meets_exactly_at_the_date(
     assert document["after"]["periods"] == 28
 
 
+@on_sqlite_alone
 def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -220,6 +226,7 @@ def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show(
     assert "1 / 1" not in result.output
 
 
+@on_sqlite_alone
 def test_measure_rates_shows_every_recorded_release(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -233,6 +240,7 @@ def test_measure_rates_shows_every_recorded_release(
     )
 
 
+@on_sqlite_alone
 def test_notice_agreement_is_compared_like_any_rate(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -254,6 +262,7 @@ def test_notice_agreement_is_compared_like_any_rate(
     assert document["definition"]["denominator"].startswith("completed answers stored at or after")
 
 
+@on_sqlite_alone
 def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whatever_the_side_holds(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -286,12 +295,14 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whateve
         ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
     ],
 )
+@on_sqlite_alone
 def test_a_bad_metric_date_or_group_is_one_error_line(
     installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...]
 ) -> None:
     assert_one_error_line(run_cli(*arguments, "--db", installation_url))
 
 
+@on_sqlite_alone
 def test_a_count_is_not_compared_and_measure_rates_compares_no_count(
     measured: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -306,6 +317,7 @@ def test_a_count_is_not_compared_and_measure_rates_compares_no_count(
     assert "claimed_unwritten_rate" in compared and not {"runs", "window_open"} & set(compared)
 
 
+@on_sqlite_alone
 def test_compare_before_any_measurement_says_to_measure(
     installation_url: str, run_cli: Callable[..., Result]
 ) -> None:

@@ -29,6 +29,7 @@ from tests.db.configurations import (
     mixed_week,
     plant_two_configurations,
 )
+from tests.db.conftest import on_sqlite_alone
 
 MIXED = mixed_week()
 AFTER_MIXED = MIXED + timedelta(weeks=1)
@@ -91,6 +92,7 @@ def test_measuring_again_writes_the_same_rule_versions(two_versions: Engine) -> 
     assert stored_versions(two_versions, Metric.EDITED_RATE) == before
 
 
+@on_sqlite_alone
 def test_a_period_whose_runs_were_derived_under_two_rule_versions_says_so_beside_its_rate(
     two_versions: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -108,6 +110,7 @@ def test_a_period_whose_runs_were_derived_under_two_rule_versions_says_so_beside
     assert document["after"]["rule_versions"] == [RULE_VERSION]
 
 
+@on_sqlite_alone
 def test_a_period_of_one_rule_version_says_nothing(
     two_versions: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -119,6 +122,7 @@ def test_a_period_of_one_rule_version_says_nothing(
     assert "mixes" not in result.output
 
 
+@on_sqlite_alone
 def test_a_configuration_whose_span_mixes_two_rule_versions_says_so_beside_its_side(
     two_versions: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -132,6 +136,7 @@ def test_a_configuration_whose_span_mixes_two_rule_versions_says_so_beside_its_s
     assert document["second"]["rule_versions"] == [OLD_RULE_VERSION, RULE_VERSION]
 
 
+@on_sqlite_alone
 def test_a_span_of_configurations_of_one_rule_version_says_nothing(
     two_versions: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:

@@ -33,6 +33,7 @@ from tests.db.configurations import (
     plant_two_configurations,
     seo_run,
 )
+from tests.db.conftest import on_sqlite_alone
 
 BETWEEN = ("--between", f"configuration:{STABLE}", f"configuration:{CANARY}")
 
@@ -127,6 +128,7 @@ def test_a_write_nothing_changed_is_censored_at_its_runs_window_not_the_settings
 # --- the command --------------------------------------------------------------------------------------------
 
 
+@on_sqlite_alone
 def test_survival_prints_the_curve_of_all_writes_at_its_marks_with_band_and_writes_at_risk(
     derived: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -140,6 +142,7 @@ def test_survival_prints_the_curve_of_all_writes_at_its_marks_with_band_and_writ
     assert "median time to the first change: 3.0 d" in result.output  # 27 of the 51 changed by then
 
 
+@on_sqlite_alone
 def test_between_two_configurations_gives_both_curves_their_medians_and_the_log_rank_test(
     derived: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -157,6 +160,7 @@ def test_between_two_configurations_gives_both_curves_their_medians_and_the_log_
     assert test["observed"] == [4 * STABLE_EDITED_A_WEEK, 4 * CANARY_EDITED_A_WEEK]
 
 
+@on_sqlite_alone
 def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show(
     derived: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
@@ -199,6 +203,7 @@ def test_survival_reads_only_our_outcome_tables_and_never_an_editor(
         (("--between", f"configuration:{CANARY}", f"configuration:{CANARY}"), ("two different",)),
     ],
 )
+@on_sqlite_alone
 def test_a_malformed_survival_request_is_one_error_line(
     derived: Engine,
     installation_url: str,
@@ -209,6 +214,7 @@ def test_a_malformed_survival_request_is_one_error_line(
     assert_one_error_line(run_cli("survival", *args, "--db", installation_url), *needles)
 
 
+@on_sqlite_alone
 def test_without_derived_outcomes_survival_says_to_run_derive_outcomes(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
