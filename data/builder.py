@@ -15,7 +15,8 @@ Tests, the demo generator and the benchmarks all build their data with it, so no
     site.finish()
 
 This module holds the installation; data/records.py its records and their history rows, data/chat.py the
-conversations and runs, data/payloads.py how the chat writes what it stores.
+conversations, data/agent_run.py and data/run_segment.py nr-llm's runs and their segments, data/payloads.py
+how the chat writes what it stores.
 
 A sys_history row is stamped (`at`) with the start of the PHP process that wrote it, and its uid is the
 order in which rows were inserted, the order of the real writes (DOMAIN.md, "When a row is stamped"). A test

@@ -17,8 +17,8 @@ from itertools import accumulate
 
 from core.outcomes import Action
 from core.time import DAY_S
+from data.agent_run import Write
 from data.builder import Installation
-from data.chat import Write
 from data.records import INTEGER_FIELDS, HistoryRow, Record
 
 DAY = DAY_S

@@ -41,8 +41,8 @@ from adapters.database import (
 )
 from adapters.history import oldest_retained_tstamp
 from core.window import window_closed
+from data.agent_run import Write
 from data.builder import HistoryOrder, Installation
-from data.chat import Write
 from data.fates import DAY, Expected, RecordReading, expected_write, run_outcome
 from data.own_transcript import alt_text_story
 from data.scenarios import (

@@ -16,8 +16,9 @@ from enum import StrEnum
 
 from core.outcomes import Action
 from core.periods import Grain, period_start, unix_of
+from data.agent_run import Run, Write
 from data.builder import Installation
-from data.chat import Conversation, Processes, Processing, Run, Write
+from data.chat import Conversation, Processes, Processing
 from data.fates import DAY, TEXT_FIELDS, Fate, PlantedFate, apply_fate, canary_edit
 from data.payloads import Privacy
 from data.records import INTEGER_FIELDS, Record

@@ -305,7 +305,7 @@ def test_a_write_derived_before_its_deciding_rows_were_stored_reads_not_recorded
 @pytest.fixture(scope="module")
 def held_back(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """(URL, run uuid): a run whose second round asks for translate_page, which the configuration's tool
-    groups hold back (data/chat.py HELD_BACK_TOOLS), and nr-llm refuses the call."""
+    groups hold back (data/agent_run.py HELD_BACK_TOOLS), and nr-llm refuses the call."""
     url = f"sqlite:///{tmp_path_factory.mktemp('held_back') / 'held_back.sqlite'}"
     engine = make_engine(url)
     t0 = int(NOW.timestamp()) - 2 * DAY

@@ -17,8 +17,8 @@ from sqlalchemy import Engine, update
 from adapters import schema
 from core.periods import Grain, period_start, unix_of
 from core.time import DAY_S
+from data.agent_run import Run
 from data.builder import Installation
-from data.chat import Run
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 

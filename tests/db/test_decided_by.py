@@ -13,9 +13,9 @@ from adapters import schema
 from adapters.database import make_engine
 from adapters.outcomes import decided_by_text
 from core.time import DAY_S
+from data.agent_run import Run
+from data.agent_run import Write as PlantedWrite
 from data.builder import Installation
-from data.chat import Run
-from data.chat import Write as PlantedWrite
 from data.records import Record
 from jobs.derive import derive_outcomes
 from jobs.schema_setup import alembic_config, init_db

@@ -27,8 +27,8 @@ from adapters.dialect import bulk
 from adapters.dialect.json import fields_of
 from core.outcomes import RULE_VERSION, Action
 from core.time import DAY_S
+from data.agent_run import Run, Write
 from data.builder import Installation
-from data.chat import Run, Write
 from data.generate import generate
 from data.records import Record
 from jobs.derive import Summary, derive_outcomes

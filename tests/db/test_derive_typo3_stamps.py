@@ -21,8 +21,8 @@ from sqlalchemy import Engine, func, insert, select
 
 from adapters import schema
 from core.time import DAY_S
+from data.agent_run import Run, Write
 from data.builder import Installation
-from data.chat import Run, Write
 from data.records import Record
 from jobs.cli import main
 

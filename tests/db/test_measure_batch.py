@@ -14,8 +14,9 @@ from sqlalchemy import Connection, Engine, event, select
 from adapters.dialect import plans
 from adapters.measure_batch import UidRange, measure_batch, scratch, waits
 from core.time import DAY_S
+from data.agent_run import Run
 from data.builder import Installation
-from data.chat import Conversation, Run
+from data.chat import Conversation
 
 T = int(datetime(2026, 10, 5, 9, tzinfo=UTC).timestamp())
 

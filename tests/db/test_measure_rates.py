@@ -24,8 +24,8 @@ from core.measured_runs import run_end
 from core.metrics import Metric
 from core.periods import Grain, is_open, period_start, unix_of
 from core.time import DAY_S
+from data.agent_run import Run
 from data.builder import Installation
-from data.chat import Run
 from data.generate import generate
 from data.scenarios import EDITORS, Story, Writer, seo_tour_story
 from jobs.derive import derive_outcomes

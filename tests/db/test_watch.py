@@ -14,8 +14,8 @@ from sqlalchemy import Engine, func, insert, select, update
 from adapters import schema
 from core.health import HorizonLevel
 from core.time import DAY_S
+from data.agent_run import Write
 from data.builder import Installation
-from data.chat import Write
 from data.records import Record
 from jobs.watch import watch
 

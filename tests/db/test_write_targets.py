@@ -17,8 +17,8 @@ from sqlalchemy import Engine, delete, func, insert, select
 from adapters import schema, write_targets
 from adapters.dialect import bulk
 from core.time import DAY_S
+from data.agent_run import Run, Write
 from data.builder import Installation
-from data.chat import Run, Write
 from data.records import Record
 from jobs.derive import Summary, derive_outcomes
 

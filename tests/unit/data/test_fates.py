@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from core.outcomes import Action
 from core.time import DAY_S
+from data.agent_run import Run, Write
 from data.builder import HistoryOrder, Installation
-from data.chat import Conversation, Run, Write
+from data.chat import Conversation
 from data.fates import Expected, RecordReading, expected_write
 from data.records import Record
 

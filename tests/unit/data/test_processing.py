@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import random
 
+from data.agent_run import Write
 from data.builder import HistoryOrder, Installation
-from data.chat import Processing, Write
+from data.chat import Processing
 from data.scenarios import (
     EDITORS,
     EXEC_BOOT_S,
