@@ -93,7 +93,7 @@ class Conversation:
         self.run_record_override: str | None = None
         self.card_outcomes_override: str | None = None
         # None: an AI row is stamped when it is written (a test's own stamps); else the processes the chat ran
-        # its segments in (data/scenarios.py).
+        # its segments in (data/processes.py).
         self.processes: Processes | None = None
         self.names_runs = False  # an nr-llm that passes the run's uuid as the DataHandler correlation scope
 

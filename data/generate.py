@@ -5,7 +5,7 @@ complete; on a server, a failure drops every table the run created. Either way a
 nothing behind. Conversation 1 is the story of 000_…, conversation 2 holds the bad rows, and the last one
 (from three conversations on) is a conversation whose skill keeps a transcript of its own. Between the
 others, in time order, come the tours of an SEO campaign in the canary's first weeks, on top of the
-conversations asked for (scenarios.CAMPAIGN_TOURS_PER_CONVERSATION). Beside the database it writes a
+conversations asked for (story.CAMPAIGN_TOURS_PER_CONVERSATION). Beside the database it writes a
 manifest of what it planted: the expected observed outcome of every run, the answers that claim a change
 the run never made, those the chat flagged although core's claim rule does not (notice_agreement), the
 release date, the canary and the campaign.
@@ -45,7 +45,9 @@ from data.agent_run import Write
 from data.builder import HistoryOrder, Installation
 from data.fates import DAY, Expected, RecordReading, expected_write, run_outcome
 from data.own_transcript import alt_text_story
-from data.scenarios import (
+from data.processes import HistoryPlan, ProcessingChoice, Worker
+from data.scenarios import SCENARIOS, bad_rows, campaign_tour, seo_tour_story
+from data.story import (
     CAMPAIGN_TOURS_PER_CONVERSATION,
     CAMPAIGN_WEEK_WEIGHTS,
     CANARY_CONFIGURATION,
@@ -53,23 +55,16 @@ from data.scenarios import (
     CANARY_PROMOTED_SHARE,
     CANARY_SHARE,
     EDITORS,
-    SCENARIOS,
     SEO_CONFIGURATION,
-    HistoryPlan,
     Planted,
-    ProcessingChoice,
     Rollout,
     Story,
-    Worker,
     Writer,
-    bad_rows,
-    campaign_tour,
-    seo_tour_story,
 )
 
 FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's story is complete
 # sys_history rows are numbered by their real moment (builder.HistoryOrder.MOMENTS) when a flush has passed
-# them: a conversation's records are created up to 30 days before it (scenarios.Writer.page), and the everyday
+# them: a conversation's records are created up to 30 days before it (story.Writer.page), and the everyday
 # conversations start within an hour of their order, so no row inserted more than this before the newest
 # conversation is still to come; except the last story's, told at its fixed date (LAST_STORY_DAYS).
 HISTORY_LOOKBACK_S = 31 * DAY
@@ -101,14 +96,14 @@ class Summary:
     unknown_by_reason: dict[str, int] = field(default_factory=dict)
     runs_inside_window: int = 0
     claims_unwritten: int = 0
-    # Answers flagged nothingSaved that core's claim rule does not flag (scenarios.WIDER_FLAGGED), and the
+    # Answers flagged nothingSaved that core's claim rule does not flag (story.WIDER_FLAGGED), and the
     # first completed answer stored with the notice: what notice_agreement is short of 100% by, and from when.
     notice_disagreements: int = 0
     first_notice_at: int | None = None
     stuck_conversations: int = 0
     campaign_tours: int = 0
-    # How the chat's processes stamped the AI rows (scenarios.ProcessingChoice), and the history cases planted
-    # beside the fates (scenarios.KEPT_RECORD_CASES and the rest), counted over every write and conversation.
+    # How the chat's processes stamped the AI rows (processes.ProcessingChoice), and the history cases planted
+    # beside the fates (story.KEPT_RECORD_CASES and the rest), counted over every write and conversation.
     writes_by_processing: dict[str, int] = field(default_factory=dict)
     worker_writes_with_a_restart_in_their_window: int = 0
     planted_cases: dict[str, int] = field(default_factory=dict)
@@ -153,7 +148,7 @@ def generate(
     `create_tables(engine)` creates every table, upstream and ours, on the empty database first (the
     migrations are the jobs' to run: jobs.schema_setup.init_installation); a failure of it, as of anything
     after it, leaves no database behind. `processing` is how the chat runs the turns of every conversation
-    (scenarios.ProcessingChoice), which decides how its sys_history rows are stamped.
+    (processes.ProcessingChoice), which decides how its sys_history rows are stamped.
     """
     if conversations < 2:
         raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
@@ -175,10 +170,10 @@ def generate(
             site = Installation(connection, seed=seed, on_flush=flushed, history_order=HistoryOrder.MOMENTS)
             plans = _plans(site, story, seed, processing)
             rng = random.Random(seed)
-            # The answers the chat flags under a wider word list (scenarios.WIDER_FLAGGED) are drawn from a
+            # The answers the chat flags under a wider word list (story.WIDER_FLAGGED) are drawn from a
             # stream of their own, so that the main stream draws what it drew before they were planted.
             notices = random.Random(f"notices:{seed}")
-            # Which SEO tours use the canary, and its edits (scenarios.CANARY_CONFIGURATION): a stream of
+            # Which SEO tours use the canary, and its edits (story.CANARY_CONFIGURATION): a stream of
             # their own too.
             canary = Rollout(random.Random(f"canary:{seed}"))
             # The SEO campaign's tours are written between the everyday conversations as their times come, so

@@ -8,7 +8,7 @@ conversation, with a random stream of its own, so that the conversations before 
 from __future__ import annotations
 
 from data.fates import DAY, Fate
-from data.scenarios import CONTENT_CONFIGURATION, Planted, Writer
+from data.story import CONTENT_CONFIGURATION, Planted, Writer
 
 # The skill's identifier in tx_nrmcpagent_conversation.skill_identifier; the default of
 # RUNRECORD_OWN_TRANSCRIPT_SKILLS names it.

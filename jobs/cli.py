@@ -108,7 +108,7 @@ def generate_command(
     """Write a realistic installation (every table, ours included) into an empty database."""
     from adapters.database import parse_url
     from data.generate import default_manifest, generate
-    from data.scenarios import ProcessingChoice
+    from data.processes import ProcessingChoice
     from jobs.schema_setup import init_installation
 
     target = parse_url(db_url)

@@ -18,7 +18,7 @@ from adapters.database import make_engine, parse_url, sqlite_path
 from core.time import DAY_S
 from data.builder import Installation
 from data.generate import default_manifest, generate
-from data.scenarios import EDITORS
+from data.story import EDITORS
 from jobs import measure, releases, watch
 from jobs.derive import derive_outcomes
 from jobs.job_log import JobResult, execute

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from adapters import schema
 from adapters.database import make_engine
 from dashboard.queries import rates
-from data.scenarios import EDITORS
+from data.story import EDITORS
 from tests.app import rendered
 
 # A planted id as a whole number: not part of a longer number, a uuid's hex run or a uid like 190012.

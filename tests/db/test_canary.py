@@ -15,7 +15,7 @@ from click.testing import Result
 
 from core.time import DAY_S
 from data.generate import campaign_tours, generate
-from data.scenarios import CANARY_CONFIGURATION, SEO_CONFIGURATION, SEO_SKILL
+from data.story import CANARY_CONFIGURATION, SEO_CONFIGURATION, SEO_SKILL
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.schema_setup import init_installation
 from tests.db.conftest import on_sqlite_alone

@@ -18,7 +18,7 @@ from core.time import DAY_S
 from data import generate as generator
 from data.generate import Progress, campaign_tours, default_manifest, generate
 from data.own_transcript import ALT_TEXT_SKILL
-from data.scenarios import (
+from data.story import (
     CAMPAIGN_REQUEST,
     CAMPAIGN_WEEK_WEIGHTS,
     CANARY_CONFIGURATION,

@@ -27,7 +27,8 @@ from core.time import DAY_S
 from data.agent_run import Run
 from data.builder import Installation
 from data.generate import generate
-from data.scenarios import EDITORS, Story, Writer, seo_tour_story
+from data.scenarios import seo_tour_story
+from data.story import EDITORS, Story, Writer
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.measure_summary import Summary

@@ -9,18 +9,9 @@ import random
 from data.agent_run import Write
 from data.builder import HistoryOrder, Installation
 from data.chat import Processing
-from data.scenarios import (
-    EDITORS,
-    EXEC_BOOT_S,
-    LATER_ROUND_MS,
-    HistoryPlan,
-    ProcessingChoice,
-    Story,
-    Worker,
-    Writer,
-    content_edit,
-    seo_tour,
-)
+from data.processes import EXEC_BOOT_S, HistoryPlan, ProcessingChoice, Worker
+from data.scenarios import content_edit, seo_tour
+from data.story import EDITORS, LATER_ROUND_MS, Story, Writer
 
 NOW = 1_795_000_000
 STORY = Story.around(NOW, window_s=7 * 86_400)
