@@ -13,17 +13,15 @@ release date, the canary and the campaign.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
 
 from sqlalchemy import Engine, delete
 from sqlalchemy.engine import URL
@@ -40,22 +38,16 @@ from adapters.database import (
     table_names,
 )
 from adapters.history import oldest_retained_tstamp
-from core.window import window_closed
-from data.agent_run import Write
 from data.builder import HistoryOrder, Installation
-from data.fates import DAY, Expected, RecordReading, expected_write, run_outcome
+from data.fates import DAY
+from data.manifest import Summary, manifest_writer, record_planted, write_summary
 from data.own_transcript import alt_text_story
 from data.processes import HistoryPlan, ProcessingChoice, Worker
 from data.scenarios import SCENARIOS, bad_rows, campaign_tour, seo_tour_story
 from data.story import (
     CAMPAIGN_TOURS_PER_CONVERSATION,
     CAMPAIGN_WEEK_WEIGHTS,
-    CANARY_CONFIGURATION,
-    CANARY_EDIT_SHARE,
-    CANARY_PROMOTED_SHARE,
-    CANARY_SHARE,
     EDITORS,
-    SEO_CONFIGURATION,
     Planted,
     Rollout,
     Story,
@@ -82,33 +74,6 @@ class Progress:
     @property
     def rows_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class Summary:
-    """Counts of what was planted, for the manifest and the command's last line."""
-
-    conversations: int = 0
-    runs: int = 0
-    writes: int = 0
-    runs_by_outcome: dict[str, int] = field(default_factory=dict)  # runs whose window has closed by now
-    writes_by_outcome: dict[str, int] = field(default_factory=dict)
-    unknown_by_reason: dict[str, int] = field(default_factory=dict)
-    runs_inside_window: int = 0
-    claims_unwritten: int = 0
-    # Answers flagged nothingSaved that core's claim rule does not flag (story.WIDER_FLAGGED), and the
-    # first completed answer stored with the notice: what notice_agreement is short of 100% by, and from when.
-    notice_disagreements: int = 0
-    first_notice_at: int | None = None
-    stuck_conversations: int = 0
-    campaign_tours: int = 0
-    # How the chat's processes stamped the AI rows (processes.ProcessingChoice), and the history cases planted
-    # beside the fates (story.KEPT_RECORD_CASES and the rest), counted over every write and conversation.
-    writes_by_processing: dict[str, int] = field(default_factory=dict)
-    worker_writes_with_a_restart_in_their_window: int = 0
-    planted_cases: dict[str, int] = field(default_factory=dict)
-    # Writes whose own row, as the rules match it, is another row than the one the write inserted.
-    own_rows_misread: int = 0
 
 
 @dataclass(frozen=True)
@@ -157,7 +122,7 @@ def generate(
     tours = campaign_tours(conversations)
     total = conversations + tours
     started = time.perf_counter()
-    with _empty_target(target) as engine, _manifest_writer(manifest) as runs_out:
+    with _empty_target(target) as engine, manifest_writer(manifest) as runs_out:
         create_tables(engine)
         summary = Summary()
         with reported(engine, "writing the installation"), engine.begin() as connection:
@@ -186,10 +151,14 @@ def generate(
                     site, story, rng, index, conversations, seed, notices, canary, campaign, plans
                 )
                 for planted in written:
-                    _record(planted, story, summary, runs_out, plans)
+                    record_planted(
+                        planted, story, summary, runs_out, cli_user=plans.cli_user, worker=plans.worker
+                    )
                     _flush_now_and_then(site, summary.conversations, story, planted.at)
             for planted in campaign.due(None):  # two conversations have no last one for the tours to precede
-                _record(planted, story, summary, runs_out, plans)
+                record_planted(
+                    planted, story, summary, runs_out, cli_user=plans.cli_user, worker=plans.worker
+                )
             site.finish()
             connection.execute(delete(schema.sys_history).where(schema.sys_history.c.tstamp < story.horizon))
             oldest = oldest_retained_tstamp(connection)
@@ -198,7 +167,7 @@ def generate(
         if progress is not None:
             progress(Progress(total, total, rows, seconds))
         if manifest is not None:
-            _write_summary(manifest, story, seed, summary, oldest, target)
+            write_summary(manifest, story, seed, summary, oldest, target)
     return GenerateReport(describe(target), summary, rows, seconds, manifest)
 
 
@@ -303,166 +272,6 @@ def _conversations(
         scenario = rng.choices(scenarios, weights)[0]
         yield from campaign.due(at)
         yield scenario(Writer(site, story, rng, at, notices, canary, plans.everyday))
-
-
-def _record(planted: Planted, story: Story, summary: Summary, out: IO[str] | None, plans: Plans) -> None:
-    summary.conversations += 1
-    for case, count in planted.cases.items():
-        summary.planted_cases[case] = summary.planted_cases.get(case, 0) + count
-    by_record: dict[str, list[Write]] = {}
-    for run in planted.runs:
-        for write in run.writes:
-            by_record.setdefault(write.record.ref, []).append(write)
-    readings = {
-        ref: RecordReading(writes[0].record, writes, horizon=story.horizon, cli_user=plans.cli_user)
-        for ref, writes in by_record.items()
-    }
-    summary.claims_unwritten += len(planted.claims_unwritten)
-    summary.notice_disagreements += len(planted.notice_disagreements)
-    summary.stuck_conversations += int(planted.stuck)
-    claims = {uuid for _, uuid in planted.claims_unwritten}
-    disagreements = {uuid for _, uuid in planted.notice_disagreements}
-    for run in planted.runs:
-        summary.runs += 1
-        answer = run.completed_answer
-        if answer is not None and answer[1] == "nothingSaved":
-            first = summary.first_notice_at
-            summary.first_notice_at = answer[0] if first is None else min(first, answer[0])
-        expected: list[tuple[int, str, Expected]] = []
-        for write in run.writes:
-            reading = readings[write.record.ref]
-            outcome = expected_write(write, reading, oldest_retained=story.horizon, window_s=story.window_s)
-            expected.append((write.event_uid, write.record.ref, outcome))
-            summary.own_rows_misread += int(reading.misread(write))
-            if planted.processing is not None:
-                _count(summary.writes_by_processing, planted.processing.value)
-                if planted.processing == plans.worker.processing and plans.worker.restarted_between(
-                    write.written_at, write.written_at + story.window_s
-                ):
-                    summary.worker_writes_with_a_restart_in_their_window += 1
-        summary.writes += len(expected)
-        last_write = max((w.written_at for w in run.writes), default=None)
-        due = last_write is not None and window_closed(last_write, story.now, story.window_s)
-        outcome: str | None = None
-        if expected:
-            outcome = run_outcome([e.outcome for _, _, e in expected])
-            if due:
-                _count(summary.runs_by_outcome, outcome)
-                for _, _, e in expected:
-                    _count(summary.writes_by_outcome, e.outcome)
-                    if e.reason:
-                        _count(summary.unknown_by_reason, e.reason)
-            else:
-                summary.runs_inside_window += 1
-        if out is not None:
-            line = {
-                "run": run.uuid,
-                "conversation": planted.conversation,
-                "configuration": run.chat.configuration,
-                "skill": run.chat.skill,
-                "processing": None if planted.processing is None else planted.processing.value,
-                "cases": dict(sorted(planted.cases.items())),
-                "status": run.status,
-                "last_write_at": last_write,
-                "due": due,
-                "outcome": outcome,
-                "claims_unwritten": run.uuid in claims,
-                "answer": None if answer is None else {"at": answer[0], "notice": answer[1]},
-                "notice_disagrees": run.uuid in disagreements,
-                "writes": [
-                    {
-                        "event": uid,
-                        "record": ref,
-                        "outcome": e.outcome,
-                        "reason": e.reason,
-                        "edit_scope": e.edit_scope,
-                    }
-                    for uid, ref, e in expected
-                ],
-            }
-            out.write(json.dumps(line, separators=(",", ":")) + "\n")
-
-
-def _count(counts: dict[str, int], key: str) -> None:
-    counts[key] = counts.get(key, 0) + 1
-
-
-def _write_summary(
-    manifest: Path, story: Story, seed: int, summary: Summary, oldest: int | None, target: URL
-) -> None:
-    def day(unix: int) -> str:
-        return datetime.fromtimestamp(unix, UTC).date().isoformat()
-
-    document: dict[str, Any] = {
-        "database": describe(target),
-        "seed": seed,
-        "now": datetime.fromtimestamp(story.now, UTC).isoformat(),
-        "window_days": story.window_s // DAY,
-        "release": {
-            "date": day(story.release),
-            "label": "Prompt rule: claim a change only on a write result",
-        },
-        "notice_since": day(story.notice_since),
-        "run_record_since": day(story.run_record_since),
-        "canary": {
-            "configuration": CANARY_CONFIGURATION,
-            "stable": SEO_CONFIGURATION,
-            "since": day(story.canary_since),
-            "share_of_seo_tours": CANARY_SHARE,
-            "promoted": day(story.canary_promoted),
-            "share_of_seo_tours_promoted": CANARY_PROMOTED_SHARE,
-            "edit_share_of_kept_records": CANARY_EDIT_SHARE,
-        },
-        "campaign": {
-            "weeks": [day(week) for week in story.campaign_weeks()],
-            "tours": summary.campaign_tours,
-        },
-        "history_horizon": oldest,
-        "conversation_1": {
-            "uid": 1,
-            "story": "000_6007b8db2f9b43d2.txt: six approved cards on one page, then a denial",
-        },
-        "summary": summary.__dict__,
-        "runs_file": _runs_file(manifest).name,
-    }
-    manifest.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _check_manifest(manifest: Path) -> None:
-    """The manifest can be written where it is to go; RunrecordError, before anything is written, if not."""
-    folder = manifest.parent
-    if not folder.exists():
-        problem = f"{folder} does not exist"
-    elif not folder.is_dir():
-        problem = f"{folder} is not a directory"
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        problem = f"{folder} is not writable"
-    elif manifest.is_dir():
-        problem = "it is a directory"
-    else:
-        return
-    raise RunrecordError(f"cannot write the manifest {manifest}: {problem}")
-
-
-def _runs_file(manifest: Path) -> Path:
-    return manifest.with_name(manifest.name.removesuffix(".json") + ".runs.jsonl")
-
-
-@contextmanager
-def _manifest_writer(manifest: Path | None) -> Iterator[IO[str] | None]:
-    if manifest is None:
-        yield None
-        return
-    _check_manifest(manifest)  # entered after the target was found usable, before anything is written
-    runs_file = _runs_file(manifest)
-    partial = runs_file.with_name(runs_file.name + ".partial")
-    try:
-        with partial.open("w", encoding="utf-8") as out:
-            yield out
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, runs_file)
 
 
 @contextmanager
