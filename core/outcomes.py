@@ -555,31 +555,3 @@ def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
         first_change_after_s=None,
         decided_by=(),
     )
-
-
-# --- the part a history row played, as the Run page names it ----------------------------------------------
-
-
-class RowPart(StrEnum):
-    """What a history row of the written record was to W's stored outcome, read from its decided_by alone."""
-
-    EVIDENCE = "evidence: the write's own row, or the last row inserted before it"
-    DECIDED = "decided the outcome"
-    BEFORE = "inserted before the write"
-    IN_WINDOW = "in the window, did not decide it (an AI write, a draft, automation, or no modification)"
-    AFTER_WINDOW = "after the window"
-    NOT_RECORDED = "in the window or around it (which rows decided is not recorded)"
-
-
-def row_part(uid: int, tstamp: int, decided_by: Sequence[int] | None, closes: int) -> RowPart:
-    """The part a row played, from the outcome's stored decided_by (evidence first, then the deciding rows)
-    and the row's place in insertion order; never a derivation again (DESIGN.md rules 3 and 4)."""
-    if decided_by is None:
-        return RowPart.AFTER_WINDOW if tstamp > closes else RowPart.NOT_RECORDED
-    if decided_by and uid == decided_by[0]:
-        return RowPart.EVIDENCE
-    if uid in decided_by:
-        return RowPart.DECIDED
-    if decided_by and uid < decided_by[0]:
-        return RowPart.BEFORE
-    return RowPart.AFTER_WINDOW if tstamp > closes else RowPart.IN_WINDOW
