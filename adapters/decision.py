@@ -1,9 +1,11 @@
-"""core.outcomes' decision tables compiled into SQL CASE expressions (DESIGN.md, "The data path").
+"""core.outcomes' decision tables compiled into SQL CASE expressions, and core.window's spans into SQL
+conditions (DESIGN.md, "The data path").
 
 WRITE_DECISION, EDIT_SCOPE_DECISION and PRECEDENCE are read here, row by row, in their order; each test is
 stated once over the columns of a write's facts (`FactColumns`, aggregated by adapters.derive_batch). A table
 changed in core changes this SQL with it; core.outcomes.decide reads the same tables in Python, and the
-differential tests hold the two together.
+differential tests hold the two together. A span (core.window.HUMAN_ROWS, DELETES) is compiled by `in_span`
+over a history row's columns and its write's own row and window end, the way core.window.in_span reads it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from core.outcomes import (
     ScopeTest,
     WriteTest,
 )
+from core.window import Inserted, Span, Stamped
 
 
 @dataclass(frozen=True)
@@ -140,3 +143,35 @@ def ranked(highest: ColumnElement[Any]) -> ColumnElement[Any]:
 def reaches_back(written_at: ColumnElement[int], oldest: int | None) -> ColumnElement[bool]:
     """Whether the oldest row left in sys_history is at or before the write (history_reaches_back)."""
     return false() if oldest is None else written_at >= oldest
+
+
+@dataclass(frozen=True)
+class SpanColumns:
+    """The SQL columns a span's bounds compare: a history row's uid and tstamp, and its write's own row (the
+    evidence boundary, 0 without one) and window end (t + window)."""
+
+    uid: ColumnElement[Any]
+    tstamp: ColumnElement[Any]
+    own_row: ColumnElement[Any]
+    closes: ColumnElement[Any]
+
+
+def inserted_in(inserted: Inserted, columns: SpanColumns) -> ColumnElement[bool]:
+    """core.window.inserted_in, in SQL."""
+    if inserted is Inserted.AFTER_OWN_ROW:
+        return columns.uid > columns.own_row
+    raise NotImplementedError(f"no SQL for {inserted}")
+
+
+def stamped_in(stamped: Stamped, columns: SpanColumns) -> ColumnElement[bool]:
+    """core.window.stamped_in, in SQL."""
+    if stamped is Stamped.UP_TO_CLOSE:
+        return columns.tstamp <= columns.closes
+    if stamped is Stamped.AFTER_CLOSE:
+        return columns.tstamp > columns.closes
+    return true()
+
+
+def in_span(span: Span, columns: SpanColumns) -> ColumnElement[bool]:
+    """core.window.in_span, in SQL: the row lies where the span starts and within its time."""
+    return and_(inserted_in(span.inserted, columns), stamped_in(span.stamped, columns))

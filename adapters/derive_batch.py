@@ -72,6 +72,7 @@ from core.outcomes import (
     WriteTest,
 )
 from core.table_names import is_table_name
+from core.window import DELETES, HUMAN_ROWS
 
 # The actions whose rows change the live record's fields.
 _CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
@@ -292,25 +293,31 @@ def _presence_of(table: RecordTable, recuid: ColumnElement[int]) -> ColumnElemen
 def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     """The rows of each due write's window, and the deletes after it (DESIGN.md rules 2 and 4).
 
-    A window row is inserted after W's own row (uid above its boundary), stamped up to t + window, records
-    the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it); automation's
-    rows are kept only where a rule asks about them (its changes and deletes). A delete inserted after W's
-    own row but stamped after the window is kept too, out of the window (rule 2: a record gone counts as
-    DISCARDED unless its delete came only after the window)."""
+    The rows of core.window's spans: HUMAN_ROWS (inserted after W's own row, stamped up to t + window) and
+    DELETES (inserted after W's own row, stamped at any time), compiled by adapters.decision. A row kept
+    records the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it);
+    automation's rows are kept only where a rule asks about them (its changes and deletes). `in_window` says
+    which rows lie in HUMAN_ROWS; the others are the deletes stamped after the window (rule 2: a record gone
+    counts as DISCARDED unless its delete came only after the window)."""
+    if DELETES.inserted is not HUMAN_ROWS.inserted:
+        raise NotImplementedError("one join holds the window's rows and the deletes while both start alike")
     dialect = connection.dialect.name
     m, h, own = own_rows.batch_match, own_rows.batch_history, own_rows.batch_own
-    closes = m.c.written_at + settings.window_s
+    span = decision.SpanColumns(
+        uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
+    )
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
     ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
-    in_window = h.c.tstamp <= closes
+    in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
     after = and_(
         same_record(dialect, m, h),
         h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
-        h.c.uid > m.c.boundary,
+        decision.inserted_in(HUMAN_ROWS.inserted, span),
         h.c.live == 1,
         or_(delete, ~ai_row),
     )
+    in_deletes = and_(delete, decision.stamped_in(DELETES.stamped, span))
     rows = (
         select(
             m.c.event_uid,
@@ -322,7 +329,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
             h.c.automation,
             case((in_window, 1), else_=0),
         )
-        .select_from(m.join(h, and_(after, or_(in_window, delete), asked)))
+        .select_from(m.join(h, and_(after, or_(in_window, in_deletes), asked)))
         .where(m.c.due == 1)
     )
     connection.execute(insert(batch_window).from_select([c.name for c in batch_window.c], rows))

@@ -37,12 +37,12 @@ from datetime import date, timedelta
 import numpy as np
 
 from core.alerts import ALERT_GRAIN, Alert, alerts, checks, compared
-from core.comparison import Figures
 from core.counting import Count
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
 from core.periods import Grain, open_from, period_start, unix_of
 from core.time import DAY_S
+from core.two_sided import Figures
 
 WINDOW_S = 7 * DAY_S  # RUNRECORD_WINDOW_DAYS' default
 START = date(2026, 1, 5)  # a Monday: the first day of history

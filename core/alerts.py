@@ -18,7 +18,7 @@ it, not to today), so every measurement while a week is the newest closed one ma
 with the same figures and reaches the same alerts, which the table's key then writes once.
 
 A comparison is tested only when both sides are shown and hold data: a configuration or skill with fewer than
-MIN_GROUP_RUNS runs in any period of a side is too few to show (core.comparison.side_of, DESIGN.md
+MIN_GROUP_RUNS runs in any period of a side is too few to show (core.two_sided.side_of, DESIGN.md
 "Privacy"). The comparisons one measurement tests — every rate, group and check — are corrected together
 (core.multiple_testing: Benjamini–Hochberg at q = 0.05), and a tested comparison is an alert when the
 correction rejects it (its adjusted p is at most q) and its verdict is significant (core.verdicts: p < 0.05,
@@ -33,12 +33,13 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from enum import StrEnum
 
-from core.comparison import DEFAULT_WEEKS, RATE_METRICS, Figures, side_of
+from core.comparison import DEFAULT_WEEKS, RATE_METRICS
 from core.groups import Group
 from core.metrics import Metric
 from core.multiple_testing import FALSE_DISCOVERY_RATE, adjusted_p_values, rejected
 from core.periods import Grain, Sides, comparison_periods, period_length
 from core.rates import Interval, Proportion, compare
+from core.two_sided import Figures, side_of
 from core.verdicts import is_significant
 
 # The issue behind the alerts: the newest closed week against "the four periods before it summed".

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from operator import attrgetter
 
-from core.window import window_closed, window_closes_at
+from core.window import (
+    DELETES,
+    DELETES_AFTER_WINDOW,
+    HUMAN_ROWS,
+    Span,
+    in_span,
+    window_closed,
+    window_closes_at,
+)
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
@@ -442,14 +450,14 @@ def _classify(
 ) -> WriteOutcome:
     t = write.written_at
     closes = window_closes_at(t, window_s)
-    # DESIGN.md rule 4: the rows inserted after W's own; a delete is DISCARDED whoever made it, an AI run too.
-    after = [
-        row
-        for row in rows
-        if row.uid > match.boundary and row.live and (row.uid not in ai_rows or row.action is Action.DELETE)
-    ]
-    window = [row for row in after if row.tstamp <= closes]
-    deletes = [row for row in after if row.action is Action.DELETE]
+
+    def within(span: Span, row: HistoryRow) -> bool:
+        return in_span(span, uid=row.uid, tstamp=row.tstamp, own_row=match.boundary, closes=closes)
+
+    # DESIGN.md rule 4: live rows no AI write inserted; a delete is DISCARDED whoever made it, an AI run too.
+    counted = [row for row in rows if row.live and (row.uid not in ai_rows or row.action is Action.DELETE)]
+    window = [row for row in counted if within(HUMAN_ROWS, row)]
+    deletes = [row for row in counted if row.action is Action.DELETE and within(DELETES, row)]
     # Automation's rows are no human's (DESIGN.md rule 4), but for its deletes.
     human = [row for row in window if not row.by_automation or row.action is Action.DELETE]
     automation = [row for row in window if row.by_automation and row.action in CHANGE_ACTIONS]
@@ -460,8 +468,8 @@ def _classify(
     facts = WriteFacts(
         target_readable=True,
         gone=presence is not Presence.PRESENT,
-        deleted_in_window=any(row.tstamp <= closes for row in deletes),
-        deleted_after_window=any(row.tstamp > closes for row in deletes),
+        deleted_in_window=any(within(HUMAN_ROWS, row) for row in deletes),
+        deleted_after_window=any(within(DELETES_AFTER_WINDOW, row) for row in deletes),
         evidence=match.evidence,
         history_reaches_back=oldest_retained_tstamp is not None and oldest_retained_tstamp <= t,
         human_actions=frozenset(action for row in human if (action := row.action) is not None),
@@ -478,7 +486,7 @@ def _classify(
         return _unknown(write.event_uid, reason)
     if outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts):
         # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
-        deciding = tuple(row for row in deletes if row.tstamp <= closes)
+        deciding = tuple(row for row in deletes if within(HUMAN_ROWS, row))
     else:
         test = next(test for test, o, _ in WRITE_DECISION if write_test_holds(test, facts))
         action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
@@ -547,31 +555,3 @@ def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
         first_change_after_s=None,
         decided_by=(),
     )
-
-
-# --- the part a history row played, as the Run page names it ----------------------------------------------
-
-
-class RowPart(StrEnum):
-    """What a history row of the written record was to W's stored outcome, read from its decided_by alone."""
-
-    EVIDENCE = "evidence: the write's own row, or the last row inserted before it"
-    DECIDED = "decided the outcome"
-    BEFORE = "inserted before the write"
-    IN_WINDOW = "in the window, did not decide it (an AI write, a draft, automation, or no modification)"
-    AFTER_WINDOW = "after the window"
-    NOT_RECORDED = "in the window or around it (which rows decided is not recorded)"
-
-
-def row_part(uid: int, tstamp: int, decided_by: Sequence[int] | None, closes: int) -> RowPart:
-    """The part a row played, from the outcome's stored decided_by (evidence first, then the deciding rows)
-    and the row's place in insertion order; never a derivation again (DESIGN.md rules 3 and 4)."""
-    if decided_by is None:
-        return RowPart.AFTER_WINDOW if tstamp > closes else RowPart.NOT_RECORDED
-    if decided_by and uid == decided_by[0]:
-        return RowPart.EVIDENCE
-    if uid in decided_by:
-        return RowPart.DECIDED
-    if decided_by and uid < decided_by[0]:
-        return RowPart.BEFORE
-    return RowPart.AFTER_WINDOW if tstamp > closes else RowPart.IN_WINDOW

@@ -25,9 +25,10 @@ from adapters.database import RunrecordError, reported
 from core import alerts as rules
 from core.alert_text import alert_json, alert_line
 from core.alerts import StoredAlert
-from core.comparison import RATE_METRICS, metrics_read
+from core.comparison import RATE_METRICS
 from core.metrics import Metric
 from core.periods import Grain
+from core.two_sided import metrics_read
 from jobs.job_log import JobResult, failure_line
 
 # Each alert's POST: an answer within 5 s, at most 3 tries, 1 s and then 2 s apart. After an alert that could

@@ -1,8 +1,8 @@
 """`runrecord compare METRIC --between configuration:A configuration:B`: one configuration against another.
 
 Like compare --at it reads the stored rates (tx_runrecord_rate, group_kind configuration) rather than
-recomputing; the periods, sums, verdict and the runs still needed are core.between's, the lines and the
-JSON core.between_text's.
+recomputing; the periods are core.between's, the sums, verdict and runs still needed core.two_sided's,
+and the lines and the JSON core.two_sided_text's (framed by core.between_text), the same as compare --at's.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from sqlalchemy import Engine
 from adapters import measure_marks, rates
 from adapters.database import RunrecordError, reported
 from core.between import BetweenReport, between_report, common_periods
-from core.comparison import metrics_read
 from core.groups import Group, GroupKind, parse_group
 from core.metrics import Metric
 from core.periods import Grain
+from core.two_sided import metrics_read
 
 
 def parse_configuration(text: str, option: str) -> Group:

@@ -1,8 +1,8 @@
 """`runrecord release add|list` and `runrecord compare`: dated markers, and rates before and after a date.
 
 compare reads the stored rates (tx_runrecord_rate, as measure-rates wrote them and the dashboard shows them)
-rather than recomputing; the sides, the sums and the verdict are core.comparison's, the lines and the JSON
-core.comparison_text's.
+rather than recomputing; the sides are core.comparison's, the sums and the verdict core.two_sided's, and the
+lines and the JSON core.two_sided_text's (framed by core.comparison_text), the same as compare --between's.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from adapters import measure_marks, rates
 from adapters import releases as markers
 from adapters.database import RunrecordError, reported
 from adapters.releases import MAX_LABEL, Release
-from core.comparison import DEFAULT_WEEKS, RATE_METRICS, ComparisonReport, comparison_report, metrics_read
+from core.comparison import DEFAULT_WEEKS, RATE_METRICS, ComparisonReport, comparison_report
 from core.groups import ALL_RUNS, Group
 from core.metrics import Metric
 from core.periods import Grain, comparison_periods
+from core.two_sided import metrics_read
 
 
 def parse_day(text: str, what: str) -> date:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core.comparison import Side
 from core.formatting import count, percent, plural
+from core.two_sided import Side
 from dashboard.queries.go_on import GO_ON_METRICS, PathSides
 
 TITLE = 'What followed a "go on" while an approval waited'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.comparison import TOO_FEW_TO_SHOW
+from core.two_sided import TOO_FEW_TO_SHOW
 from core.verdicts import Finding, is_move, is_worse
 
 

@@ -1,7 +1,7 @@
 """The Rates page's configuration against configuration: `runrecord compare METRIC --between A B`.
 
-The same stored figures (adapters.rates, group_kind configuration), periods, sums, verdict and runs still
-needed (core.between) as the command, over every closed period both configurations have.
+The same stored figures (adapters.rates, group_kind configuration), periods (core.between), sums, verdict and
+runs still needed (core.two_sided) as the command, over every closed period both configurations have.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from adapters import measure_marks
 from adapters import rates as stored_rates
 from adapters.database import reported
 from core.between import BetweenReport, between_report, common_periods
-from core.comparison import metrics_read
 from core.groups import Group, GroupKind
 from core.metrics import Metric
 from core.periods import Grain
+from core.two_sided import metrics_read
 
 
 def configurations(engine: Engine, grain: str) -> list[tuple[str, date]]:

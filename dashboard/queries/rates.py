@@ -24,7 +24,7 @@ from adapters import rates as stored_rates
 from adapters import releases as markers
 from adapters.database import reported
 from adapters.measure_marks import rates_version
-from core.comparison import ComparisonReport, comparison_report, metrics_read
+from core.comparison import ComparisonReport, comparison_report
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
 from core.formatting import NO_SKILL, group_text
 from core.groups import ALL_RUNS, Group, GroupKind, shown
@@ -32,6 +32,7 @@ from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
 from core.rule_versions import mixing_note, ordered
+from core.two_sided import metrics_read
 
 # Every metric as the page names it (core.metrics, the registry).
 LABELS: dict[str, str] = {definition.metric: definition.label for definition in DEFINITIONS.values()}

@@ -19,7 +19,9 @@ from adapters.history import history_rows
 from adapters.outcomes import StoredWriteOutcome
 from core.events import Event, Segment, write_completeness, write_target
 from core.events import WriteTarget as Target
-from core.outcomes import SAME_SAVE_S, Action, HistoryRow, RowPart, row_part
+from core.outcomes import Action, HistoryRow
+from core.row_parts import RowPart, row_parts
+from core.window import window_closes_at
 from dashboard.queries.common import when
 from dashboard.queries.runs import observed_later
 
@@ -133,32 +135,17 @@ def _history(
     decided_by: Sequence[int] | None,
     window_s: int,
 ) -> tuple[list[dict[str, Any]], set[int]]:
-    """The record's retained history rows around the write, each marked by the part it played, and the
-    stored deciding rows that are no longer retained.
-
-    Around the write: the rows inserted from its evidence row on (uid order; TYPO3 stamps a row with the
-    start of the process that wrote it, so an AI row may be stamped days before the write) up to the window's
-    end, and the deletes after it; without a recorded evidence row, the rows stamped from the write on."""
+    """The record's retained history rows around the write, each marked by the part it played
+    (core.row_parts, from the stored decided_by), and the stored deciding rows that are no longer retained."""
     t = event.crdate
-    closes = t + window_s
-    rows = history_rows(connection, {target.table: [target.uid]}, keys_from=0, keys_to=closes).get(
-        (target.table, target.uid), []
-    )
-    decided = set(decided_by or ())
-    head = decided_by[0] if decided_by else None
-    ordered = sorted(rows, key=lambda row: row.uid)
-    shown = [row for row in ordered if row.uid in decided or _around(row, t, closes, head)]
-    marked = [_history_row(row, t, closes, decided_by) for row in shown]
-    return marked, decided - {row.uid for row in rows}
+    rows = history_rows(
+        connection, {target.table: [target.uid]}, keys_from=0, keys_to=window_closes_at(t, window_s)
+    ).get((target.table, target.uid), [])
+    marked = [_history_row(row, part, t) for row, part in row_parts(rows, t, window_s, decided_by)]
+    return marked, set(decided_by or ()) - {row.uid for row in rows}
 
 
-def _around(row: HistoryRow, t: int, closes: int, head: int | None) -> bool:
-    if row.tstamp > closes:
-        return row.action is Action.DELETE
-    return row.uid >= head if head is not None else row.tstamp >= t - SAME_SAVE_S
-
-
-def _history_row(row: HistoryRow, t: int, closes: int, decided_by: Sequence[int] | None) -> dict[str, Any]:
+def _history_row(row: HistoryRow, part: RowPart, t: int) -> dict[str, Any]:
     action = row.action
     return {
         "history uid": row.uid,
@@ -166,7 +153,7 @@ def _history_row(row: HistoryRow, t: int, closes: int, decided_by: Sequence[int]
         "after the write": duration(row.tstamp - t),
         "action": ACTIONS[action] if action is not None else f"action {row.actiontype}",
         "fields": ", ".join(sorted(row.fields)) if row.fields else "",
-        "part": row_part(row.uid, row.tstamp, decided_by, closes).value,
+        "part": part.value,
     }
 
 

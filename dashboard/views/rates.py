@@ -7,8 +7,6 @@ from adapters import schema
 from dashboard import state
 from dashboard.components import (
     alerts,
-    between,
-    comparison,
     configuration_pair,
     data_as_of,
     edit_scope,
@@ -24,6 +22,7 @@ from dashboard.components import (
     release_marker,
     rule_versions,
     survival_chart,
+    two_sided,
 )
 from dashboard.queries import between as between_queries
 from dashboard.queries import rates
@@ -75,7 +74,7 @@ else:
     with guard.reading():
         report = state.before_after(url, data, chosen_metric, chosen_grain, marker[0], int(weeks), now)
         go_on = state.go_on_split(url, data, chosen_grain, marker[0], int(weeks), now)
-    comparison.show(report, rates.LABELS[chosen_metric], key="comparison")
+    two_sided.show(report, rates.LABELS[chosen_metric], key="comparison")
     go_on_split.show(go_on, chosen_metric, key="go_on_split")
 
 st.header("Observed outcome mix")
@@ -112,7 +111,10 @@ elif pair is not None:
         against = state.configuration_against_configuration(
             url, data, between_metric, chosen_grain, pair[0], pair[1], now
         )
-    between.show(against, rates.LABELS[between_metric], key="between")
+    if against is None:
+        st.info("These two configurations have no closed period of this rate in common yet.")
+    else:
+        two_sided.show(against, rates.LABELS[between_metric], key="between")
 
 st.header("Survival of AI text")
 with guard.reading():

@@ -24,7 +24,7 @@ def _comparison(metric: str, before: int, after: int, per_side: int) -> None:
     from core.groups import ALL_RUNS
     from core.metrics import Metric
     from core.periods import Grain, comparison_periods, open_from
-    from dashboard.components import comparison
+    from dashboard.components import two_sided
     from dashboard.queries.rates import LABELS
 
     at = date(2026, 10, 12)
@@ -47,7 +47,7 @@ def _comparison(metric: str, before: int, after: int, per_side: int) -> None:
         releases=(),
         first_open=open_from(long_after, 7 * 86_400, None, Grain.WEEK),
     )
-    comparison.show(report, LABELS[metric], key="comparison")
+    two_sided.show(report, LABELS[metric], key="comparison")
 
 
 def _between(metric: str, first: int, second: int, per_side: int) -> None:
@@ -59,7 +59,7 @@ def _between(metric: str, first: int, second: int, per_side: int) -> None:
     from core.groups import Group, GroupKind
     from core.metrics import Metric
     from core.periods import Grain
-    from dashboard.components import between
+    from dashboard.components import two_sided
     from dashboard.queries.rates import LABELS
 
     week = date(2026, 10, 5)
@@ -71,7 +71,7 @@ def _between(metric: str, first: int, second: int, per_side: int) -> None:
     report = between_report(
         Metric(metric), Grain.WEEK, groups, (week,), (figures[0], figures[1]), first_open=date(2026, 11, 2)
     )
-    between.show(report, LABELS[metric], key="between")
+    two_sided.show(report, LABELS[metric], key="between")
 
 
 def _run(script: Callable[..., None], *args: object) -> AppTest:

@@ -17,9 +17,9 @@ from streamlit.testing.v1.element_tree import Dataframe
 from adapters import schema
 from adapters.conversations import load_conversation
 from adapters.database import make_engine, parse_url, sqlite_path
-from core.outcomes import RowPart
 from core.record_rebuild import rebuild_record
 from core.record_text import describe
+from core.row_parts import RowPart
 from dashboard.queries.run import run_detail
 from dashboard.queries.run_writes import DECIDED, EVIDENCE, NOT_RECORDED
 from data.builder import Installation

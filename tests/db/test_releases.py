@@ -136,7 +136,8 @@ def test_compare_prints_both_sides_the_difference_the_test_and_a_significant_dro
         and ": 1 / 21 = 4.8%" in line
         for line in lines
     )
-    assert any("difference −25.2 points, 95% CI" in line and "p = 0.0" in line for line in lines)
+    difference = "difference −25.2 points (after − before), 95% CI"
+    assert any(difference in line and "p = 0.0" in line for line in lines)
     assert "  → fell significantly: better" in lines  # p < 0.05 decides, though the interval spans ±20 points
     assert any(
         line.startswith("  rule: significant when the two-sided two-proportion z-test") for line in lines

@@ -104,7 +104,7 @@ def test_a_period_whose_runs_were_derived_under_two_rule_versions_says_so_beside
     assert text.exit_code == 0, text.output
     lines = text.output.splitlines()
     before = next(n for n, line in enumerate(lines) if line.startswith("  before  "))
-    assert lines[before + 1] == f"  before  {BOTH}"
+    assert lines[before + 1] == f"  before {BOTH}"
     assert not any(line.startswith("  after ") and "mixes" in line for line in lines)
     assert document["before"]["rule_versions"] == [OLD_RULE_VERSION, RULE_VERSION]
     assert document["after"]["rule_versions"] == [RULE_VERSION]

@@ -89,10 +89,12 @@ def test_a_comparison_needs_a_period_both_have() -> None:
 def test_a_large_rise_of_edited_on_large_sides_is_significantly_higher_and_worse() -> None:
     found = report(weekly(40, 200, 220), weekly(120, 200, 220))
 
-    assert found.verdict == "significantly higher: worse"
-    assert found.comparison is not None and found.comparison.difference == pytest.approx(0.4)
-    assert found.needed is not None and found.needed.per_side == 0
-    assert (found.needed.first.more, found.needed.second.more) == (0, 0)
+    assert found.two_sided.verdict == "significantly higher: worse"
+    assert found.two_sided.comparison is not None and found.two_sided.comparison.difference == pytest.approx(
+        0.4
+    )
+    assert found.two_sided.needed is not None and found.two_sided.needed.per_side == 0
+    assert (found.two_sided.needed.first.more, found.two_sided.needed.second.more) == (0, 0)
 
 
 def test_a_side_with_fewer_than_five_runs_in_any_period_is_too_few_to_show() -> None:
@@ -101,8 +103,8 @@ def test_a_side_with_fewer_than_five_runs_in_any_period_is_too_few_to_show() -> 
 
     found = report(weekly(2, 10, 12), canary)
 
-    assert found.verdict == "too few to show"
-    assert found.comparison is None and found.needed is None
+    assert found.two_sided.verdict == "too few to show"
+    assert found.two_sided.comparison is None and found.two_sided.needed is None
     assert "too_few_to_show" in json.dumps(between_json(found))
     assert not any("8 /" in line or "/ 50" in line for line in between_text(found) if "canary" in line)
 
@@ -110,19 +112,21 @@ def test_a_side_with_fewer_than_five_runs_in_any_period_is_too_few_to_show() -> 
 def test_a_large_rise_of_edited_on_small_sides_is_significantly_higher_and_worse_however_wide() -> None:
     found = report(weekly(2, 10, 12), weekly(8, 10, 12))
 
-    assert found.verdict == "significantly higher: worse"
-    assert found.comparison is not None and found.comparison.difference_interval is not None
-    assert found.comparison.difference_interval.half_width > 0.05
-    assert found.needed is not None and found.needed.per_side == 0
+    assert found.two_sided.verdict == "significantly higher: worse"
+    assert (
+        found.two_sided.comparison is not None and found.two_sided.comparison.difference_interval is not None
+    )
+    assert found.two_sided.comparison.difference_interval.half_width > 0.05
+    assert found.two_sided.needed is not None and found.two_sided.needed.per_side == 0
 
 
 def test_a_small_difference_on_small_sides_is_too_few_to_tell_and_says_what_each_side_lacks() -> None:
     found = report(weekly(2, 10, 12), weekly(3, 10, 12))
 
-    assert found.verdict == "too few to tell"
-    assert found.comparison is not None and found.comparison.p_value is not None
-    assert found.comparison.p_value >= 0.05
-    needed = found.needed
+    assert found.two_sided.verdict == "too few to tell"
+    assert found.two_sided.comparison is not None and found.two_sided.comparison.p_value is not None
+    assert found.two_sided.comparison.p_value >= 0.05
+    needed = found.two_sided.needed
     assert needed is not None and needed.per_side == runs_per_side(0.2, 0.3)
     assert needed.first.have == 50 and needed.first.more == needed.per_side - 50
     assert needed.first.weekly == 10 and needed.first.weeks == -(-needed.first.more // 10)
@@ -134,8 +138,8 @@ def test_the_weekly_volume_is_the_denominator_of_the_spans_last_seven_days() -> 
 
     found = report(stable, canary)
 
-    assert found.needed is not None
-    assert (found.needed.first.weekly, found.needed.second.weekly) == (30, 20)
+    assert found.two_sided.needed is not None
+    assert (found.two_sided.needed.first.weekly, found.two_sided.needed.second.weekly) == (30, 20)
 
 
 def test_the_text_names_both_configurations_the_span_the_difference_and_the_rule() -> None:

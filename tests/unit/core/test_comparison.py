@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from core.comparison import comparison_report, metrics_read
+from core.comparison import comparison_report
 from core.comparison_text import comparison_json, comparison_line, comparison_text
 from core.counting import Count
 from core.groups import ALL_RUNS, Group, GroupKind
@@ -12,6 +12,7 @@ from core.metrics import Metric
 from core.periods import Grain, comparison_periods, open_from
 from core.sample_size import runs_per_side
 from core.time import DAY_S
+from core.two_sided import metrics_read
 
 AT = date(2026, 10, 12)  # a Monday
 WEEK_S = 7 * DAY_S
@@ -55,7 +56,7 @@ def test_both_sides_sum_their_periods_and_a_large_drop_of_a_bad_rate_reads_bette
     assert (report.before.proportion.numerator, report.before.proportion.denominator) == (120, 600)
     assert (report.after.proportion.numerator, report.after.proportion.denominator) == (12, 600)
     assert report.before.open_periods == report.after.open_periods == 0
-    assert report.verdict == "fell significantly: better"
+    assert report.two_sided.verdict == "fell significantly: better"
     assert comparison_line(report).endswith(": fell significantly: better")
 
 
@@ -76,7 +77,7 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show() -> No
     )
 
     assert not report.before.shown and report.after.shown
-    assert report.comparison is None and report.verdict == "too few to show"
+    assert report.two_sided.comparison is None and report.two_sided.verdict == "too few to show"
     assert "numerator" not in comparison_json(report)["before"]
 
 
@@ -118,8 +119,8 @@ def test_too_few_to_tell_gives_each_sides_runs_needed_and_weeks_at_its_newest_we
         first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
     )
 
-    needed = report.needed
-    assert report.verdict == "too few to tell" and needed is not None
+    needed = report.two_sided.needed
+    assert report.two_sided.verdict == "too few to tell" and needed is not None
     per_side = runs_per_side(12 / 80, 5 / 30)
     assert needed.per_side == per_side
     assert (needed.first.have, needed.first.more, needed.first.weekly) == (80, per_side - 80, 40)
@@ -143,6 +144,6 @@ def test_a_told_verdict_needs_no_more_runs_and_prints_none() -> None:
         first_open=open_from(LONG_AFTER, WEEK_S, None, Grain.WEEK),
     )
 
-    assert report.needed is not None and report.needed.per_side == 0
+    assert report.two_sided.needed is not None and report.two_sided.needed.per_side == 0
     assert not any("each side needs" in line for line in comparison_text(report))
     assert comparison_json(report)["needed"]["per_side"] == 0

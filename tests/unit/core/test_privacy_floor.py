@@ -56,8 +56,8 @@ def test_compare_at_a_date_shows_a_side_only_when_no_period_of_it_has_one_to_fou
     )
 
     assert report.before.shown and report.after.shown is shown
-    assert (report.comparison is not None) is shown
-    assert (report.verdict == "too few to show") is not shown
+    assert (report.two_sided.comparison is not None) is shown
+    assert (report.two_sided.verdict == "too few to show") is not shown
     after_line = next(line for line in comparison_text(report) if line.startswith("  after"))
     assert ("too few to show" in after_line) is not shown
     assert ("numerator" in comparison_json(report)["after"]) is shown
@@ -74,9 +74,11 @@ def test_compare_between_configurations_shows_a_side_only_when_no_period_of_it_h
 
     report = between_report(METRIC, Grain.WEEK, (OTHER, GROUP), span, (first, second), first_open=FIRST_OPEN)
 
-    assert report.first.shown and report.second.shown is shown
-    assert (report.comparison is not None) is shown and (report.needed is not None) is shown
-    assert (report.verdict == "too few to show") is not shown
+    assert report.two_sided.first.shown and report.two_sided.second.shown is shown
+    assert (report.two_sided.comparison is not None) is shown and (
+        report.two_sided.needed is not None
+    ) is shown
+    assert (report.two_sided.verdict == "too few to show") is not shown
     line = next(line for line in between_text(report) if line.startswith("  content-assistant:"))
     assert ("too few to show" in line) is not shown
     assert ("numerator" in between_json(report)["second"]) is shown
@@ -120,4 +122,4 @@ def test_all_runs_are_shown_whatever_a_period_holds() -> None:
         first_open=FIRST_OPEN,
     )
 
-    assert report.before.shown and report.after.shown and report.comparison is not None
+    assert report.before.shown and report.after.shown and report.two_sided.comparison is not None

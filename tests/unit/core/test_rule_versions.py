@@ -102,5 +102,5 @@ def test_a_side_of_a_comparison_mixes_rule_versions_when_its_periods_do() -> Non
     lines = comparison_text(report)
 
     assert report.before.rule_versions == (OLD, NEW) and report.after.rule_versions == (NEW,)
-    assert f"  before  mixes runs derived under rules {OLD} and {NEW}" in lines
+    assert f"  before mixes runs derived under rules {OLD} and {NEW}" in lines
     assert not any(line.startswith("  after") and "mixes" in line for line in lines)

@@ -11,8 +11,13 @@ from core.outcomes import is_due
 from core.periods import Grain, is_open, open_from, period_length, period_start, unix_of
 from core.time import DAY_S
 from core.window import (
+    DELETES,
+    DELETES_AFTER_WINDOW,
+    HUMAN_ROWS,
     MIN_WINDOW_S,
     InvalidWindowError,
+    Span,
+    in_span,
     window_closed,
     window_closes_at,
     window_cutoff,
@@ -69,3 +74,30 @@ def test_a_period_is_open_while_the_window_of_a_run_ending_in_its_last_second_is
 def test_no_cutoff_for_a_window_shorter_than_a_day(window_s: int) -> None:
     with pytest.raises(InvalidWindowError):
         window_cutoff(T, window_s)
+
+
+# --- the window's spans -------------------------------------------------------------------------------------
+
+OWN_ROW = 100
+CLOSES = T + WINDOW
+
+
+@pytest.mark.parametrize(
+    ("span", "uid", "tstamp", "inside"),
+    [
+        (HUMAN_ROWS, OWN_ROW + 1, CLOSES, True),
+        (HUMAN_ROWS, OWN_ROW + 1, CLOSES + 1, False),
+        (HUMAN_ROWS, OWN_ROW, T, False),
+        (HUMAN_ROWS, OWN_ROW + 1, T - DAY_S, True),  # stamped before t, inserted after W's own row
+        (DELETES, OWN_ROW + 1, CLOSES + 30 * DAY_S, True),
+        (DELETES, OWN_ROW - 1, CLOSES, False),
+        (DELETES_AFTER_WINDOW, OWN_ROW + 1, CLOSES + 1, True),
+        (DELETES_AFTER_WINDOW, OWN_ROW + 1, CLOSES, False),
+    ],
+)
+def test_a_span_holds_the_rows_inserted_after_the_writes_own_row_and_stamped_where_it_says(
+    span: Span, uid: int, tstamp: int, inside: bool
+) -> None:
+    found = in_span(span, uid=uid, tstamp=tstamp, own_row=OWN_ROW, closes=CLOSES)
+
+    assert found is inside
