@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import table as table_clause
 
-from adapters import decision, derive_save, derive_scope, own_rows, schema
+from adapters import decision, derive_save, derive_scope, own_rows, own_rows_scratch, schema
 from adapters import write_targets as targets
 from adapters.derive_scratch import (
     BATCH_TABLES,
@@ -302,7 +302,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     if DELETES.inserted is not HUMAN_ROWS.inserted:
         raise NotImplementedError("one join holds the window's rows and the deletes while both start alike")
     dialect = connection.dialect.name
-    m, h, own = own_rows.batch_match, own_rows.batch_history, own_rows.batch_own
+    m, h, own = own_rows_scratch.batch_match, own_rows_scratch.batch_history, own_rows_scratch.batch_own
     span = decision.SpanColumns(
         uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
     )
@@ -359,7 +359,7 @@ def _window_counts() -> Select[Any]:
 
 
 def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
-    w, r, m, k = batch_write, batch_record, own_rows.batch_match, batch_keys
+    w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
     written_fields = case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
@@ -431,7 +431,7 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     evidence row (its own row, else the last row inserted by its moment), then the window's rows of the
     action that decided, or every delete of the window for a record that is gone (rule 2)."""
     dialect = connection.dialect.name
-    f, m, u = batch_fact, own_rows.batch_match, batch_window
+    f, m, u = batch_fact, own_rows_scratch.batch_match, batch_window
     columns = ["event_uid", "uid"]
     evidence = (
         select(m.c.event_uid, m.c.boundary)

@@ -17,7 +17,7 @@ from sqlalchemy import (
     union,
 )
 
-from adapters import own_rows, schema
+from adapters import own_rows_scratch, schema
 from adapters.derive_scratch import (
     batch_changed,
     batch_draft_of,
@@ -55,7 +55,7 @@ def fill_keys(connection: Connection, statistics: Statistics) -> None:
     anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
     record's draft rows since its previous publish)."""
     dialect = connection.dialect.name
-    h, w, m, a = own_rows.batch_history, batch_window, own_rows.batch_match, batch_window_agg
+    h, w, m, a = own_rows_scratch.batch_history, batch_window, own_rows_scratch.batch_match, batch_window_agg
     record = (h.c.tablename, h.c.recuid, h.c.uid)
     publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
     connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
@@ -105,7 +105,7 @@ def fill_scope(connection: Connection, statistics: Statistics) -> None:
     ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
     if ordinals is not None:
         _fill_ordinals(connection)
-    m, k, w, d = own_rows.batch_match, batch_keys, batch_window, batch_draft_of
+    m, k, w, d = own_rows_scratch.batch_match, batch_keys, batch_window, batch_draft_of
     bookkeeping = sorted(BOOKKEEPING_FIELDS)
     source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
     written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
@@ -181,7 +181,7 @@ def _fill_reverted(connection: Connection) -> None:
     field it wrote, the last human change of that field in its window (or a later human change whose keys
     cannot be read) is a modify whose newRecord value equals W's own row's oldRecord value."""
     dialect = connection.dialect.name
-    m, wr, c, ua = own_rows.batch_match, batch_written, batch_changed, batch_unreadable_agg
+    m, wr, c, ua = own_rows_scratch.batch_match, batch_written, batch_changed, batch_unreadable_agg
     last_named = func.max(c.c.uid)
     unreadable = ua.c.last_human
     latest = case(

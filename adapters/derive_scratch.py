@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import Column, Index, MetaData, SmallInteger, String, Table, Text
 from sqlalchemy.dialects import mysql
 
-from adapters import own_rows
+from adapters import own_rows_scratch
 from adapters.dialect.session import integer_column, temporary_table
 from core.outcomes import WINDOW_TESTS, Action
 from core.table_names import MAX_TABLE_NAME
@@ -222,4 +222,4 @@ _INDEXES = (
     Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
     Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
 )
-BATCH_TABLES = (*own_rows.TABLES.tables.values(), *_scratch.tables.values())
+BATCH_TABLES = (*own_rows_scratch.TABLES.tables.values(), *_scratch.tables.values())

@@ -1,0 +1,175 @@
+"""The temporary tables in which adapters.own_rows matches each write's own row (DESIGN.md rule 3), in the
+job's connection, created with the other batch tables (adapters.derive_scratch):
+
+    batch_ai         every AI write of the batch's records (any run, due or not: the rows each inserted
+                     are AI rows for all), with its channel: the smallest event uid among the record's writes
+                     whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
+    batch_channel    one write of each channel, through which a history row finds its writer's channel
+    batch_writer     per record, its channels, and the one channel and its run where it has only one: the
+                     record's rows then meet that run's backend user once, not a channel per row
+    batch_history    every retained row of the records: live (workspace 0), written by automation (the
+                     `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
+                     minus the named run, of a live add, modify, move or delete), its insertion floor (the
+                     greatest tstamp up to it in uid order), and whether a correlation id names its run
+    batch_named      the runs rows of each record name
+    batch_lane       each AI write's lane and rank i (by written_at, event uid) within it
+    batch_multi      the lanes with more than one write; a lane of one write takes the last of its rows
+                     inserted by W's moment (all of them for a named run), one range of an index
+    batch_candidate  the rows of the lanes with more than one write, numbered in uid order within each
+    batch_pos        of their writes, p_i (the lane's rows inserted by W's moment; all of them for a named
+                     run) and the greedy pos_i = i + min over j >= i of (p_j - j)
+    batch_found      each write's own row (the pos_i-th of its lane), whether it cannot be told
+    batch_match      each write's own row, whether it is unclear, its boundary (the own row, else the last
+                     row inserted by t + SAME_SAVE_S, else 0) and evidence
+    batch_own        the own rows: with the rows a correlation id names, the AI rows of the records
+
+`sys_history.userid` and `be_user` are compared inside adapters.own_rows' statements only; no table here
+holds either (a channel is an event uid).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Index, MetaData, SmallInteger, String, Table
+
+from adapters.dialect.session import integer_column, temporary_table
+from core.table_names import MAX_TABLE_NAME
+
+TABLES = MetaData()
+_NAME = String(MAX_TABLE_NAME)
+
+
+def _temporary(name: str, *columns: Any) -> Table:
+    return temporary_table(TABLES, name, *columns)
+
+
+def _record() -> tuple[Column[str], Column[int]]:
+    return Column("tablename", _NAME, nullable=False), integer_column("recuid")
+
+
+batch_ai = _temporary(
+    "tx_runrecord_batch_ai",
+    integer_column("event_uid", key=True),
+    integer_column("run_uid"),
+    integer_column("written_at"),
+    *_record(),
+    integer_column("channel"),
+    integer_column("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
+    Column("due", SmallInteger, nullable=False),
+)
+batch_channel = _temporary(
+    "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")
+)
+batch_writer = _temporary(
+    "tx_runrecord_batch_writer",
+    *_record(),
+    integer_column("channels"),
+    integer_column("channel"),
+    integer_column("run_uid"),
+)
+batch_history = _temporary(
+    "tx_runrecord_batch_history",
+    integer_column("uid", key=True),
+    Column("tablename", String(255), nullable=False),
+    integer_column("recuid"),
+    integer_column("tstamp"),
+    integer_column("actiontype"),
+    Column("live", SmallInteger, nullable=False),
+    Column("automation", SmallInteger, nullable=False),
+    integer_column("named_run", nullable=True),
+    integer_column("lane", nullable=True),
+    integer_column("floor"),
+    Column("ai_row", SmallInteger, nullable=False),  # a row whose correlation id names a run
+)
+batch_named = _temporary("tx_runrecord_batch_named", *_record(), integer_column("named_run"))
+batch_multi = _temporary("tx_runrecord_batch_multi", *_record(), integer_column("lane"))
+batch_candidate = _temporary(
+    "tx_runrecord_batch_candidate",
+    *_record(),
+    integer_column("lane"),
+    integer_column("n"),
+    integer_column("floor"),
+    integer_column("uid"),
+    integer_column("actiontype"),
+)
+batch_lane = _temporary(
+    "tx_runrecord_batch_lane",
+    integer_column("event_uid", key=True),
+    *_record(),
+    integer_column("written_at"),
+    Column("due", SmallInteger, nullable=False),
+    integer_column("lane"),
+    integer_column("rank"),
+)
+batch_pos = _temporary(
+    "tx_runrecord_batch_pos",
+    integer_column("event_uid", key=True),
+    integer_column("p"),
+    integer_column("pos"),
+)
+batch_found = _temporary(
+    "tx_runrecord_batch_found",
+    integer_column("event_uid", key=True),
+    integer_column("own_uid", nullable=True),
+    integer_column("own_action", nullable=True),
+    integer_column("own_floor", nullable=True),
+    Column("unclear", SmallInteger, nullable=False),
+)
+batch_match = _temporary(
+    "tx_runrecord_batch_match",
+    integer_column("event_uid", key=True),
+    *_record(),
+    integer_column("written_at"),
+    Column("due", SmallInteger, nullable=False),
+    integer_column("own_uid", nullable=True),
+    integer_column("own_action", nullable=True),
+    Column("unclear", SmallInteger, nullable=False),
+    integer_column("boundary"),  # rows with a greater uid were inserted after W's own row (0: every row)
+    integer_column("boundary_floor"),  # and have an insertion floor at least this: the range an index reads
+)
+batch_own = _temporary("tx_runrecord_batch_own", integer_column("uid", key=True))
+
+_INDEXES = (
+    Index("tx_runrecord_batch_channel_record", batch_channel.c.tablename, batch_channel.c.recuid),
+    # The rows of a record in insertion order (the floor never falls along the uids): the last row inserted
+    # by a moment is one seek, the rows after a boundary one range.
+    Index(
+        "tx_runrecord_batch_history_floor",
+        batch_history.c.tablename,
+        batch_history.c.recuid,
+        batch_history.c.floor,
+        batch_history.c.uid,
+    ),
+    # A lane's rows in insertion order: the last of them inserted by a moment is one range.
+    Index(
+        "tx_runrecord_batch_history_lane",
+        batch_history.c.tablename,
+        batch_history.c.recuid,
+        batch_history.c.lane,
+        batch_history.c.floor,
+        batch_history.c.uid,
+    ),
+    Index("tx_runrecord_batch_multi_lane", batch_multi.c.tablename, batch_multi.c.recuid, batch_multi.c.lane),
+    Index(
+        "tx_runrecord_batch_named_record",
+        batch_named.c.tablename,
+        batch_named.c.recuid,
+        batch_named.c.named_run,
+    ),
+    Index(
+        "tx_runrecord_batch_candidate_floor",
+        batch_candidate.c.tablename,
+        batch_candidate.c.recuid,
+        batch_candidate.c.lane,
+        batch_candidate.c.floor,
+        batch_candidate.c.n,
+    ),
+    Index(
+        "tx_runrecord_batch_candidate_n",
+        batch_candidate.c.tablename,
+        batch_candidate.c.recuid,
+        batch_candidate.c.lane,
+        batch_candidate.c.n,
+    ),
+)
