@@ -63,14 +63,7 @@ from adapters.dialect import aggregate, plans
 from adapters.dialect import session as sqlsession
 from adapters.dialect.exact import exact, exact_values, read_exact, same_record
 from adapters.history import RecordTable, TableCatalog
-from core.outcomes import (
-    CHANGE_ACTIONS,
-    WINDOW_TESTS,
-    Action,
-    CallOutcome,
-    Presence,
-    WriteTest,
-)
+from core.outcomes import CHANGE_ACTIONS, WINDOW_TESTS, Action, CallOutcome, Presence, WriteTest
 from core.table_names import is_table_name
 from core.window import DELETES, HUMAN_ROWS
 

@@ -31,9 +31,7 @@ from adapters.derive_scratch import (
 from adapters.dialect import bulk
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from adapters.own_rows import Statistics
-from core.outcomes import (
-    RULE_VERSION,
-)
+from core.outcomes import RULE_VERSION
 
 
 @dataclass(frozen=True)

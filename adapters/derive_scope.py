@@ -38,12 +38,7 @@ from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
 from adapters.dialect.exact import same_record
 from adapters.own_rows import Statistics
-from core.outcomes import (
-    BOOKKEEPING_FIELDS,
-    FIELD_ACTIONS,
-    RELEASE_FIELD,
-    Action,
-)
+from core.outcomes import BOOKKEEPING_FIELDS, FIELD_ACTIONS, RELEASE_FIELD, Action
 
 # The actions whose history_data names fields (core.outcomes.FIELD_ACTIONS), as stored in actiontype.
 FIELD_ACTION_VALUES = tuple(action.value for action in FIELD_ACTIONS)

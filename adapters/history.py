@@ -212,8 +212,8 @@ def presence(connection: Connection, table: RecordTable, uids: Iterable[int]) ->
 
 @dataclass(frozen=True)
 class ReferenceHistory:
-    """The history of written records with everything core.outcomes.classify_writes asks of a row, and the
-    channel of each AI write (core.outcomes.Write.channel; None when its run is gone)."""
+    """The history of written records with everything core.classification.classify_writes asks of a row, and
+    the channel of each AI write (core.outcomes.Write.channel; None when its run is gone)."""
 
     rows: dict[RecordKey, list[HistoryRow]]
     channels: dict[int, int | None]

@@ -1,5 +1,5 @@
 """Which sys_history rows of a batch's records are AI rows, and which is each write's own (DESIGN.md rule 3):
-core.outcomes.match_own_rows, set-based, in the temporary tables of adapters.own_rows_scratch (the job's
+core.own_rows.match_own_rows, set-based, in the temporary tables of adapters.own_rows_scratch (the job's
 connection's).
 
 `sys_history.userid` and `be_user` are compared inside these statements only; no table here holds either
@@ -65,7 +65,7 @@ Statistics = Callable[..., None]  # gives the planner the statistics of tables j
 
 
 def _is_candidate(live: ColumnElement[Any], actiontype: ColumnElement[Any]) -> ColumnElement[bool]:
-    """A row that can be a write's own (core.outcomes._is_candidate): live, an add, modify, move or delete."""
+    """A row that can be a write's own (core.own_rows._is_candidate): live, an add, modify, move or delete."""
     return and_(live == 1, actiontype.in_(_OWN))
 
 
@@ -315,7 +315,7 @@ def _bound(lanes: Table) -> ColumnElement[int]:
 
 
 def _fill_positions(connection: Connection) -> None:
-    """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.outcomes.match_own_rows), for the
+    """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.own_rows.match_own_rows), for the
     writes of the lanes with more than one write."""
     dialect = connection.dialect.name
     lanes, c, x = batch_lane, batch_candidate, batch_multi

@@ -78,6 +78,7 @@ from benchmarks.installation import (
     full_plan,
     json_text,
 )
+from core.classification import classify_write
 from core.outcomes import (
     AUTOMATION_USER,
     RULE_VERSION,
@@ -86,7 +87,6 @@ from core.outcomes import (
     Presence,
     Write,
     WriteOutcome,
-    classify_write,
     run_outcome,
     unreadable_target,
 )

@@ -1,25 +1,19 @@
 """The observed outcome of an AI write, derived from sys_history inside a window, and of a run (003_…).
 
-`classify_write` reads the history rows of one written record (T, U) and answers what became of the write;
-`run_outcome` combines a run's writes by precedence. DESIGN.md, "Rules decided where the records leave
+What a write's history rows are, the decision tables that say what became of it (`decide`, read by
+core.classification and compiled to SQL by adapters.decision), and `run_outcome`, which combines a run's
+writes by precedence. DESIGN.md, "Rules decided where the records leave
 room", rules 1-8, is the authority for every choice the seed leaves open.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
-from operator import attrgetter
 
 from core.window import (
-    DELETES,
-    DELETES_AFTER_WINDOW,
-    HUMAN_ROWS,
-    Span,
-    in_span,
     window_closed,
-    window_closes_at,
 )
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
@@ -200,7 +194,7 @@ def run_outcome(outcomes: Iterable[CallOutcome]) -> CallOutcome:
 
 def unreadable_target(event_uid: int) -> WriteOutcome:
     """A write whose target cannot be read is UNKNOWN, reason unreadable_target (DESIGN.md rule 6)."""
-    return _unknown(event_uid, UnknownReason.UNREADABLE_TARGET)
+    return unknown_outcome(event_uid, UnknownReason.UNREADABLE_TARGET)
 
 
 @dataclass(frozen=True)
@@ -327,226 +321,7 @@ def decide(facts: WriteFacts) -> tuple[CallOutcome, UnknownReason | None, EditSc
     return outcome, reason, scope
 
 
-# --- which rows are W's own, and which are AI rows (DESIGN.md rule 3) ---------------------------------------
-
-
-@dataclass(frozen=True)
-class OwnRow:
-    """What the rows say of one write's own row: which it is, whether it cannot be told, and from which row on
-    (uid order) the rows are inserted after W."""
-
-    own: HistoryRow | None
-    unclear: bool
-    evidence: bool  # the own row, or a row inserted by t
-    boundary: int  # rows with a greater uid are inserted after W's own row (0: every row)
-
-
-def insertion_floors(rows: Sequence[HistoryRow]) -> dict[int, int]:
-    """Per row uid, the latest stamp among the rows inserted up to it: it was not inserted before that.
-
-    Every row is inserted at or after its own stamp, and rows are inserted in uid order."""
-    floors: dict[int, int] = {}
-    floor: int | None = None
-    for row in sorted(rows, key=attrgetter("uid")):
-        floor = row.tstamp if floor is None else max(floor, row.tstamp)
-        floors[row.uid] = floor
-    return floors
-
-
-def match_own_rows(writes: Sequence[Write], rows: Sequence[HistoryRow]) -> dict[int, OwnRow]:
-    """Each AI write's own row among its record's rows, by writer, insertion order and the write's moment.
-
-    Rows whose correlation_id names a run are that run's, in order. The other writes of one writer (a lane)
-    each take, from the last backwards, the latest of the writer's add or modify rows inserted by the write's
-    moment that the later writes leave: the greedy pos_i = min over j >= i of (p_j - (j - i)), p_j the rows
-    inserted by the j-th write's moment. A write that has such rows but none left is unclear."""
-    ordered = sorted(rows, key=attrgetter("uid"))
-    floors = insertion_floors(ordered)
-    named_runs = {row.named_run for row in ordered if row.named_run is not None}
-    lanes: dict[tuple[bool, object], list[Write]] = {}
-    for write in sorted(writes, key=attrgetter("written_at", "event_uid")):
-        named = write.run in named_runs
-        lanes.setdefault((named, write.run if named else write.lane), []).append(write)
-    matched: dict[int, OwnRow] = {}
-    for (named, key), lane in lanes.items():
-        if named:
-            candidates = [r for r in ordered if r.named_run == key and _is_candidate(r)]
-            counts = [len(candidates)] * len(lane)
-        else:
-            candidates = [r for r in ordered if r.named_run is None and r.channel == key and _is_candidate(r)]
-            counts = [
-                sum(1 for r in candidates if floors[r.uid] <= write.written_at + SAME_SAVE_S)
-                for write in lane
-            ]
-        position = None
-        for i in range(len(lane) - 1, -1, -1):
-            position = counts[i] if position is None else min(counts[i], position - 1)
-            own = candidates[position - 1] if position >= 1 else None
-            matched[lane[i].event_uid] = _own_row(lane[i], own, counts[i], ordered, floors)
-    return matched
-
-
-def _is_candidate(row: HistoryRow) -> bool:
-    return row.live and row.action in OWN_ACTIONS
-
-
-def _own_row(
-    write: Write, own: HistoryRow | None, count: int, rows: Sequence[HistoryRow], floors: Mapping[int, int]
-) -> OwnRow:
-    inserted_by_t = [row.uid for row in rows if floors[row.uid] <= write.written_at + SAME_SAVE_S]
-    if own is not None:
-        return OwnRow(own, unclear=False, evidence=True, boundary=own.uid)
-    last = inserted_by_t[-1] if inserted_by_t else 0
-    return OwnRow(None, unclear=count >= 1, evidence=bool(inserted_by_t), boundary=last)
-
-
-# --- the classification -------------------------------------------------------------------------------------
-
-
-def classify_writes(
-    writes: Sequence[Write],
-    history: Sequence[HistoryRow],
-    presence: Presence,
-    oldest_retained_tstamp: int | None,
-    window_s: int,
-) -> dict[int, WriteOutcome]:
-    """What became of each AI write of one record, from the retained history rows of that record.
-
-    `writes` are every AI write of the record known (any run, any time): the rows each one inserted are AI
-    rows for all of them (rules 2-4, 7)."""
-    matched = match_own_rows(writes, history)
-    ordered = sorted(history, key=attrgetter("uid"))
-    ai_rows = {m.own.uid for m in matched.values() if m.own is not None}
-    ai_rows |= {row.uid for row in ordered if row.named_run is not None}
-    return {
-        write.event_uid: _classify(
-            write, matched[write.event_uid], ordered, ai_rows, presence, oldest_retained_tstamp, window_s
-        )
-        for write in writes
-    }
-
-
-def classify_write(
-    write: Write,
-    history: Sequence[HistoryRow],
-    ai_writes: Sequence[Write],
-    presence: Presence,
-    oldest_retained_tstamp: int | None,
-    window_s: int,
-) -> WriteOutcome:
-    """What became of W (classify_writes with W among the record's AI writes)."""
-    writes = [w for w in ai_writes if w.event_uid != write.event_uid] + [write]
-    return classify_writes(writes, history, presence, oldest_retained_tstamp, window_s)[write.event_uid]
-
-
-def _classify(
-    write: Write,
-    match: OwnRow,
-    rows: Sequence[HistoryRow],
-    ai_rows: set[int],
-    presence: Presence,
-    oldest_retained_tstamp: int | None,
-    window_s: int,
-) -> WriteOutcome:
-    t = write.written_at
-    closes = window_closes_at(t, window_s)
-
-    def within(span: Span, row: HistoryRow) -> bool:
-        return in_span(span, uid=row.uid, tstamp=row.tstamp, own_row=match.boundary, closes=closes)
-
-    # DESIGN.md rule 4: live rows no AI write inserted; a delete is DISCARDED whoever made it, an AI run too.
-    counted = [row for row in rows if row.live and (row.uid not in ai_rows or row.action is Action.DELETE)]
-    window = [row for row in counted if within(HUMAN_ROWS, row)]
-    deletes = [row for row in counted if row.action is Action.DELETE and within(DELETES, row)]
-    # Automation's rows are no human's (DESIGN.md rule 4), but for its deletes.
-    human = [row for row in window if not row.by_automation or row.action is Action.DELETE]
-    automation = [row for row in window if row.by_automation and row.action in CHANGE_ACTIONS]
-    human_changes = [row for row in human if row.action in CHANGE_ACTIONS]
-    changed = [_changed_keys(row, rows) for row in human_changes]
-    own = match.own if match.own is not None and match.own.action in FIELD_ACTIONS else None
-    written = own.fields if own is not None else None
-    facts = WriteFacts(
-        target_readable=True,
-        gone=presence is not Presence.PRESENT,
-        deleted_in_window=any(within(HUMAN_ROWS, row) for row in deletes),
-        deleted_after_window=any(within(DELETES_AFTER_WINDOW, row) for row in deletes),
-        evidence=match.evidence,
-        history_reaches_back=oldest_retained_tstamp is not None and oldest_retained_tstamp <= t,
-        human_actions=frozenset(action for row in human if (action := row.action) is not None),
-        own_row_unclear=match.unclear,
-        automation_changed=any(_meets(_changed_keys(row, rows), written) for row in automation),
-        changed_unreadable=any(keys is None for keys in changed),
-        changed=frozenset().union(*(keys or () for keys in changed)) - BOOKKEEPING_FIELDS,
-        written=written,
-        reverted=_reverted(own, human_changes, rows),
-    )
-    outcome, reason, scope = decide(facts)
-    if outcome is CallOutcome.UNKNOWN:
-        assert reason is not None
-        return _unknown(write.event_uid, reason)
-    if outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts):
-        # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
-        deciding = tuple(row for row in deletes if within(HUMAN_ROWS, row))
-    else:
-        test = next(test for test, o, _ in WRITE_DECISION if write_test_holds(test, facts))
-        action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
-        deciding = tuple(row for row in human if row.action is action) if action is not None else ()
-    head = match.boundary if match.evidence and match.boundary else None
-    return WriteOutcome(
-        event_uid=write.event_uid,
-        outcome=outcome,
-        reason=None,
-        edit_scope=scope,
-        first_change_after_s=max(0, min(row.tstamp for row in human) - t) if human else None,
-        decided_by=((head,) if head is not None else ()) + tuple(row.uid for row in deciding),
-    )
-
-
-def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str] | None:
-    """The fields a change row changed: a modify's newRecord keys; for a publish, the keys of the drafts it
-    moved onto the record (the draft rows since the previous publish); None when they cannot be read."""
-    if row.action is not Action.PUBLISH:
-        return None if row.fields is None else row.fields - BOOKKEEPING_FIELDS
-    drafts: list[HistoryRow] = []
-    for earlier in rows:
-        if earlier.uid >= row.uid:
-            break
-        if earlier.live and earlier.action is Action.PUBLISH:
-            drafts = []
-        elif not earlier.live and earlier.action in FIELD_ACTIONS:
-            drafts.append(earlier)
-    if not drafts or any(draft.fields is None for draft in drafts):
-        return None
-    return frozenset().union(*(draft.fields or () for draft in drafts)) - BOOKKEEPING_FIELDS
-
-
-def _meets(keys: frozenset[str] | None, written: frozenset[str] | None) -> bool:
-    """Whether changed keys meet the fields W wrote; any change does when either cannot be read."""
-    if keys is None or written is None:
-        return keys is None or bool(keys)
-    return bool(keys & (written - BOOKKEEPING_FIELDS))
-
-
-def _reverted(own: HistoryRow | None, changes: Sequence[HistoryRow], rows: Sequence[HistoryRow]) -> bool:
-    """Every field W wrote holds again the value it had before W: the last human change of each is a modify
-    whose new value equals W's own row's old value (DESIGN.md rule 7, `reverted`)."""
-    if own is None or own.action is not Action.MODIFY or own.fields is None:
-        return False
-    written = own.fields - BOOKKEEPING_FIELDS
-    if not written:
-        return False
-    for name in written:
-        last = None
-        for row in changes:
-            keys = _changed_keys(row, rows)
-            if keys is None or name in keys:
-                last = row
-        if last is None or last.action is not Action.MODIFY or (own.uid, name) not in last.restores:
-            return False
-    return True
-
-
-def _unknown(event_uid: int, reason: UnknownReason) -> WriteOutcome:
+def unknown_outcome(event_uid: int, reason: UnknownReason) -> WriteOutcome:
     return WriteOutcome(
         event_uid=event_uid,
         outcome=CallOutcome.UNKNOWN,

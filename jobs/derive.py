@@ -3,8 +3,9 @@
 Set-based, in the database (DESIGN.md, "The data path"): the write targets of the events added since the last
 run are read into our own table (adapters.write_targets), then the due runs are derived a batch at a time,
 each batch one transaction of `INSERT … SELECT` statements (adapters.derive_batch) whose rules are compiled
-from core.outcomes' decision tables (adapters.decision). core.outcomes.classify_writes stays the reference:
-the differential tests (tests/db/derive_reference.py) and the derivation benchmark hold the two together.
+from core.outcomes' decision tables (adapters.decision). core.classification.classify_writes stays the
+reference: the differential tests (tests/db/derive_reference.py) and the derivation benchmark hold the two
+together.
 
 Final and safe to repeat (003_…, "derived once … and the answer is final"):
 

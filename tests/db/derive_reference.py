@@ -1,4 +1,4 @@
-"""The Python reference of derive-outcomes: every due write classified by core.outcomes.classify_writes,
+"""The Python reference of derive-outcomes: every due write classified by core.classification.classify_writes,
 from inputs read without the job's SQL path (the targets parsed from each payload by core.events, every AI
 write of a record gathered in Python), and what the job stored, side by side.
 
@@ -17,6 +17,7 @@ from adapters import history as history_queries
 from adapters import schema
 from adapters.dialect import json as sqljson
 from adapters.outcomes import decided_by_of
+from core.classification import classify_writes
 from core.events import EventProblem, WriteTarget, parse_event, write_target
 from core.outcomes import (
     AUTOMATION_USER,
@@ -25,7 +26,6 @@ from core.outcomes import (
     Presence,
     Write,
     WriteOutcome,
-    classify_writes,
     run_outcome,
     unreadable_target,
 )

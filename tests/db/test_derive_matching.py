@@ -1,6 +1,7 @@
-"""derive-outcomes' SQL path against core.outcomes.classify_writes on planted installations (DESIGN.md rules
-3, 4 and 7 as TYPO3 writes sys_history): rows inserted directly with explicit uid, tstamp, userid, workspace,
-correlation_id and history_data, stamped the way the chat's exec and worker processes stamp them."""
+"""derive-outcomes' SQL path against core.classification.classify_writes on planted installations (DESIGN.md
+rules 3, 4 and 7 as TYPO3 writes sys_history): rows inserted directly with explicit uid, tstamp, userid,
+workspace, correlation_id and history_data, stamped the way the chat's exec and worker processes stamp
+them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from sqlalchemy import Connection, Engine, insert
 
 from adapters import history as history_queries
 from adapters import schema
-from core.outcomes import Action, Presence, Write, WriteOutcome, classify_writes
+from core.classification import classify_writes
+from core.outcomes import Action, Presence, Write, WriteOutcome
 from core.time import DAY_S
 from jobs.derive import derive_outcomes
 from tests.db.derive_reference import Judged, stored

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.classification import classify_write
 from core.outcomes import (
     BOOKKEEPING_FIELDS,
     PRECEDENCE,
@@ -21,7 +22,6 @@ from core.outcomes import (
     UnknownReason,
     Write,
     WriteOutcome,
-    classify_write,
     is_due,
     run_outcome,
     unreadable_target,

@@ -7,6 +7,7 @@ insertion order (uid) and by W's moment, never by the stamp's distance to t.
 
 from __future__ import annotations
 
+from core.classification import classify_writes
 from core.outcomes import (
     RULE_VERSION,
     WRITE_DECISION,
@@ -16,10 +17,9 @@ from core.outcomes import (
     Presence,
     UnknownReason,
     WriteFacts,
-    classify_writes,
     decide,
-    match_own_rows,
 )
+from core.own_rows import match_own_rows
 from core.time import DAY_S
 from tests.unit.core.test_outcomes import (
     CLOSES,
