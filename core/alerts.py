@@ -11,8 +11,8 @@ rate is compared for all runs and for every configuration and skill, on closed w
 
 Alerts compare weeks, never days (ALERT_GRAIN): a day holds a few runs of a small installation, and its
 trend, tested every night, raised most of the false alerts the simulation counted (benchmarks/sim_alerts.py,
-the README's "How often alerts fire"); the day grain stays on the Rates page, for reading. **Each closed week
-is tested once**: every comparison of a measurement reads closed weeks only, whose figures are final, and
+docs/alerts.md, "How often alerts fire"); the day grain stays on the Rates page, for reading. **Each closed
+week is tested once**: every comparison of a measurement reads closed weeks only, whose figures are final, and
 which weeks it reads follows from the first open week alone (the release markers too are taken relative to
 it, not to today), so every measurement while a week is the newest closed one makes the same comparisons
 with the same figures and reaches the same alerts, which the table's key then writes once.

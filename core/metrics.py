@@ -1,11 +1,11 @@
 """The metric registry: one row per metric, with its name, its label, its exact definition and its kind.
 
-The definition (numerator, denominator, excluded) is what `runrecord compare` prints and the README's table of
-rates says, word for word (tests/unit/test_readme.py holds them to it); the label is how the dashboard names
-the metric. Every metric but the counts is a proportion of units; a unit that could feed it but cannot be
-read is excluded, never counted as a zero. Two metrics are counts, not rates: the runs, and the runs still
-inside their window; they are stored the same way, with the denominator equal to the numerator, so that the
-pages read every figure from one table. How each metric is counted from the facts is core.counting's.
+The definition (numerator, denominator, excluded) is what `runrecord compare` prints and the table of rates
+in docs/rates.md says, word for word (tests/unit/test_readme.py holds them to it); the label is how the
+dashboard names the metric. Every metric but the counts is a proportion of units; a unit that could feed it
+but cannot be read is excluded, never counted as a zero. Two metrics are counts, not rates: the runs, and the
+runs still inside their window; they are stored the same way, with the denominator equal to the numerator, so
+that the pages read every figure from one table. How each metric is counted from the facts is core.counting's.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def _scope(metric: Metric, scope: str, short_label: str, better: Better = Better
     )
 
 
-# The exact definitions and the labels, in the order the README lists them.
+# The exact definitions and the labels, in the order docs/rates.md lists them.
 METRICS: tuple[MetricDefinition, ...] = (
     MetricDefinition(
         Metric.RUNS, "runs", "runs ending in the period", _COUNT, "nothing", kind=MetricKind.COUNT

@@ -126,8 +126,8 @@ def test_the_rates_page_opens_first_with_the_planted_release_canary_and_alerts(
     ):
         assert text in body
     assert re.search(r"\d+ open alerts: a rate moved significantly", body)
-    # The demo's canary against its stable configuration, told apart (README, "Configuration against
-    # configuration"), and its curve beside the stable one's with the log-rank test.
+    # The demo's canary against its stable configuration, told apart (docs/configurations.md), and its curve
+    # beside the stable one's with the log-rank test.
     assert "seo-assistant-canary against seo-assistant over 4 closed weeks" in body
     assert "significantly higher" in body
     assert "median time to the first change" in body and "the curves differ significantly" in body
