@@ -12,7 +12,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from core.formatting import NO_SKILL
+from core.formatting import group_text
 from core.groups import Group, GroupKind, parse_group
 from core.time_range import CUSTOM, DEFAULT_RANGE, RANGE_NAMES, RANGES, TimeRange, time_range
 from dashboard import url_state
@@ -59,11 +59,7 @@ def group_label(option: str) -> str:
     group = parse_group(option)
     if group is None:
         return option
-    return (
-        f"skill {NO_SKILL}"
-        if group.kind is GroupKind.SKILL and not group.value
-        else group.label.replace(":", " ", 1)
-    )
+    return group_text(group)
 
 
 def _marker_options(releases: pd.DataFrame) -> tuple[list[str], dict[str, tuple[date, str]]]:
