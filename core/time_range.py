@@ -25,11 +25,12 @@ class RangeChoice:
 
 
 RANGES: tuple[RangeChoice, ...] = (
-    RangeChoice("4w", "last 4 weeks", 4),
-    RangeChoice("12w", "last 12 weeks", 12),
-    RangeChoice("26w", "last 26 weeks", 26),
+    # Labels short enough for the filter bar's row: the control is labelled "Time range (last …)".
+    RangeChoice("4w", "4 weeks", 4),
+    RangeChoice("12w", "12 weeks", 12),
+    RangeChoice("26w", "26 weeks", 26),
     RangeChoice(ALL, "all", None),
-    RangeChoice(CUSTOM, "from … to …", None),
+    RangeChoice(CUSTOM, "custom", None),
 )
 DEFAULT_RANGE = "26w"  # half a year: a release and enough weeks on both sides of it
 RANGE_NAMES: tuple[str, ...] = tuple(choice.name for choice in RANGES)

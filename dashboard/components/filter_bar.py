@@ -81,14 +81,14 @@ def show(
 ) -> Filters:
     """The bar in one row; the filters chosen (from the URL, or the defaults: the last 26 weeks, the first
     grain measured, all runs, the newest release)."""
-    range_column, grain_column, group_column, marker_column = st.columns([4, 2, 3, 3])
+    range_column, grain_column, group_column, marker_column = st.columns([6, 2, 3, 3])
 
     range_key = f"{key}_range"
     name = url_state.choice(url_state.RANGE, RANGE_NAMES, DEFAULT_RANGE)
     url_bound.bind(range_key, name)
     write = url_bound.text_param(url_state.RANGE, DEFAULT_RANGE)
     chosen = range_column.segmented_control(
-        "Time range",
+        "Time range (the last …, all, or custom days)",
         RANGE_NAMES,
         format_func=_RANGE_LABELS.get,
         key=range_key,

@@ -5,6 +5,7 @@ when it is a significant move for the better, red for the worse, grey otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import streamlit as st
 
@@ -44,6 +45,14 @@ def _change(report: ComparisonReport) -> float | None:
     return None if comparison is None else comparison.difference
 
 
+def _arrow(difference: float | None) -> Literal["up", "down", "off"]:
+    """The delta's arrow by its sign: Streamlit reads the sign from the text, and takes the formatter's true
+    minus ("−0.2") for a rise."""
+    if not difference:
+        return "off"
+    return "up" if difference > 0 else "down"
+
+
 def _tile(tile: Tile, grain: str) -> None:
     title = TITLES.get(tile.metric, tile.metric.value)
     side = tile.previous.after
@@ -59,6 +68,7 @@ def _tile(tile: Tile, grain: str) -> None:
         NO_FIGURE if proportion.rate is None else percent(proportion.rate),
         delta=None if difference is None else f"{points(difference)} pts",
         delta_color=COLOURS[tile.previous_tone],  # type: ignore[arg-type]
+        delta_arrow=_arrow(difference),
         label_visibility="collapsed",
     )
     figures = f"{count(proportion.numerator)} of {count(proportion.denominator)}"

@@ -346,3 +346,14 @@ def test_the_readme_lists_every_url_parameter_of_the_rates_page_and_every_tab_an
         assert any(f"`{name}`" in row.split("|")[1] for row in table), name
     for value in (*rates_tab.NAMES, *RANGE_NAMES):
         assert f"`{value}`" in section, value
+
+
+def test_a_tiles_arrow_points_the_way_its_rate_moved(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url)
+
+    for tile in _tiles(app).values():
+        delta = tile.proto.delta
+        expected = "UP" if delta.startswith("+") else "DOWN" if delta.startswith("−") else "NONE"
+        assert MetricProto.MetricDirection.Name(tile.proto.direction) == expected, delta
