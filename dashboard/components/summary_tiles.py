@@ -47,10 +47,11 @@ def _change(report: ComparisonReport) -> float | None:
 
 def _arrow(difference: float | None) -> Literal["up", "down", "off"]:
     """The delta's arrow by its sign: Streamlit reads the sign from the text, and takes the formatter's true
-    minus ("−0.2") for a rise."""
-    if not difference:
+    minus ("−0.2") for a rise; a change that reads "0.0" has none."""
+    shown = 0.0 if difference is None else round(difference * 100, 1)  # as the delta's text reads
+    if shown == 0:
         return "off"
-    return "up" if difference > 0 else "down"
+    return "up" if shown > 0 else "down"
 
 
 def _tile(tile: Tile, grain: str) -> None:
