@@ -141,6 +141,13 @@ def group_values(connection: Connection, grain: Grain, group_kind: str) -> list[
     return [str(value) for value in connection.execute(query).scalars()]
 
 
+def first_period(connection: Connection, grain: Grain) -> date | None:
+    """The first period the rates hold at a grain; None before any is measured."""
+    r = rate.c
+    found = connection.execute(select(func.min(r.period_start)).where(r.grain == grain.value)).scalar()
+    return None if found is None else day_of(found)
+
+
 def rate_figures(
     connection: Connection,
     grain: Grain,

@@ -11,11 +11,12 @@ grains, watch-conversations; the generator's planted release is recorded on both
 from an earlier run whose rates an older measure-rates wrote (core.metrics.RATES_VERSION) is measured once
 more, as of the same time. Then, in this process:
 
-* Rates: the page rendered in AppTest, cold (the dashboard's caches cleared before each render, so every
-  query runs) and warm (cached), median of --repeats renders each; every render must reach the survival
-  chart at its end, and a job that fails while building stops the benchmark (a page of an installation
-  without rates stops at once and would pass for fast). Goal: the large installation's cold median within
-  1.5x the small one's.
+* Rates: the page rendered in AppTest as it opens (its tiles and the Overview tab), cold (the dashboard's
+  caches cleared before each render, so every query runs) and warm (cached), median of --repeats renders
+  each; then each other tab opened cold by its link (?tab=), median of --repeats. Every render must draw
+  what its tab draws (the tiles and the Overview's charts; the survival chart on Survival), and a job that
+  fails while building stops the benchmark (a page of an installation without rates stops at once and would
+  pass for fast). Goal: the large installation's cold median within 1.5x the small one's.
 * Runs: the first page and the next --pages pages (Older), each a render; every statement on
   tx_nrllm_agentrun is checked to carry a LIMIT or to be a count, so the table never loads all runs.
 """
@@ -152,8 +153,11 @@ def _clear() -> None:
     st.cache_resource.clear()
 
 
-def rates_renders(url: str, repeats: int) -> dict[str, float]:
-    """Median seconds of a cold and a warm render of the Rates page."""
+def rates_renders(url: str, repeats: int) -> dict[str, Any]:
+    """Median seconds of a cold and a warm render of the Rates page as it opens, and of a cold render of each
+    other tab."""
+    from dashboard.components import rates_tab
+
     cold, warm = [], []
     for _ in range(repeats):
         _clear()
@@ -161,12 +165,28 @@ def rates_renders(url: str, repeats: int) -> dict[str, float]:
         started = time.perf_counter()
         app.run()
         cold.append(time.perf_counter() - started)
-        _check_rates(app)
+        _check_rates(app, rates_tab.DEFAULT)
         started = time.perf_counter()
         app.run()
         warm.append(time.perf_counter() - started)
-        _check_rates(app)
-    return {"cold_s": round(statistics.median(cold), 3), "warm_s": round(statistics.median(warm), 3)}
+        _check_rates(app, rates_tab.DEFAULT)
+    tabs: dict[str, float] = {}
+    for tab in rates_tab.NAMES[1:]:
+        times = []
+        for _ in range(repeats):
+            _clear()
+            app = _app(url)
+            app.query_params["tab"] = tab
+            started = time.perf_counter()
+            app.run()
+            times.append(time.perf_counter() - started)
+            _check_rates(app, tab)
+        tabs[tab] = round(statistics.median(times), 3)
+    return {
+        "cold_s": round(statistics.median(cold), 3),
+        "warm_s": round(statistics.median(warm), 3),
+        "tabs_cold_s": tabs,
+    }
 
 
 def runs_paging(url: str, pages: int) -> dict[str, Any]:
@@ -206,15 +226,22 @@ def _check(app: Any, title: str) -> None:
         raise SystemExit(f"the {title} page did not render: {[e.value for e in app.exception]}")
 
 
-def _check_rates(app: Any) -> None:
-    """The Rates page rendered to its end: its survival chart is drawn (a page that stopped early, with no
-    rates measured or no outcome derived, is not a fast render)."""
-    from dashboard.components import survival_chart
+def _check_rates(app: Any, tab: str) -> None:
+    """The Rates page rendered to its end: its tiles, and what the tab draws (the Overview's EDITED chart,
+    the survival chart); a page that stopped early, with no rates measured or no outcome derived, is not a
+    fast render."""
+    from dashboard.components import summary_tiles, survival_chart
+    from dashboard.queries.rates import CHARTED, LABELS
 
     _check(app, "Rates")
+    tiles = [metric.label for metric in app.metric if metric.label in summary_tiles.TITLES.values()]
+    if len(tiles) != len(summary_tiles.TITLES):
+        raise SystemExit(f"the Rates page drew the tiles {tiles}")
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in app.get("plotly_chart")]
-    if survival_chart.TITLE not in titles:
-        raise SystemExit(f"the Rates page stopped before its survival chart; it drew {titles}")
+    if tab == "overview" and LABELS[CHARTED[0]] not in titles:
+        raise SystemExit(f"the Overview drew {titles}")
+    if tab == "survival" and survival_chart.TITLE not in titles:
+        raise SystemExit(f"the Survival tab drew {titles}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ rows, which change without a job run, for five minutes; Health for one.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pandas as pd
 import streamlit as st
@@ -20,6 +20,8 @@ from adapters.database import make_engine, parse_url
 from adapters.runs import Bound, RunFilter
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
+from core.groups import ALL_RUNS, parse_group
+from core.summary import Tile
 from dashboard.queries import (
     alerts,
     between,
@@ -63,6 +65,11 @@ def now() -> int:
 def hour() -> int:
     """The current time rounded down to the hour: the Rates page's open periods and windows move no faster."""
     return clock.unix() // HOUR_S * HOUR_S
+
+
+def today(at: int) -> date:
+    """The UTC day of a time from now() or hour(): where the Rates page's time ranges end."""
+    return datetime.fromtimestamp(at, UTC).date()
 
 
 def window_s() -> int:
@@ -110,6 +117,26 @@ def grains(url: str, data: common.Marks) -> list[str]:
 def rate_series(url: str, data: common.Marks, metrics: tuple[str, ...], grain: str, at: int) -> rates.Series:
     """The rows of some metrics (group all) with rates, intervals and open periods."""
     return rates.series(_engine(url), metrics, grain, now=at)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def first_period(url: str, data: common.Marks, grain: str) -> date | None:
+    """The first period measured at a grain."""
+    return rates.first_period(_engine(url), grain)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def group_values(url: str, data: common.Marks, grain: str) -> tuple[list[str], list[str]]:
+    """The configurations and skills the rates hold at a grain."""
+    return rates.group_values(_engine(url), grain)
+
+
+@st.cache_data(ttl=RATES_TTL_S, show_spinner=False)
+def summary(
+    url: str, data: common.Marks, grain: str, group: str, release: date | None, at: int
+) -> tuple[Tile, ...]:
+    """The summary tiles of a group (all, configuration:X, skill:Y) across the newest release."""
+    return rates.summary(_engine(url), grain, parse_group(group) or ALL_RUNS, release, now=at)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)

@@ -1,10 +1,12 @@
-"""What the URL carries: ?run=<uuid>, ?conversation=<uid>, ?language=<code> and ?runs=<JSON filter>, each
-validated.
+"""What the URL carries: ?run=<uuid>, ?conversation=<uid>, ?language=<code>, ?runs=<JSON filter> and the
+Rates page's ?tab=, ?range=, ?from=, ?to=, ?grain=, ?group=, ?marker=, each validated.
 
 A value that does not validate is dropped and reported, never used: a run uuid (or the short id the Runs
 table shows: its first 8 or more hex digits) must match its pattern before it reaches a query, a
 conversation uid must be a positive integer, a language one of the codes offered, and the Runs filter is a
-JSON object whose every key and value is checked. Nothing is ever unpickled or evaluated.
+JSON object whose every key and value is checked. The Rates page's parameters are read as one of the values
+offered (or a date) and fall back to the page's default silently: a link that names a tab or a release no
+longer there still opens the page. Nothing is ever unpickled or evaluated.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ RUN = "run"
 CONVERSATION = "conversation"
 RUNS_FILTER = "runs"
 LANGUAGE = "language"
+# The Rates page's tab and filter bar (dashboard/components/filter_bar.py).
+TAB, RANGE, FROM, TO, GRAIN, GROUP, MARKER = "tab", "range", "from", "to", "grain", "group", "marker"
+MAX_CHOICE_CHARS = 200  # a tab, a preset, a group or a release date; anything longer is none of ours
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # The short id the Runs table shows, or a longer start of the uuid (hyphens where the uuid has them).
@@ -192,6 +197,35 @@ def keep_runs_filter(chosen: RunFilter) -> None:
             del st.query_params[RUNS_FILTER]
     elif st.query_params.get(RUNS_FILTER) != text:
         st.query_params[RUNS_FILTER] = text
+
+
+def choice(name: str, offered: Sequence[str], default: str) -> str:
+    """?name=: one of the offered values, else `default` (absent or not offered: silently)."""
+    raw = _raw(name)
+    if raw is None or len(raw) > MAX_CHOICE_CHARS or raw not in offered:
+        return default
+    return raw
+
+
+def day(name: str) -> date | None:
+    """?name=: a date YYYY-MM-DD, else None (silently)."""
+    raw = _raw(name)
+    if raw is None or len(raw) != len("YYYY-MM-DD"):
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        return None
+
+
+def keep(name: str, value: str | None, default: str | None = None) -> None:
+    """Put ?name=value into the URL, or take it out when it is the default (or None), so that a plain link
+    stays plain."""
+    if value is None or value == default:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
 
 
 def _string(data: dict[str, Any], key: str) -> str | None:

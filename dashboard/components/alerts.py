@@ -27,6 +27,17 @@ def runs_links(found: pd.DataFrame) -> list[str]:
     return [url_state.runs_link(chosen) for chosen in found["runs"]]
 
 
+def notice(version: DataVersion, *, key: str) -> None:
+    """One line above the tabs while an alert is open: how many, and where they are listed."""
+    with guard.reading():
+        found = state.open_alerts(state.db_url(), version.jobs)
+    if found is not None and not found.empty:
+        st.warning(
+            f"{plural(len(found), 'open alert')}: a rate moved significantly; the Alerts tab lists them.",
+            icon=":material/notification_important:",
+        )
+
+
 def show(version: DataVersion, *, key: str) -> None:
     """The open alerts as a table under a warning, or a caption that there are none; administrators can
     acknowledge (close) them."""

@@ -6,8 +6,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.formatting import count, plural
-from dashboard.components import markers
+from core.formatting import count, percent, plural
+from core.rates import Proportion
+from core.time_range import TimeRange
+from dashboard.components import markers, rate_chart
 from dashboard.queries.rates import OUTCOME_MIX, WINDOW_OPEN
 
 COLOURS = {
@@ -24,18 +26,48 @@ NOT_COUNTED = (
 )
 
 
-def figure(mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.DataFrame) -> go.Figure:
-    """Stacked bars: runs per outcome and period, and the runs still inside their window (when measured)."""
+def shares(mix: pd.DataFrame) -> pd.DataFrame:
+    """Each outcome's runs over the range and its share of the derived runs, with its Wilson interval."""
+    total = int(mix["runs"].sum()) if not mix.empty else 0
+    rows = []
+    for _, outcome in OUTCOME_MIX:
+        runs = int(mix.loc[mix["outcome"] == outcome, "runs"].sum()) if not mix.empty else 0
+        proportion = Proportion(runs, total)
+        interval = proportion.interval
+        rows.append(
+            {
+                "outcome": outcome,
+                "runs": count(runs),
+                "share": percent(proportion.rate),
+                "95% interval": ""
+                if interval is None
+                else f"{percent(interval.low)} – {percent(interval.high)}",
+            }
+        )
+    return pd.DataFrame(rows, columns=["outcome", "runs", "share", "95% interval"])
+
+
+def figure(
+    mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.DataFrame, span: TimeRange, grain: str
+) -> go.Figure:
+    """Stacked bars: runs per outcome and period, each with its share of the period's derived runs on hover,
+    and the runs still inside their window (when measured)."""
     chart = go.Figure()
+    totals = mix.groupby("period_start")["runs"].sum() if not mix.empty else pd.Series(dtype=int)
     for _, outcome in OUTCOME_MIX:
         rows = mix[mix["outcome"] == outcome].sort_values("period_start")
+        share = [
+            runs / totals[day] if totals.get(day, 0) else None
+            for day, runs in zip(rows["period_start"], rows["runs"], strict=True)
+        ]
         chart.add_trace(
             go.Bar(
                 x=[day.isoformat() for day in rows["period_start"]],
                 y=rows["runs"],
                 name=outcome,
                 marker_color=COLOURS[outcome],
-                hovertemplate=f"%{{x}}: %{{y}} runs {outcome}<extra></extra>",
+                customdata=share,
+                hovertemplate=f"%{{x}}: %{{y}} runs {outcome} (%{{customdata:.1%}})<extra></extra>",
             )
         )
     if window_open is not None:
@@ -54,15 +86,28 @@ def figure(mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.Dat
         barmode="stack",
         title={"text": "Observed outcome of the runs that wrote, by period of the run's end"},
         yaxis={"title": {"text": "runs"}},
+        xaxis={"type": "date", "range": rate_chart.x_range(span, grain)},
         legend={"orientation": "h", "y": -0.2},
         margin={"t": 70, "b": 40},
     )
     return chart
 
 
-def show(mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.DataFrame, *, key: str) -> None:
-    """The chart and its counts; an explicit state when no run has reached the end of its window, and when
-    the last measurement did not count the runs inside their window (window_open None)."""
+def show(
+    mix: pd.DataFrame,
+    window_open: pd.DataFrame | None,
+    releases: pd.DataFrame,
+    span: TimeRange,
+    grain: str,
+    *,
+    key: str,
+) -> None:
+    """The chart over the range and each outcome's share of it; an explicit state when no run has reached the
+    end of its window, and when the last measurement did not count the runs inside their window
+    (window_open None)."""
+    mix = rate_chart.in_range(mix, span, grain)
+    if window_open is not None:
+        window_open = rate_chart.in_range(window_open, span, grain)
     waiting = None if window_open is None else int(window_open["runs"].sum())
     if mix.empty and not waiting:
         if waiting is None:
@@ -72,7 +117,8 @@ def show(mix: pd.DataFrame, window_open: pd.DataFrame | None, releases: pd.DataF
         return
     if mix.empty:
         st.info("No run has reached the end of its window yet: every run that wrote is still inside it.")
-    st.plotly_chart(figure(mix, window_open, releases), key=key, width="stretch")
+    st.plotly_chart(figure(mix, window_open, releases, span, grain), key=key, width="stretch")
+    st.dataframe(shares(mix), hide_index=True, key=f"{key}_shares")
     unknown = int(mix.loc[mix["outcome"] == "unknown", "runs"].sum()) if not mix.empty else 0
     total = int(mix["runs"].sum()) if not mix.empty else 0
     derived = f"{plural(total, 'run')} derived, {count(unknown)} of them unknown (no history to decide by); "

@@ -1,39 +1,106 @@
-"""A rate over time: the line, its Wilson 95% band, the denominator on hover, the release markers."""
+"""A rate over time: the line, its Wilson 95% band, the denominator on hover, the release marker; one line per
+group when the filter bar splits by configuration or skill.
+
+Every chart of the page spans the filter bar's range (core.time_range), so a release line stands in the same
+place on each; a period without data is a gap in the line and the band, never drawn across.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from core.formatting import count, percent
+from core.periods import Grain, period_length
+from core.time_range import TimeRange, periods_in
 from dashboard.components import markers
 
 LINE = "#1f4e79"
 BAND = "rgba(31, 78, 121, 0.18)"
+# A line per group: the first is the page's own colour.
+GROUP_COLOURS = ("#1f4e79", "#b85c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#9e9d24")
+_FIGURES = ("numerator", "denominator", "low", "high", "excluded", "rate", "open")
 
 
-def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str) -> go.Figure:
-    """The chart of one metric's rows (period_start, numerator, denominator, excluded, rate, low, high)."""
-    rows = frame.sort_values("period_start")
-    x = [day.isoformat() for day in rows["period_start"]]
-    chart = go.Figure()
-    chart.add_trace(
-        go.Scatter(x=x, y=rows["high"], mode="lines", line={"width": 0}, hoverinfo="skip", showlegend=False)
-    )
-    chart.add_trace(
-        go.Scatter(
-            x=x,
-            y=rows["low"],
-            mode="lines",
-            line={"width": 0},
-            fill="tonexty",
-            fillcolor=BAND,
-            name="Wilson 95% interval",
-            hoverinfo="skip",
+def x_range(span: TimeRange, grain: str) -> list[str]:
+    """The x-axis every chart shares: the range's first period to its last day, half a period of margin."""
+    margin = period_length(Grain(grain)) / 2
+    start = pd.Timestamp(span.start(Grain(grain))) - margin
+    end = pd.Timestamp(span.last) + margin
+    return [start.isoformat(), end.isoformat()]
+
+
+def in_range(frame: pd.DataFrame, span: TimeRange, grain: str) -> pd.DataFrame:
+    """The rows of the periods the range holds."""
+    if frame.empty:
+        return frame
+    held = [span.holds(day, Grain(grain)) for day in frame["period_start"]]
+    return frame[held]
+
+
+def on_every_period(rows: pd.DataFrame, span: TimeRange, grain: str) -> pd.DataFrame:
+    """One row per period of the range, oldest first; a period without a row has no figures (a gap)."""
+    periods = pd.DataFrame({"period_start": list(periods_in(span, Grain(grain)))})
+    kept = rows[[column for column in ("period_start", *_FIGURES) if column in rows.columns]]
+    found = periods.merge(kept, on="period_start", how="left")
+    for column in _FIGURES:  # a split by group carries no exclusions and no open periods
+        if column not in found.columns:
+            found[column] = None
+    return found
+
+
+def _runs(values: pd.Series) -> Iterator[list[int]]:
+    """The positions of each run of consecutive periods with a figure."""
+    current: list[int] = []
+    for position, value in enumerate(values):
+        if pd.isna(value):
+            if current:
+                yield current
+            current = []
+        else:
+            current.append(position)
+    if current:
+        yield current
+
+
+def _band(chart: go.Figure, rows: pd.DataFrame, x: list[str], fill: str, name: str) -> None:
+    """The interval as one filled area per run of periods with data, so that no band crosses a gap."""
+    for index, positions in enumerate(_runs(rows["high"])):
+        xs = [x[p] for p in positions]
+        chart.add_trace(
+            go.Scatter(
+                x=xs,
+                y=rows["high"].iloc[positions],
+                mode="lines",
+                line={"width": 0},
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=name,
+            )
         )
-    )
-    state = ["open: runs in it may still change" if is_open else "closed" for is_open in rows["open"]]
+        chart.add_trace(
+            go.Scatter(
+                x=xs,
+                y=rows["low"].iloc[positions],
+                mode="lines",
+                line={"width": 0},
+                fill="tonexty",
+                fillcolor=fill,
+                name=name,
+                hoverinfo="skip",
+                showlegend=index == 0,
+                legendgroup=name,
+            )
+        )
+
+
+def _line(chart: go.Figure, rows: pd.DataFrame, x: list[str], colour: str, name: str) -> None:
+    opened = [bool(value) if not pd.isna(value) else False for value in rows["open"]]
+    state = ["open: runs in it may still change" if is_open else "closed" for is_open in opened]
     custom = list(
         zip(
             rows["numerator"],
@@ -50,25 +117,44 @@ def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str) -> go.Figure
             x=x,
             y=rows["rate"],
             mode="lines+markers",
-            line={"color": LINE},
-            marker={
-                "symbol": ["circle-open" if is_open else "circle" for is_open in rows["open"]],
-                "size": 8,
-            },
-            name=title,
+            connectgaps=False,
+            line={"color": colour},
+            marker={"symbol": ["circle-open" if is_open else "circle" for is_open in opened], "size": 8},
+            name=name,
             customdata=custom,
             hovertemplate=(
                 "%{x}: %{y:.1%}<br>%{customdata[0]} of %{customdata[1]}"
                 "<br>95% interval %{customdata[2]:.1%} – %{customdata[3]:.1%}"
-                "<br>excluded: %{customdata[4]}<br>period %{customdata[5]}<extra></extra>"
+                "<br>excluded: %{customdata[4]}<br>period %{customdata[5]}<extra>%{fullData.name}</extra>"
             ),
         )
     )
+
+
+def _fill(colour: str) -> str:
+    red, green, blue = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, 0.18)"
+
+
+def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRange, grain: str) -> go.Figure:
+    """The chart of one metric's rows (period_start, numerator, denominator, excluded, rate, low, high, open;
+    and group, for one line per group) over the range."""
+    chart = go.Figure()
+    groups = list(dict.fromkeys(frame["group"])) if "group" in frame.columns else [None]
+    for index, group in enumerate(groups):
+        rows = frame if group is None else frame[frame["group"] == group]
+        rows = on_every_period(rows, span, grain)
+        x = [day.isoformat() for day in rows["period_start"]]
+        colour = LINE if group is None else GROUP_COLOURS[index % len(GROUP_COLOURS)]
+        fill = BAND if group is None else _fill(colour)
+        band = "Wilson 95% interval" if group is None else f"{group}: 95% interval"
+        _band(chart, rows, x, fill, band)
+        _line(chart, rows, x, colour, title if group is None else str(group))
     markers.add(chart, releases)
     chart.update_layout(
         title={"text": title},
         yaxis={"tickformat": ".0%", "rangemode": "tozero", "title": {"text": "rate"}},
-        xaxis={"title": {"text": "period start"}},
+        xaxis={"title": {"text": "period start"}, "type": "date", "range": x_range(span, grain)},
         hovermode="closest",
         margin={"t": 70, "b": 40},
         legend={"orientation": "h", "y": -0.2},
@@ -76,17 +162,26 @@ def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str) -> go.Figure
     return chart
 
 
-def show(frame: pd.DataFrame, releases: pd.DataFrame, title: str, *, key: str) -> None:
-    """The chart, or a line saying the metric has no rows yet."""
-    if frame.empty:
-        st.info(f"{title}: no periods measured yet (run `runrecord measure-rates`).")
+def show(
+    frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRange, grain: str, *, key: str
+) -> None:
+    """The chart over the range, or a line saying the metric has no rows in it."""
+    shown = in_range(frame, span, grain)
+    if shown.empty or shown["rate"].isna().all():
+        st.info(f"{title}: no period with a figure in this range (run `runrecord measure-rates`).")
         return
-    st.plotly_chart(figure(frame, releases, title), key=key, width="stretch")
-    latest = frame.sort_values("period_start").iloc[-1]
+    st.plotly_chart(figure(shown, releases, title, span, grain), key=key, width="stretch")
+    if "group" in shown.columns:
+        return
+    latest = shown.sort_values("period_start").iloc[-1]
     rate = "no data" if pd.isna(latest["rate"]) else percent(float(latest["rate"]))
     st.caption(
-        f"Latest period ({latest['period_start'].isoformat()}): {rate}, "
+        f"Latest period ({_day(latest['period_start'])}): {rate}, "
         f"{count(int(latest['numerator']))} of {count(int(latest['denominator']))}"
         + (f", {count(int(latest['excluded']))} excluded" if int(latest["excluded"]) else "")
-        + (". Open circles: periods whose runs may still change." if bool(frame["open"].any()) else ".")
+        + (". Open circles: periods whose runs may still change." if bool(shown["open"].any()) else ".")
     )
+
+
+def _day(value: date) -> str:
+    return value.isoformat()

@@ -32,6 +32,7 @@ from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
 from core.rule_versions import mixing_note, ordered
+from core.summary import TILE_METRICS, Tile, periods_read, tiles
 from core.two_sided import metrics_read
 
 # Every metric as the page names it (core.metrics, the registry).
@@ -43,14 +44,17 @@ EDIT_SCOPES: tuple[tuple[Metric, str], ...] = tuple(
     (SCOPE_METRICS[scope], DEFINITIONS[SCOPE_METRICS[scope]].short_label) for scope in SCOPE_PRECEDENCE
 )
 
-# The charts of the page, in order: EDITED, then nothingSaved as the chat stored it (the notice, since the
-# chat has stored it; 001_…), as runrecord recomputes it from the runs' events, and how often the two agree
-# from the first stored notice on (the evidence that the recomputed rate before it measures the same thing).
+# The charts of the Overview, in order: EDITED, then nothingSaved as the chat stored it (the notice, since
+# the chat has stored it; 001_…), as runrecord recomputes it from the runs' events, how often the two agree
+# from the first stored notice on (the evidence that the recomputed rate before it measures the same thing),
+# the denials of earlier work, and "go on" while an approval waits.
 CHARTED: tuple[str, ...] = (
     Metric.EDITED_RATE,
     Metric.NOTHING_SAVED_RATE,
     Metric.CLAIMED_UNWRITTEN_RATE,
     Metric.NOTICE_AGREEMENT,
+    Metric.DENIAL_RATE,
+    Metric.GO_ON_WHILE_WAITING,
 )
 # The rates the before/after panel and the group split offer: no count (runs, window_open) is among them.
 COMPARED: tuple[str, ...] = tuple(RATES)
@@ -153,6 +157,40 @@ def series(engine: Engine, metrics: Sequence[str], grain: str, *, now: int, grou
             }
         )
     return Series(pd.DataFrame(records, columns=_COLUMNS), unreadable)
+
+
+def first_period(engine: Engine, grain: str) -> date | None:
+    """The first period measured at a grain (where the range "all" starts); None before any."""
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        return stored_rates.first_period(connection, Grain(grain))
+
+
+def group_values(engine: Engine, grain: str) -> tuple[list[str], list[str]]:
+    """The configurations and the skills the rates hold at a grain ("" for the conversations without one)."""
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        return (
+            stored_rates.group_values(connection, Grain(grain), GroupKind.CONFIGURATION.value),
+            stored_rates.group_values(connection, Grain(grain), GroupKind.SKILL.value),
+        )
+
+
+def summary(engine: Engine, grain: str, group: Group, release: date | None, *, now: int) -> tuple[Tile, ...]:
+    """The summary tiles (core.summary) of one group: the last closed period, the one before, and both sides
+    of the newest release, read as `runrecord compare` reads them."""
+    period = Grain(grain)
+    with reported(engine, "reading the rates"), engine.connect() as connection:
+        first_open = measure_marks.first_open(connection, period, now=now)
+        figures = stored_rates.rate_figures(
+            connection,
+            period,
+            (*TILE_METRICS, Metric.RUNS),
+            group,
+            periods_read(first_open, period, release),
+        )
+        labels = [] if release is None else markers.labels_on(connection, release)
+    return tiles(
+        figures, grain=period, first_open=first_open, release=release, release_labels=labels, group=group
+    )
 
 
 def releases(engine: Engine) -> pd.DataFrame:

@@ -26,6 +26,7 @@ PER_WEEK = 50
 # A Monday six weeks back: the four weeks from it have closed, and it is a release of the last eight weeks.
 RELEASED_ON = period_start(int(NOW.timestamp()), Grain.WEEK) - timedelta(weeks=6)
 LABEL = "Prompt rule: claim a change only on a write result"
+ALERTS_TAB = {"tab": "alerts"}  # the Rates page lists them there (the Health page takes no tab)
 
 
 def _unix(day: date) -> int:
@@ -67,7 +68,7 @@ def _alert_table(app: AppTest) -> object:
 def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference(
     dashboard: Callable[..., AppTest], alerted_db_url: str
 ) -> None:
-    app = dashboard(alerted_db_url)
+    app = dashboard(alerted_db_url, page="rates", query=ALERTS_TAB)
 
     assert not app.exception
     table = _alert_table(app)
@@ -96,7 +97,7 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
 def test_an_alert_says_which_way_its_rate_moved_and_that_it_is_worse(
     dashboard: Callable[..., AppTest], alerted_db_url: str
 ) -> None:
-    app = dashboard(alerted_db_url)
+    app = dashboard(alerted_db_url, page="rates", query=ALERTS_TAB)
 
     table = _alert_table(app)
     label = DEFINITIONS[Metric.NOTHING_SAVED_RATE].label
@@ -107,7 +108,7 @@ def test_an_alert_says_which_way_its_rate_moved_and_that_it_is_worse(
 def test_an_alerts_link_filters_the_runs_to_its_group_its_after_side_and_its_numerator(
     dashboard: Callable[..., AppTest], alerted_db_url: str
 ) -> None:
-    app = dashboard(alerted_db_url)
+    app = dashboard(alerted_db_url, page="rates", query=ALERTS_TAB)
 
     table = _alert_table(app)
     filters = {
@@ -126,7 +127,7 @@ def test_an_alerts_link_filters_the_runs_to_its_group_its_after_side_and_its_num
 def test_an_alerts_link_opens_exactly_the_runs_of_its_after_side(
     dashboard: Callable[..., AppTest], alerted_db_url: str
 ) -> None:
-    link = _alert_table(dashboard(alerted_db_url))["runs"].iloc[0]
+    link = _alert_table(dashboard(alerted_db_url, page="rates", query=ALERTS_TAB))["runs"].iloc[0]
 
     app = dashboard(alerted_db_url, page="runs", query={"runs": parse_qs(urlsplit(link).query)["runs"][0]})
 
@@ -157,7 +158,7 @@ def test_an_administrator_acknowledges_an_alert_on_the_page(
 def test_the_product_team_cannot_acknowledge_an_alert(
     dashboard: Callable[..., AppTest], alerted_db_url: str
 ) -> None:
-    app = dashboard(alerted_db_url)
+    app = dashboard(alerted_db_url, page="rates", query=ALERTS_TAB)
 
     assert not [widget for widget in app.multiselect if widget.key == "alerts_acknowledge"]
     assert not [widget for widget in app.button if widget.key == "alerts_acknowledge_button"]
@@ -184,14 +185,14 @@ def test_a_closed_alert_leaves_the_pages(
     alerts.close_alert(engine, first.uid, now=int(NOW.timestamp()))
     engine.dispose()
 
-    app = dashboard(url)
+    app = dashboard(url, page="rates", query=ALERTS_TAB)
 
     table = _alert_table(app)
     assert len(table) == 2 and first.uid not in set(table["alert"])
 
 
 @pytest.mark.parametrize(
-    ("administrator", "page"), [(False, None), (True, "health")], ids=["rates", "health"]
+    ("administrator", "page"), [(False, "rates"), (True, "health")], ids=["rates", "health"]
 )
 def test_without_an_open_alert_the_page_says_so(
     dashboard: Callable[..., AppTest],
@@ -199,7 +200,7 @@ def test_without_an_open_alert_the_page_says_so(
     administrator: bool,
     page: str | None,
 ) -> None:
-    app = dashboard(bad_row_db[0], administrator=administrator, page=page)
+    app = dashboard(bad_row_db[0], administrator=administrator, page=page, query=ALERTS_TAB)
 
     assert not app.exception
     assert any(c.value.startswith("No open alert:") for c in app.caption)

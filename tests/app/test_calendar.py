@@ -21,6 +21,7 @@ from tests.app.installations import measured_copy, run_the_jobs, small_demo
 # The clocks at which the calendar could tip a verdict: the week boundary from both sides, a day boundary,
 # an evening hour (at which a planted "go on" once crossed the release) and a day on which a release was
 # marked; each is held against the suite's own clock (tests/conftest.py).
+RELEASE_TAB = {"tab": "release"}
 CLOCKS = {
     "the first hour of an ISO week": datetime(2026, 11, 23, 0, 20, tzinfo=UTC),
     "the last hour of an ISO week": datetime(2026, 11, 29, 23, 40, tzinfo=UTC),
@@ -59,9 +60,7 @@ def _verdicts(app: AppTest, released_on: date) -> dict[str, object]:
     """What the Rates page concludes across the planted release: each compared rate's verdict and which
     "go on" paths it saw on each side; none of the dates and counts that move with the clock."""
     found: dict[str, object] = {}
-    marker = app.selectbox(key="marker")
-    marker.set_value(next(option for option in marker.options if option.startswith(released_on.isoformat())))
-    app.run()
+    app.selectbox(key="filters_marker").set_value(released_on.isoformat()).run()
     for metric in COMPARED:
         app.selectbox(key="compare_metric").set_value(metric.value).run()
         boxes = [str(box.value) for box in (*app.success, *app.warning, *app.info)]
@@ -91,10 +90,12 @@ def test_the_rates_page_gives_the_same_verdicts_at_every_clock(
 ) -> None:
     clock = CLOCKS[moment]
     url, released_on = _measured_at(clock, tmp_path, mark_today=moment == MARKED_TODAY)
-    expected = _verdicts(dashboard(at_the_suites_clock[0]), at_the_suites_clock[1])
+    expected = _verdicts(
+        dashboard(at_the_suites_clock[0], page="rates", query=RELEASE_TAB), at_the_suites_clock[1]
+    )
     monkeypatch.setenv(settings.variable("now"), clock.isoformat())
 
-    found = _verdicts(dashboard(url), released_on)
+    found = _verdicts(dashboard(url, page="rates", query=RELEASE_TAB), released_on)
 
     assert found == expected
     assert expected["go on: paths seen before, after"] == {

@@ -27,8 +27,7 @@ def _select(app: AppTest, row: int, column: str) -> AppTest:
 def test_a_split_cell_opens_the_runs_of_its_period_group_and_numerator(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
-    app.radio(key="group_kind").set_value("skill").run()
+    app = dashboard(measured_db_url, page="rates", query={"tab": "configurations", "group": "skill"})
     app.selectbox(key="split_metric").set_value("edited_rate").run()
     split = _split(app)
     row, column = next(

@@ -150,9 +150,7 @@ def test_a_long_stuck_time_reads_in_days_not_in_minutes() -> None:
 def test_conversations_without_a_skill_read_no_skill_in_the_split_by_skill(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
-
-    app.radio(key="group_kind").set_value("skill").run()
+    app = dashboard(measured_db_url, page="rates", query={"tab": "configurations", "group": "skill"})
 
     text = rendered.text(app)
     assert "(no skill)" in text and "skill none" not in text
@@ -162,7 +160,7 @@ def test_observed_outcomes_read_as_words_on_the_runs_page_and_in_the_outcome_mix
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
     runs = dashboard(measured_db_url, page="runs")
-    rates = dashboard(measured_db_url)
+    rates = dashboard(measured_db_url, page="rates", query={"tab": "outcomes"})
 
     shown = set(rendered.tables(runs)[0]["outcome"])
     traces = {trace.get("name", "") for figure in rendered.figures(rates) for trace in figure["data"]}

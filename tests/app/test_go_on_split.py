@@ -14,6 +14,7 @@ from adapters.database import make_engine, parse_url, sqlite_path
 from core.metrics import DEFINITIONS, Metric
 from dashboard.components import go_on_split
 
+RELEASE_TAB = {"tab": "release"}
 WEEKS = 26  # the widest span the panel offers: every "go on" the small demo planted on each side
 
 
@@ -30,7 +31,7 @@ def _subheaders(app: AppTest) -> list[str]:
 def test_the_split_is_shown_beside_the_go_on_rate_with_every_path_on_both_sides_of_the_release(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query=RELEASE_TAB)
 
     _compared(app, Metric.GO_ON_WHILE_WAITING)
 
@@ -52,7 +53,7 @@ def test_the_split_is_shown_beside_the_go_on_rate_with_every_path_on_both_sides_
 def test_the_split_is_not_shown_beside_any_other_rate(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query=RELEASE_TAB)
 
     _compared(app, Metric.CLAIMED_UNWRITTEN_RATE)
 
@@ -74,7 +75,7 @@ def test_a_database_measured_before_the_paths_were_counted_says_so(
             mark.update().where(mark.c.name == measure_marks.RATES_VERSION_MARK).values(value=3)
         )
     engine.dispose()
-    app = dashboard(url)
+    app = dashboard(url, page="rates", query=RELEASE_TAB)
 
     _compared(app, Metric.GO_ON_WHILE_WAITING)
 

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import schema
 from adapters.database import make_engine
+from dashboard.components import rates_tab
 from dashboard.queries import rates
 from data.story import EDITORS
 from tests.app import rendered
@@ -48,7 +49,8 @@ def _leaks(app: AppTest) -> list[str]:
 def _every_page(
     dashboard: Callable[..., AppTest], url: str, conversations: list[int], runs: list[str]
 ) -> Iterator[tuple[str, AppTest]]:
-    yield "rates, product team", dashboard(url)
+    for tab in rates_tab.NAMES:
+        yield f"rates, {tab}, product team", dashboard(url, page="rates", query={"tab": tab})
     yield "runs, product team", dashboard(url, page="runs")
     for uuid in runs:
         yield f"run {uuid[:8]}, product team", dashboard(url, page="run", query={"run": uuid})
@@ -56,7 +58,13 @@ def _every_page(
             f"run {uuid[:8]}, administrator",
             dashboard(url, administrator=True, page="run", query={"run": uuid}),
         )
-    yield "rates, administrator", dashboard(url, administrator=True)
+    for tab in rates_tab.NAMES:
+        yield (
+            f"rates, {tab}, administrator",
+            dashboard(url, administrator=True, page="rates", query={"tab": tab}),
+        )
+    for group in ("configuration", "skill"):
+        yield f"rates split by {group}", dashboard(url, page="rates", query={"group": group, "range": "all"})
     yield "health, administrator", dashboard(url, administrator=True, page="health")
     yield "conversation list, administrator", dashboard(url, administrator=True, page="conversation")
     for uid in conversations:

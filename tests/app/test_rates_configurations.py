@@ -19,6 +19,8 @@ from tests.app.conftest import NOW
 from tests.app.installations import WINDOW_S, run_the_jobs
 from tests.db.configurations import CANARY, RARE, RUNS_A_WEEK, STABLE, plant_two_configurations
 
+CONFIGURATIONS, SURVIVAL = {"tab": "configurations"}, {"tab": "survival"}
+
 
 @pytest.fixture(scope="module")
 def two_configurations(tmp_path_factory: pytest.TempPathFactory) -> str:
@@ -52,7 +54,7 @@ def _survival(app: AppTest) -> dict[str, Any]:
 def test_the_page_sets_the_newest_configuration_against_the_one_named_like_it(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=CONFIGURATIONS)
 
     assert not app.exception
     assert (
@@ -76,7 +78,7 @@ def test_the_page_sets_the_newest_configuration_against_the_one_named_like_it(
 def test_the_configuration_panel_says_too_few_to_tell_and_what_each_side_needs(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=CONFIGURATIONS)
     app.selectbox(key="between_metric").set_value("discarded_rate").run()
 
     texts = _texts(app)
@@ -88,7 +90,7 @@ def test_the_configuration_panel_says_too_few_to_tell_and_what_each_side_needs(
 def test_a_configuration_under_five_runs_in_a_week_is_too_few_to_show_against_another(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=CONFIGURATIONS)
 
     app.selectbox(key="between_pair_second").set_value(RARE).run()
 
@@ -100,7 +102,7 @@ def test_a_configuration_under_five_runs_in_a_week_is_too_few_to_show_against_an
 def test_the_survival_chart_draws_both_curves_with_bands_and_the_windows_end_and_tests_them(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=SURVIVAL)
 
     assert app.multiselect(key="survival_configurations").value == [STABLE, CANARY]
     chart = _survival(app)
@@ -118,7 +120,7 @@ def test_the_survival_chart_draws_both_curves_with_bands_and_the_windows_end_and
 def test_without_a_configuration_chosen_the_chart_is_of_all_writes(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=SURVIVAL)
 
     app.multiselect(key="survival_configurations").set_value([]).run()
 
@@ -129,7 +131,7 @@ def test_without_a_configuration_chosen_the_chart_is_of_all_writes(
 def test_a_configuration_with_fewer_than_five_runs_gets_no_curve(
     dashboard: Callable[..., AppTest], two_configurations: str
 ) -> None:
-    app = dashboard(two_configurations)
+    app = dashboard(two_configurations, page="rates", query=SURVIVAL)
 
     app.multiselect(key="survival_configurations").set_value([STABLE, RARE]).run()
 
@@ -152,7 +154,7 @@ def test_before_any_outcome_is_derived_the_survival_section_says_to_derive_them(
     finally:
         engine.dispose()
 
-    app = dashboard(url)
+    app = dashboard(url, page="rates", query=SURVIVAL)
 
     assert not app.exception
     assert any("runrecord derive-outcomes" in str(info.value) for info in app.info)

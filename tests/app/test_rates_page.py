@@ -20,7 +20,7 @@ from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url, sqlite_path
 from core.formatting import NO_SKILL, plural
 from core.metrics import RATES, Metric
-from dashboard.components import notice_agreement, outcome_mix, survival_chart
+from dashboard.components import notice_agreement, outcome_mix, rates_tab
 from dashboard.queries import rates
 from tests.app import rendered
 from tests.app.conftest import NOW
@@ -49,15 +49,16 @@ def test_every_chart_carries_the_planted_release_marker(
 ) -> None:
     url, released_on = measured
 
-    app = dashboard(url)
+    overview, outcomes = (
+        dashboard(url, page="rates", query={"tab": tab}) for tab in ("overview", "outcomes")
+    )
 
-    assert not app.exception
-    # Every chart over the calendar: EDITED, nothingSaved stored and recomputed, their agreement, the
-    # outcome mix, edit scope (the survival chart runs over the time since each write, not the calendar)
-    charts = [
-        chart for chart in rendered.figures(app) if chart["layout"]["title"]["text"] != survival_chart.TITLE
-    ]
-    assert len(charts) == 6
+    assert not overview.exception and not outcomes.exception
+    # Every chart over the calendar: the overview's rates (EDITED, nothingSaved stored and recomputed, their
+    # agreement, denials, "go on"), the outcome mix and the edit scopes (the survival chart runs over the time
+    # since each write, not the calendar)
+    charts = rendered.figures(overview) + rendered.figures(outcomes)
+    assert len(charts) == len(rates.CHARTED) + 2
     for chart in charts:
         lines = [shape for shape in chart["layout"]["shapes"] if shape["x0"] == released_on.isoformat()]
         labels = [note["text"] for note in chart["layout"]["annotations"]]
@@ -70,12 +71,14 @@ def test_a_rate_is_drawn_with_its_wilson_band_and_its_denominator_on_hover(
     app = dashboard(measured_db_url)
 
     edited = rendered.figures(app)[0]
-    high, low, line = edited["data"]
+    high, low, *_ = edited["data"]
+    line = next(trace for trace in edited["data"] if trace["mode"] == "lines+markers")
     assert low["fill"] == "tonexty" and high["hoverinfo"] == "skip"
     assert "%{customdata[0]} of %{customdata[1]}" in line["hovertemplate"]
     points = list(zip(line["customdata"], rendered.values(line["y"]), strict=True))
-    assert points
-    for (numerator, denominator, lower, upper, *_), rate in points:
+    measured = [point for point in points if point[0][1] is not None]  # a week without a row is a gap
+    assert measured and all(rate is None for (_, denominator, *_), rate in points if denominator is None)
+    for (numerator, denominator, lower, upper, *_), rate in measured:
         assert 0 <= numerator <= denominator
         assert (rate is None) == (denominator == 0)
         assert rate is None or lower <= rate <= upper
@@ -84,7 +87,7 @@ def test_a_rate_is_drawn_with_its_wilson_band_and_its_denominator_on_hover(
 def test_the_before_after_panel_shows_both_sides_the_difference_and_a_verdict(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query={"tab": "release"})
 
     labels = [metric.label for metric in app.metric]
     assert "Before" in labels and "From the release on" in labels and "Difference" in labels
@@ -123,9 +126,9 @@ def _inside_their_window(url: str) -> int:
 def test_the_outcome_mix_shows_unknown_and_the_runs_whose_window_has_not_closed(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query={"tab": "outcomes"})
 
-    mix = rendered.figures(app)[4]
+    mix = rendered.figures(app)[0]
     names = {trace["name"] for trace in mix["data"]}
     assert {"accepted unchanged", "edited", "discarded", "unknown", rates.WINDOW_OPEN} <= names
     waiting = next(trace for trace in mix["data"] if trace["name"] == rates.WINDOW_OPEN)
@@ -146,9 +149,9 @@ def _counted_in_the_database(statement: str) -> bool:
 def test_the_rates_page_reads_aggregates_only_never_the_runs_or_their_events(
     dashboard: Callable[..., AppTest], measured_db_url: str, statements: list[str]
 ) -> None:
-    app = dashboard(measured_db_url)
+    apps = [dashboard(measured_db_url, page="rates", query={"tab": tab}) for tab in rates_tab.NAMES]
 
-    assert not app.exception and rendered.figures(app)
+    assert not any(app.exception for app in apps) and any(rendered.figures(app) for app in apps)
     assert statements
     assert [s for s in statements if RUN_TABLES.search(s) and not _counted_in_the_database(s)] == []
     outcomes = [s for s in statements if "tx_runrecord_run_outcome" in s and not _counted_in_the_database(s)]
@@ -171,10 +174,10 @@ def test_a_database_measured_before_the_runs_inside_their_window_were_stored_say
         connection.execute(schema.rate.delete().where(schema.rate.c.metric == rates.WINDOW_OPEN_METRIC))
     engine.dispose()
 
-    app = dashboard(url)
+    app = dashboard(url, page="rates", query={"tab": "outcomes"})
 
     assert not app.exception
-    names = {trace["name"] for trace in rendered.figures(app)[4]["data"]}
+    names = {trace["name"] for trace in rendered.figures(app)[0]["data"]}
     assert rates.WINDOW_OPEN not in names and "edited" in names
     assert any(outcome_mix.NOT_COUNTED in text for text in _texts(app.caption))
 
@@ -244,16 +247,16 @@ def test_every_rate_has_a_label_so_none_drops_out_of_the_comparison_or_the_split
 def test_the_edit_scope_split_names_every_scope(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query={"tab": "outcomes"})
 
-    scopes = {trace["name"] for trace in rendered.figures(app)[5]["data"]}
+    scopes = {trace["name"] for trace in rendered.figures(app)[1]["data"]}
     assert scopes == {label for _, label in rates.EDIT_SCOPES}
 
 
 def test_a_configuration_with_fewer_than_five_runs_in_a_period_reads_too_few_to_show(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url)
+    app = dashboard(measured_db_url, page="rates", query={"tab": "configurations"})
 
     split = next(table for table in rendered.tables(app) if table.index.name == "period start")
     cells = [str(value) for value in split.to_numpy().ravel()]

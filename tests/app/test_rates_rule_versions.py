@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from adapters.database import make_engine
 from core.outcomes import RULE_VERSION
 from core.periods import Grain
+from dashboard.components import rates_tab
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.releases import add_release
@@ -82,10 +83,13 @@ def _captions(app: AppTest) -> list[str]:
 def test_a_period_whose_runs_were_derived_under_two_rule_versions_says_so_beside_its_rate(
     dashboard: Callable[..., AppTest], two_versions: str
 ) -> None:
-    app = dashboard(two_versions)
+    apps = [
+        dashboard(two_versions, page="rates", query={"tab": tab, "range": "all"})
+        for tab in ("overview", "outcomes", "release", "configurations")
+    ]
 
-    assert not app.exception
-    captions = _captions(app)
+    assert not any(app.exception for app in apps)
+    captions = [caption for app in apps for caption in _captions(app)]
     period_note = f"Week of {MIXED.isoformat()} {BOTH}."
     # under the EDITED chart, the outcome mix and the edit scopes: each counts derived runs
     assert captions.count(period_note) == 3
@@ -96,7 +100,7 @@ def test_a_period_whose_runs_were_derived_under_two_rule_versions_says_so_beside
 def test_a_period_of_one_rule_version_says_nothing(
     dashboard: Callable[..., AppTest], one_version: str
 ) -> None:
-    app = dashboard(one_version)
+    apps = [dashboard(one_version, page="rates", query={"tab": tab}) for tab in rates_tab.NAMES]
 
-    assert not app.exception
-    assert not any("mixes runs derived" in caption for caption in _captions(app))
+    assert not any(app.exception for app in apps)
+    assert not any("mixes runs derived" in caption for app in apps for caption in _captions(app))

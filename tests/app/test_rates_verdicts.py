@@ -96,8 +96,9 @@ def _texts(app: AppTest) -> str:
 def test_the_before_after_panel_says_each_verdict_as_compare_does(
     dashboard: Callable[..., AppTest], verdicts_db_url: str, index: int, verdict: str
 ) -> None:
-    app = dashboard(verdicts_db_url)
-    app.selectbox(key="marker").select_index(index).run()
+    app = dashboard(
+        verdicts_db_url, page="rates", query={"tab": "release", "marker": MARKERS[index][0].isoformat()}
+    )
     app.selectbox(key="compare_metric").set_value(METRIC).run()
 
     assert not app.exception
@@ -109,7 +110,7 @@ def test_the_before_after_panel_says_each_verdict_as_compare_does(
 def test_the_configuration_panel_shows_a_configuration_only_without_a_week_of_one_to_four_runs(
     dashboard: Callable[..., AppTest], verdicts_db_url: str, configuration: str, runs: int, shown: bool
 ) -> None:
-    app = dashboard(verdicts_db_url)
+    app = dashboard(verdicts_db_url, page="rates", query={"tab": "configurations"})
     app.selectbox(key="between_pair_first").set_value(STABLE).run()
     app.selectbox(key="between_pair_second").set_value(configuration).run()
     app.selectbox(key="between_metric").set_value(METRIC).run()
@@ -127,8 +128,11 @@ def test_the_configuration_panel_shows_a_configuration_only_without_a_week_of_on
 def test_the_split_by_configuration_shows_a_configurations_week_only_from_five_runs(
     dashboard: Callable[..., AppTest], verdicts_db_url: str, configuration: str, runs: int, shown: bool
 ) -> None:
-    app = dashboard(verdicts_db_url)
-    app.radio(key="group_kind").set_value("configuration").run()
+    app = dashboard(
+        verdicts_db_url,
+        page="rates",
+        query={"tab": "configurations", "group": "configuration", "range": "all"},
+    )
     app.selectbox(key="split_metric").set_value(METRIC).run()
 
     assert not app.exception

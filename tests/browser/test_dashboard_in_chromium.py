@@ -19,7 +19,7 @@ from tests.app.installations import planted_runs
 from tests.browser.conftest import Served, updating_screenshots
 
 VIEWPORT = {"width": 1400, "height": 1000}
-# The tallest screenshot: the Rates page with its open alerts and the survival chart is about 7,000 pixels;
+# The tallest screenshot: the Rates page's Overview with its tiles and six charts is about 4,000 pixels;
 # Chromium draws up to 16,384.
 MAX_SHOT_HEIGHT = 10_000
 SETTLE_TIMEOUT_MS = 60_000
@@ -111,32 +111,91 @@ def _edited_run(served: Served) -> str:
     return str(uuid)
 
 
-def test_the_rates_page_opens_first_with_the_planted_release_canary_and_alerts(
+# Each tab of the Rates page and a text only that tab shows.
+RATES_TABS = (
+    ("Overview", "Recomputed nothingSaved agrees with the chat's notice"),
+    ("Release", "Weeks on each side"),
+    ("Configurations", "Configuration against configuration"),
+    ("Outcomes", "Observed outcome mix"),
+    ("Survival", "Survival of AI text"),
+    ("Alerts", "Runs of alert #"),
+)
+TILES = '[class*="st-key-tile_"]'
+
+
+def _tab(page: Any, label: str, until: str) -> str:
+    """Click a tab of the Rates page; the page's text once it shows `until`."""
+    page.locator(".st-key-tab button").filter(has_text=re.compile(f"^{label}$")).click()
+    _settle(page, until)
+    _no_exception(page)
+    return str(page.inner_text("body"))
+
+
+def test_the_rates_page_opens_first_with_its_tiles_the_planted_release_canary_and_alerts(
     page: Any, served: Served, screenshots: Path
 ) -> None:
     body = _open(page, served.base + "/", until="Rates as CSV")
 
     for text in (
         "Rates",
-        "EDITED and nothingSaved over time",
-        "Before and after a release",
-        "Observed outcome mix",
-        "Configuration against configuration",
-        "Survival of AI text",
+        "Time range",
+        "Grain",
+        "Group",
+        "Release marker",
+        "EDITED",
+        "denials of earlier work",
     ):
         assert text in body
+    assert page.locator(TILES).count() == 5
     assert re.search(r"\d+ open alerts: a rate moved significantly", body)
-    # The demo's canary against its stable configuration, told apart (docs/configurations.md), and its curve
-    # beside the stable one's with the log-rank test.
-    assert "seo-assistant-canary against seo-assistant over 4 closed weeks" in body
-    assert "significantly higher" in body
-    assert "median time to the first change" in body and "the curves differ significantly" in body
     marker = f"text=release {served.release.isoformat()}"
-    assert page.locator(marker).count() >= 5  # a marker on each of the five charts
-    assert "window not closed yet" in body and "too few to show" in body
+    assert page.locator(marker).count() >= 6  # a marker on each of the Overview's six charts
+    _shoot(page, screenshots / "rates.png")
+
+    body = _tab(page, "Configurations", "Configuration against configuration")
+    # The demo's canary against its stable configuration, told apart (docs/configurations.md).
+    assert "seo-assistant-canary against seo-assistant over 4 closed weeks" in body
+    assert "significantly higher" in body and "too few to show" in body
+    body = _tab(page, "Survival", "median time to the first change")
+    assert "the curves differ significantly" in body  # the canary's curve beside the stable one's
+    body = _tab(page, "Outcomes", "Observed outcome mix")
+    assert "window not closed yet" in body and "Shares of the EDITED runs of the range" in body
     waiting = re.search(r"(\d+) runs window not closed yet as of the last measurement", body)
     assert waiting is not None and int(waiting[1]) == _inside_their_window(served)  # the stored count
-    _shoot(page, screenshots / "rates.png")
+
+
+def test_clicking_each_tab_shows_its_content_only_and_keeps_it_in_the_url(page: Any, served: Served) -> None:
+    _open(page, served.base + "/rates", until="Rates as CSV")
+
+    for label, shown in RATES_TABS:
+        body = _tab(page, label, shown)
+
+        assert [other for other, text in RATES_TABS if text in body] == [label]
+        assert page.locator(TILES).count() == 5  # the summary row stays on top of every tab
+        if label == "Overview":
+            assert "tab=" not in page.url
+        else:
+            assert f"tab={label.lower()}" in page.url
+
+
+def test_a_link_with_a_tab_opens_that_tab(page: Any, served: Served) -> None:
+    body = _open(page, served.base + "/rates?tab=survival&range=12w", until="median time to the first change")
+
+    assert "Observed outcome mix" not in body and "Survival of AI text" in body
+
+
+def test_no_rates_tile_cuts_its_text(page: Any, served: Served) -> None:
+    _open(page, served.base + "/rates", until="Rates as CSV")
+    tiles = page.locator(TILES)
+
+    texts = tiles.evaluate_all("tiles => tiles.map(tile => tile.innerText)")
+    cut = tiles.evaluate_all(CUT_IN_TILE)
+
+    assert len(texts) == 5 and cut == []
+    assert tiles.evaluate_all("tiles => tiles.filter(t => t.scrollWidth > t.clientWidth + 1).length") == 0
+    assert not any("…" in text for text in texts)
+    for text in texts:
+        assert "95% CI" in text and "Across the release of" in text
 
 
 def test_the_runs_page_pages_through_the_runs(page: Any, served: Served, screenshots: Path) -> None:
@@ -379,7 +438,7 @@ def test_no_run_page_tile_cuts_its_text(page: Any, served: Served) -> None:
 # Each page's own path, and what shows that it opened there (the administrator pages, signed out: the
 # sign-in in their place, which names them).
 PATHS = (
-    ("/rates", "EDITED and nothingSaved over time"),
+    ("/rates", "denials of earlier work"),
     ("/runs", "Page 1 of"),
     ("/run", "Open a run from the Runs table"),
     ("/conversation", "The Conversation page is for administrators"),
@@ -438,7 +497,7 @@ def _edited_alert(served: Served) -> tuple[int, int, set[str]]:
 
 def test_an_alerts_link_opens_the_runs_page_with_exactly_the_alerts_runs(page: Any, served: Served) -> None:
     uid, numerator, behind = _edited_alert(served)
-    _open(page, served.base + "/rates", until="Rates as CSV")
+    _open(page, served.base + "/rates?tab=alerts", until="Rates as CSV")
 
     page.get_by_role("link", name=f"Runs of alert #{uid}:", exact=False).click()
     _settle(page, until="Page 1 of")

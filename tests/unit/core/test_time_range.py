@@ -1,0 +1,65 @@
+"""The time range the Rates page's charts share (core.time_range): presets back from today, every measured
+period, chosen days, and the periods a range holds."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from core.periods import Grain
+from core.time_range import DEFAULT_RANGE, RANGE_NAMES, TimeRange, periods_in, time_range
+
+TODAY = date(2026, 11, 25)  # a Wednesday
+MONDAY = date(2026, 11, 23)
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [("4w", date(2026, 11, 2)), ("12w", date(2026, 9, 7)), ("26w", date(2026, 6, 1))],
+)
+def test_a_preset_of_n_weeks_starts_on_the_monday_n_minus_one_weeks_before_todays_week(
+    name: str, first: date
+) -> None:
+    assert time_range(name, today=TODAY, earliest=None) == TimeRange(first, TODAY)
+
+
+def test_all_reaches_back_to_the_first_period_measured() -> None:
+    assert time_range("all", today=TODAY, earliest=date(2025, 1, 6)) == TimeRange(date(2025, 1, 6), TODAY)
+    assert time_range("all", today=TODAY, earliest=None) == TimeRange(TODAY, TODAY)
+
+
+def test_a_custom_range_spans_the_chosen_days() -> None:
+    chosen = time_range(
+        "custom", today=TODAY, earliest=None, chosen_from=date(2026, 10, 1), chosen_to=date(2026, 10, 31)
+    )
+
+    assert chosen == TimeRange(date(2026, 10, 1), date(2026, 10, 31))
+
+
+@pytest.mark.parametrize(
+    ("name", "chosen_from", "chosen_to"),
+    [
+        ("custom", None, date(2026, 10, 31)),
+        ("custom", date(2026, 10, 31), date(2026, 10, 1)),
+        ("3w", None, None),
+        ("", None, None),
+    ],
+    ids=["custom without a from", "custom from after to", "an unknown preset", "nothing"],
+)
+def test_a_range_that_cannot_be_read_is_the_default_one(
+    name: str, chosen_from: date | None, chosen_to: date | None
+) -> None:
+    found = time_range(name, today=TODAY, earliest=None, chosen_from=chosen_from, chosen_to=chosen_to)
+
+    assert found == time_range(DEFAULT_RANGE, today=TODAY, earliest=None)
+    assert DEFAULT_RANGE in RANGE_NAMES
+
+
+def test_a_range_holds_every_period_that_overlaps_it_and_a_mid_week_start_keeps_its_week() -> None:
+    span = TimeRange(date(2026, 11, 4), TODAY)
+
+    assert periods_in(span, Grain.WEEK) == (date(2026, 11, 2), date(2026, 11, 9), date(2026, 11, 16), MONDAY)
+    assert periods_in(TimeRange(MONDAY, TODAY), Grain.DAY) == (MONDAY, date(2026, 11, 24), TODAY)
+    assert span.holds(date(2026, 11, 2), Grain.WEEK) and not span.holds(date(2026, 11, 2), Grain.DAY)
+    assert not span.holds(date(2026, 11, 30), Grain.WEEK)
