@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.alerts import Alert, AlertKind, StoredAlert
-from core.formatting import group_text, p_text, percent, points
+from core.formatting import group_text, interval_text, p_text, percent, points
 from core.metrics import DEFINITIONS, Better, parse_metric
 from core.rates import Proportion
 from core.verdicts import FELL, ROSE, Finding, judged, worded
@@ -15,7 +15,7 @@ from core.verdicts import FELL, ROSE, Finding, judged, worded
 def side_text(proportion: Proportion) -> str:
     """A side: rate (numerator/denominator, 95% CI low – high)."""
     interval = proportion.interval
-    spread = "" if interval is None else f", 95% CI {percent(interval.low)} – {percent(interval.high)}"
+    spread = "" if interval is None else f", 95% CI {interval_text(interval.low, interval.high)}"
     return f"{percent(proportion.rate)} ({proportion.numerator:,}/{proportion.denominator:,}{spread})"
 
 

@@ -64,6 +64,11 @@ def p_text(value: float | None) -> str:
     return f"p < {SMALLEST_P}" if value < SMALLEST_P else f"p = {value:.4f}"
 
 
+def interval_text(low: float, high: float) -> str:
+    """An interval of two rates, as percentages: "31.2% – 40.8%"."""
+    return f"{percent(low)} – {percent(high)}"
+
+
 def count(value: int) -> str:
     """A count with thousands separators: "2,060"."""
     return f"{value:,}"

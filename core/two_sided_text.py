@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import formatting
 from core.formatting import NO_FIGURE, count, p_text, percent, plural, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
@@ -47,7 +48,7 @@ class Framing:
 
 def interval_text(interval: Interval | None) -> str:
     """A share's 95% interval: "10.8% – 19.9%", or "–" without one."""
-    return NO_FIGURE if interval is None else f"{percent(interval.low)} – {percent(interval.high)}"
+    return NO_FIGURE if interval is None else formatting.interval_text(interval.low, interval.high)
 
 
 def too_few(report: TwoSided) -> str:

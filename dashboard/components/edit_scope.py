@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.formatting import count, percent
+from core.formatting import count, interval_text, percent
 from core.rates import Proportion
 from core.time_range import TimeRange
 from dashboard.components import markers, rate_chart
@@ -30,9 +30,7 @@ def shares(frame: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame:
                 "edit scope": label,
                 "EDITED runs": count(proportion.numerator),
                 "share of EDITED": percent(proportion.rate),
-                "95% interval": ""
-                if interval is None
-                else f"{percent(interval.low)} – {percent(interval.high)}",
+                "95% interval": "" if interval is None else interval_text(interval.low, interval.high),
             }
         )
     return pd.DataFrame(rows, columns=["edit scope", "EDITED runs", "share of EDITED", "95% interval"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.formatting import count, percent, plural
+from core.formatting import count, interval_text, percent, plural
 from dashboard.queries.rates import Agreement
 
 TITLE = "Recomputed nothingSaved agrees with the chat's notice"
@@ -34,7 +34,7 @@ def show(agreement: Agreement | None, grain: str, *, key: str) -> None:
     figures = f"{count(proportion.numerator)} of {plural(proportion.denominator, 'completed answer')}"
     interval = proportion.interval
     if interval is not None:
-        figures += f" (95% interval {percent(interval.low)} – {percent(interval.high)})"
+        figures += f" (95% interval {interval_text(interval.low, interval.high)})"
     excluded = f"; {count(agreement.excluded)} excluded (cannot tell)" if agreement.excluded else ""
     st.caption(
         f"{figures} from the first stored notice on (the {grain} of "

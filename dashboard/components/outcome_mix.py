@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.formatting import count, percent, plural
+from core.formatting import count, interval_text, percent, plural
 from core.rates import Proportion
 from core.time_range import TimeRange
 from dashboard.components import markers, rate_chart
@@ -39,9 +39,7 @@ def shares(mix: pd.DataFrame) -> pd.DataFrame:
                 "outcome": outcome,
                 "runs": count(runs),
                 "share": percent(proportion.rate),
-                "95% interval": ""
-                if interval is None
-                else f"{percent(interval.low)} – {percent(interval.high)}",
+                "95% interval": "" if interval is None else interval_text(interval.low, interval.high),
             }
         )
     return pd.DataFrame(rows, columns=["outcome", "runs", "share", "95% interval"])

@@ -10,7 +10,7 @@ from typing import Literal
 import streamlit as st
 
 from core.comparison import ComparisonReport
-from core.formatting import count, percent, points
+from core.formatting import count, interval_text, percent, points
 from core.metrics import Metric
 from core.summary import Tile, Tone
 from core.two_sided import TOO_FEW_TO_SHOW
@@ -76,7 +76,7 @@ def _tile(tile: Tile, grain: str) -> None:
     figures = f"{count(proportion.numerator)} of {count(proportion.denominator)}"
     interval = proportion.interval
     if interval is not None:
-        figures += f", 95% CI {percent(interval.low)} – {percent(interval.high)}"
+        figures += f", 95% CI {interval_text(interval.low, interval.high)}"
     against = (
         tile.previous.two_sided.verdict
         if difference is not None or not tile.previous.before.shown

@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from core import between_text, comparison_text
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
-from core.formatting import count, p_text, percent, points
+from core.formatting import count, interval_text, p_text, percent, points
 from core.rule_versions import mixing_note
 from core.two_sided import TOO_FEW_TO_SHOW, Side, TwoSided
 from core.two_sided_text import NEED_RULE, need_text, needed_text, too_few
@@ -74,7 +74,7 @@ def _side(column: DeltaGenerator, title: str, span: str, side: Side, report: Two
     interval = proportion.interval
     figures = f"{count(proportion.numerator)} of {count(proportion.denominator)}"
     if interval is not None:
-        figures += f"; 95% interval {percent(interval.low)} – {percent(interval.high)}"
+        figures += f"; 95% interval {interval_text(interval.low, interval.high)}"
     if side.excluded:
         figures += f"; {count(side.excluded)} excluded"
     column.caption(figures + (f". {span}" if span else ""))

@@ -8,6 +8,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine, event
 from streamlit.testing.v1 import AppTest
 
 from adapters.database import parse_url
@@ -89,3 +90,16 @@ def dashboard(monkeypatch: pytest.MonkeyPatch, use_db: None) -> Callable[..., Ap
         return app
 
     return run
+
+
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine sends while the test runs."""
+    sent: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        sent.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    yield sent
+    event.remove(Engine, "before_cursor_execute", record)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-import pytest
-from sqlalchemy import Engine, event, func, select
+from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
@@ -25,19 +24,6 @@ from tests.app import rendered
 PLANTED = re.compile(r"(?<![0-9A-Za-z])(" + "|".join(str(editor) for editor in EDITORS) + r")(?![0-9A-Za-z])")
 EDITOR_COLUMNS = {"be_user", "userid", "originaluserid", "decidedby", "submittedby", "editor"}
 ADMINISTRATOR_PAGES = ("conversation", "health")
-
-
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine sends while the test runs."""
-    sent: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        sent.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(Engine, "before_cursor_execute", record)
 
 
 def _leaks(app: AppTest) -> list[str]:

@@ -8,12 +8,11 @@ import io
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from adapters import measure_marks, schema
@@ -93,19 +92,6 @@ def test_the_before_after_panel_shows_both_sides_the_difference_and_a_verdict(
     assert "Before" in labels and "From the release on" in labels and "Difference" in labels
     verdicts = " ".join(_texts(app.warning) + _texts(app.info) + _texts(app.success))
     assert "too few to tell" in verdicts  # 120 conversations cannot tell 5 points apart
-
-
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine sends while the test runs."""
-    sent: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        sent.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(Engine, "before_cursor_execute", record)
 
 
 def _inside_their_window(url: str) -> int:

@@ -5,12 +5,12 @@ the range every chart spans; the URL's bad values falling back; a day without da
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from streamlit.proto.Metric_pb2 import Metric as MetricProto
 from streamlit.testing.v1 import AppTest
 
@@ -31,19 +31,6 @@ from tests.conftest import REPO_ROOT
 TODAY = NOW.date()
 LAST_CLOSED = date(2026, 11, 9)  # the measured demo's weeks are open from 2026-11-16 (NOW: 2026-11-25)
 RED, GREEN, GRAY = MetricProto.MetricColor.RED, MetricProto.MetricColor.GREEN, MetricProto.MetricColor.GRAY
-
-
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine sends while the test runs."""
-    sent: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        sent.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(Engine, "before_cursor_execute", record)
 
 
 def _stored(url: str, metric: Metric, period: date, group: tuple[str, str] = ("all", "")) -> tuple[int, int]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
@@ -15,19 +15,6 @@ from adapters.database import make_engine
 from dashboard.queries.runs import NO_RUNS_YET, NOT_MEASURED, PAGE_SIZE
 from jobs.schema_setup import init_db
 from tests.app import rendered
-
-
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine sends while the test runs."""
-    sent: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        sent.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(Engine, "before_cursor_execute", record)
 
 
 def _runs(app: AppTest):  # noqa: ANN202

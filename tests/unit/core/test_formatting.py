@@ -10,6 +10,7 @@ from core.formatting import (
     count,
     duration,
     group_text,
+    interval_text,
     outcome_label,
     p_text,
     percent,
@@ -200,3 +201,7 @@ def test_a_headline_names_the_metric_before_the_verdict() -> None:
     assert headline("EDITED", "too few to tell") == "EDITED: too few to tell"
     assert is_move("significantly lower: better") and not is_move("too few to tell")
     assert is_worse("fell significantly: worse") and not is_worse("rose significantly")
+
+
+def test_an_interval_reads_as_two_percentages_joined_by_an_en_dash() -> None:
+    assert interval_text(0.3124, 0.4081) == "31.2% – 40.8%"
