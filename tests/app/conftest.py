@@ -4,6 +4,7 @@ the app as either role."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -50,16 +51,20 @@ def bad_row_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str,
     return url, bad_rows(url, NOW)
 
 
-@pytest.fixture
-def use_db(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Clear the dashboard's cached engines and queries around one test."""
+def clear_caches() -> None:
+    """Empty the dashboard's cached engines and queries."""
     import streamlit as st
 
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+@pytest.fixture
+def use_db(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Clear the dashboard's cached engines and queries around one test."""
+    clear_caches()
     yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    clear_caches()
 
 
 @pytest.fixture
@@ -70,36 +75,50 @@ def empty_sqlite_url(tmp_path: Path) -> str:
     return str(parse_url(f"sqlite:///{path}"))
 
 
+def run_dashboard(
+    monkeypatch: pytest.MonkeyPatch,
+    url: str,
+    *,
+    administrator: bool = False,
+    page: str | None = None,
+    query: dict[str, str] | None = None,
+) -> AppTest:
+    """The app run once on the database, as the product team or as an administrator signed in with the
+    password (this tab's token), optionally on one page."""
+    monkeypatch.setenv("RUNRECORD_DB", url)
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
+    if administrator:
+        app.session_state[SIGNED_IN_KEY] = issue_token()
+    app.run()
+    if page is not None:
+        app.query_params.update(query or {})
+        app.switch_page(f"views/{page}.py").run()
+    return app
+
+
 @pytest.fixture
 def dashboard(monkeypatch: pytest.MonkeyPatch, use_db: None) -> Callable[..., AppTest]:
-    """dashboard(url, administrator=False, page=None, query=None): the app run once on the database, as the
-    product team or as an administrator signed in with the password (this tab's token), optionally on one
-    page."""
-
-    def run(
-        url: str, *, administrator: bool = False, page: str | None = None, query: dict[str, str] | None = None
-    ) -> AppTest:
-        monkeypatch.setenv("RUNRECORD_DB", url)
-        app = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
-        if administrator:
-            app.session_state[SIGNED_IN_KEY] = issue_token()
-        app.run()
-        if page is not None:
-            app.query_params.update(query or {})
-            app.switch_page(f"views/{page}.py").run()
-        return app
-
-    return run
+    """dashboard(url, administrator=False, page=None, query=None): run_dashboard on the database."""
+    return lambda url, **options: run_dashboard(monkeypatch, url, **options)
 
 
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine sends while the test runs."""
+@contextmanager
+def recorded_statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine sends while inside."""
     sent: list[str] = []
 
     def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
         sent.append(statement)
 
     event.listen(Engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(Engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine sends while the test runs."""
+    with recorded_statements() as sent:
+        yield sent
