@@ -19,7 +19,19 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, Select, event, func, insert, inspect, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    MetaData,
+    Select,
+    Table,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
+)
 
 from adapters import history as history_queries
 from adapters import schema
@@ -29,6 +41,7 @@ from core.time import DAY_S
 from data.builder import Installation
 from jobs.derive import Summary, derive_outcomes
 from jobs.measure import measure_rates
+from tests.db.conftest import VERSION_TABLE, empty_installation
 
 DAY = DAY_S
 T = 1_790_000_000
@@ -36,10 +49,9 @@ PAGES = 200
 EDITS = 40  # sys_history rows of each page: enough that a scan would cost far more than a lookup
 
 
-@pytest.fixture
-def site_engine(installation_engine: Engine) -> Iterator[Engine]:
+def _build_site(engine: Engine) -> None:
     """PAGES pages, each written by a run and edited EDITS times by hand."""
-    with installation_engine.begin() as connection:
+    with engine.begin() as connection:
         site = Installation(connection)
         for index in range(PAGES):
             page = site.page(f"Seite {index}", at=T - 60 * DAY)
@@ -63,7 +75,30 @@ def site_engine(installation_engine: Engine) -> Iterator[Engine]:
             connection.execute(
                 update(h).where(h.c.uid == index + 1).values(correlation_id=f"0400${uuid}:{'0' * 32}")
             )
-    yield installation_engine
+
+
+@pytest.fixture(scope="module")
+def _site_rows(_installation: Engine) -> list[tuple[Table, list[dict[str, Any]]]]:
+    """The site built once per dialect, as the rows of every table that holds any."""
+    _build_site(empty_installation(_installation))
+    metadata = MetaData()
+    with _installation.connect() as connection:
+        metadata.reflect(connection)
+        rows = [
+            (table, [dict(row._mapping) for row in connection.execute(select(table))])
+            for name, table in sorted(metadata.tables.items())
+            if name != VERSION_TABLE
+        ]
+    return [(table, found) for table, found in rows if found]
+
+
+@pytest.fixture
+def site_engine(installation_engine: Engine, _site_rows: list[tuple[Table, list[dict[str, Any]]]]) -> Engine:
+    """The site (_build_site) on an installation of its own: the tests change it, and ANALYZE it."""
+    with installation_engine.begin() as connection:
+        for table, rows in _site_rows:
+            connection.execute(table.insert(), rows)
+    return installation_engine
 
 
 def _plan(connection: Connection, query: Select[object]) -> str:
