@@ -1,6 +1,11 @@
 # Two commands for a new user: `make demo` and `make test`. Both set up .venv first when it is missing or
 # older than pyproject.toml. `make test-fast` is the inner loop: SQLite only, no browser; CI runs `make test`.
 
+# Python keeps each module it compiles in __pycache__ (ignored by git). The suite starts many Python processes
+# (a worker per core, the command line, Streamlit servers); where the environment turns that cache off, each
+# of them compiles every module it imports again, some seconds a process.
+unexport PYTHONDONTWRITEBYTECODE
+
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
