@@ -105,6 +105,12 @@ def _scalar(dialect: str, field: Field, member: doc.Member) -> ColumnElement[boo
     return text  # TEXT, NAME
 
 
+def own_entry(entry: Any, segment: ColumnElement[Any], position: ColumnElement[Any]) -> ColumnElement[bool]:
+    """core.answers._own_entry: a scratch.entry row is the entry of the answer with this segment and
+    position: by its segment, or by its position for a message without one."""
+    return case((segment.is_(None), entry.position == position), else_=entry.segment == segment)
+
+
 def _record_document(dialect: str, *, guarded: bool) -> Select[Any]:
     c = conversation.c
     return plans.fenced(

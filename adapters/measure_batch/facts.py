@@ -33,6 +33,7 @@ from adapters.dialect import days, plans
 from adapters.dialect import documents as doc
 from adapters.dialect.days import day_of
 from adapters.measure_batch import scratch
+from adapters.measure_batch.entries import own_entry
 from adapters.measure_batch.runs import run_end
 from adapters.measure_batch.scratch import flag
 from adapters.measure_batch.waits import counted_run
@@ -294,7 +295,7 @@ def _claim_from_record() -> ColumnElement[Any]:
     a stream."""
     a, s, e = scratch.answer.c, scratch.conversation.c, scratch.entry.c
     of_run = and_(e.conversation == a.conversation, e.run_uuid == a.run_uuid)
-    own = case((a.segment.is_(None), e.position == a.position), else_=e.segment == a.segment)
+    own = own_entry(e, a.segment, a.position)
 
     def listed(*where: ColumnElement[bool]) -> ColumnElement[bool]:
         return exists(select(literal(1)).where(of_run, *where))
