@@ -139,43 +139,102 @@ def completed_answers(conversation: ConversationInput, runs: Mapping[str, RunRow
     return tuple(answers)
 
 
-def verdict_from_counts(counts: EventCounts, problems: int) -> Verdict | None:
-    """core.saved.nothing_saved's verdict where the counts settle it; None where the stream must be read.
+class CountTest(StrEnum):
+    """A question VERDICT_BY_COUNTS asks of a claiming run's event counts."""
+
+    NO_EVENTS = "no_events"
+    DOUBTFUL_EVENTS = "doubtful_events"  # an event the database could not vouch for
+    TOOL_WRITE = "tool_write"
+    NO_APPROVAL = "no_approval"
+    OTHERWISE = "otherwise"
+
+
+# core.saved.nothing_saved's verdict where a run's event counts settle it, in the order it decides: the first
+# test that holds gives the verdict; None: the counts do not settle it, and the stream must be read. No
+# events: cannot tell (001_…, "Decision"). Then, with every event vouched for: a tool_write is a write;
+# without any approval event no call can have been released by one, so nothing was saved.
+VERDICT_BY_COUNTS: tuple[tuple[CountTest, Verdict | None], ...] = (
+    (CountTest.NO_EVENTS, Verdict.CANNOT_TELL),
+    (CountTest.DOUBTFUL_EVENTS, None),
+    (CountTest.TOOL_WRITE, Verdict.WROTE),
+    (CountTest.NO_APPROVAL, Verdict.NOTHING_SAVED),
+    (CountTest.OTHERWISE, None),
+)
+
+
+def count_test_holds(test: CountTest, counts: EventCounts, problems: int) -> bool:
+    """Whether a VERDICT_BY_COUNTS test holds (adapters.measure_batch.verdicts compiles the same tests).
 
     `problems` are the events the database could not vouch for (a kind unknown, a payload that is not a JSON
-    object, sequence or duration NULL). No events: cannot tell. Then, with every event vouched for: a
-    tool_write is a write; without any approval event no call can have been released by one, so nothing was
-    saved. Anything else is for nothing_saved.
-    """
-    if counts.events == 0:
-        return Verdict.CANNOT_TELL
-    if problems > 0:
-        return None
-    if counts.tool_writes > 0:
-        return Verdict.WROTE
-    if counts.approvals == 0:
-        return Verdict.NOTHING_SAVED
-    return None
+    object, sequence or duration NULL)."""
+    if test is CountTest.NO_EVENTS:
+        return counts.events == 0
+    if test is CountTest.DOUBTFUL_EVENTS:
+        return problems > 0
+    if test is CountTest.TOOL_WRITE:
+        return counts.tool_writes > 0
+    if test is CountTest.NO_APPROVAL:
+        return counts.approvals == 0
+    return True
+
+
+def verdict_from_counts(counts: EventCounts, problems: int) -> Verdict | None:
+    """core.saved.nothing_saved's verdict where the counts settle it (VERDICT_BY_COUNTS); None where the
+    stream must be read."""
+    return next(verdict for test, verdict in VERDICT_BY_COUNTS if count_test_holds(test, counts, problems))
+
+
+class RecordTest(StrEnum):
+    """A question VERDICT_BY_RECORD asks of the stored run record (for an answer whose run left no stream)."""
+
+    NOT_STORED = "not_stored"  # the column holds nothing (rows from before it)
+    RUN_WROTE = "run_wrote"  # an entry of the answer's run lists a write
+    RECORD_UNREADABLE = "record_unreadable"  # an entry cannot be read
+    RUN_CONTINUED = "run_continued"  # an entry of the answer's run is of a segment after the first
+    OWN_ENTRY = "own_entry"  # the answer's own entry is there (_own_entry)
+    OTHERWISE = "otherwise"
+
+
+# Where the run left no stream, its stored run record is the evidence (001_…, "Decision": "A run that could
+# not be persisted has no stream; its result's steps are the evidence then."; the record is built from those
+# steps, 000_…). In the order it decides: a write any of the run's entries lists is a write; the record cannot
+# show the second kind of write, a call released by an approval that left no write target (a remote tool),
+# so a run continued after a decision cannot tell, nor can a record with an entry that cannot be read; nothing
+# saved when the answer's own entry lists none.
+VERDICT_BY_RECORD: tuple[tuple[RecordTest, Verdict], ...] = (
+    (RecordTest.NOT_STORED, Verdict.CANNOT_TELL),
+    (RecordTest.RUN_WROTE, Verdict.WROTE),
+    (RecordTest.RECORD_UNREADABLE, Verdict.CANNOT_TELL),
+    (RecordTest.RUN_CONTINUED, Verdict.CANNOT_TELL),
+    (RecordTest.OWN_ENTRY, Verdict.NOTHING_SAVED),
+    (RecordTest.OTHERWISE, Verdict.CANNOT_TELL),
+)
+
+
+def record_test_holds(test: RecordTest, conversation: ConversationInput, answer: Answer) -> bool:
+    """Whether a VERDICT_BY_RECORD test holds (adapters.measure_batch.facts compiles the same tests)."""
+    text = answer.text
+    entries = [entry for entry in conversation.record if entry.run_uuid == text.run_uuid]
+    if test is RecordTest.NOT_STORED:
+        return not conversation.record_stored
+    if test is RecordTest.RUN_WROTE:
+        return any(entry.writes for entry in entries)
+    if test is RecordTest.RECORD_UNREADABLE:
+        return bool(conversation.record_problems)
+    if test is RecordTest.RUN_CONTINUED:
+        return any(entry.segment > 0 for entry in entries)
+    if test is RecordTest.OWN_ENTRY:
+        return any(_own_entry(entry, text) for entry in entries)
+    return True
 
 
 def verdict_from_record(conversation: ConversationInput, answer: Answer) -> Verdict:
-    """Where the run left no stream, its stored run record is the evidence: a write any of its entries lists
-    is a write; nothing saved when the answer's own entry lists none and the run was never continued."""
-    # 001_…, "Decision": "A run that could not be persisted has no stream; its result's steps are the
-    # evidence then." The record is built from those steps (000_…). It cannot show the second kind of write,
-    # a call released by an approval that left no write target (a remote tool), so a run continued after a
-    # decision cannot tell; nor can a record with an entry that cannot be read.
-    text = answer.text
-    if not conversation.record_stored:
-        return Verdict.CANNOT_TELL
-    entries = [entry for entry in conversation.record if entry.run_uuid == text.run_uuid]
-    if any(entry.writes for entry in entries):
-        return Verdict.WROTE
-    if conversation.record_problems or any(entry.segment > 0 for entry in entries):
-        return Verdict.CANNOT_TELL
-    if any(_own_entry(entry, text) for entry in entries):
-        return Verdict.NOTHING_SAVED
-    return Verdict.CANNOT_TELL
+    """Where the run left no stream, the verdict its stored run record gives (VERDICT_BY_RECORD): a write any
+    of its entries lists is a write; nothing saved when the answer's own entry lists none and the run was
+    never continued."""
+    return next(
+        verdict for test, verdict in VERDICT_BY_RECORD if record_test_holds(test, conversation, answer)
+    )
 
 
 def _own_entry(entry: RunRecordEntry, text: TranscriptMessage) -> bool:
@@ -239,10 +298,35 @@ def recorded_writes_before(
     )
 
 
+class DenialTest(StrEnum):
+    """A question DENIAL_DECISION asks of a completed answer."""
+
+    EARLIER_UNKNOWN = "earlier_unknown"  # whether a write came before it cannot be told (earlier_write)
+    NO_EARLIER_WRITE = "no_earlier_write"
+    DENIES = "denies"  # the answer denies a change (core.claims.denies_change)
+    OTHERWISE = "otherwise"
+
+
+# A denial is counted only after an earlier write (001_…); in the order it decides.
+DENIAL_DECISION: tuple[tuple[DenialTest, DenialState], ...] = (
+    (DenialTest.EARLIER_UNKNOWN, DenialState.CANNOT_TELL),
+    (DenialTest.NO_EARLIER_WRITE, DenialState.NO_EARLIER_WRITE),
+    (DenialTest.DENIES, DenialState.DENIES),
+    (DenialTest.OTHERWISE, DenialState.DOES_NOT_DENY),
+)
+
+
+def denial_test_holds(test: DenialTest, answer: Answer, earlier: bool | None) -> bool:
+    """Whether a DENIAL_DECISION test holds (adapters.measure_batch.facts compiles the same tests)."""
+    if test is DenialTest.EARLIER_UNKNOWN:
+        return earlier is None
+    if test is DenialTest.NO_EARLIER_WRITE:
+        return earlier is False
+    if test is DenialTest.DENIES:
+        return denies_change(answer.text.content)
+    return True
+
+
 def denial_state(answer: Answer, earlier: bool | None) -> DenialState:
-    """Counted only after an earlier write; then the answer denies a change or does not (core.claims)."""
-    if earlier is None:
-        return DenialState.CANNOT_TELL
-    if not earlier:
-        return DenialState.NO_EARLIER_WRITE
-    return DenialState.DENIES if denies_change(answer.text.content) else DenialState.DOES_NOT_DENY
+    """Counted only after an earlier write; then the answer denies a change or does not (DENIAL_DECISION)."""
+    return next(state for test, state in DENIAL_DECISION if denial_test_holds(test, answer, earlier))

@@ -38,7 +38,7 @@ class RunRow:
 
 # When a run ended: the first of these tx_nrllm_agentrun columns that holds a time (above 0).
 RUN_END_COLUMNS = ("finished_at", "tstamp", "started_at", "crdate")
-# When a run started: started_at, else (0) its crdate.
+# When a run started: the first of these columns that is set (not 0), else the last.
 RUN_START_COLUMNS = ("started_at", "crdate")
 
 
@@ -49,3 +49,10 @@ def run_end(finished_at: int, tstamp: int, started_at: int, crdate: int) -> int:
         if value > 0:
             return value
     return 0
+
+
+def run_start(started_at: int, crdate: int) -> int:
+    """When a run started: started_at, else (0: not set) its crdate."""
+    values = {"started_at": started_at, "crdate": crdate}
+    *first, last = RUN_START_COLUMNS
+    return next((values[name] for name in first if values[name] != 0), values[last])

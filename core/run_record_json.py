@@ -1,31 +1,19 @@
 """The run record's stored column (tx_nrmcpagent_conversation.run_record, DESIGN.md "Chat-side JSON"): read
 it tolerating keys it does not know, report what it cannot read as UnreadableEntry, and write the newest
-entries back."""
+entries back. An entry is read by walking core.run_record_schema.ENTRY, the table the SQL check of a
+readable entry (adapters.measure_batch.entries) is compiled from."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from core.events import identifier
-from core.run_record import (
-    RECORD_LIMIT,
-    UNREADABLE_RECORD,
-    Completeness,
-    Decision,
-    Ended,
-    RunRecordEntry,
-    ToolUse,
-    Undecided,
-    UndecidedBy,
-    UndecidedKind,
-    UnreadableEntry,
-    WrittenRecord,
-)
+from core.run_record import RECORD_LIMIT, UNREADABLE_RECORD, RunRecordEntry, UnreadableEntry
+from core.run_record_schema import ENTRY, Field, Holds, Shape
 from core.table_names import TABLE_NAME
 
 
@@ -74,31 +62,46 @@ def keep_newest(entries: Sequence[RunRecordEntry], limit: int = RECORD_LIMIT) ->
     return tuple(entries[-limit:]) if limit > 0 else ()
 
 
-_E = TypeVar("_E", bound=StrEnum)
 _RECORD = re.compile(rf"{TABLE_NAME.pattern}:[1-9][0-9]*")
 
 
 def _entry(value: object) -> RunRecordEntry:
-    data = _object(value, "entry")
-    run_uuid = data.get("runUuid")
-    if not isinstance(run_uuid, str) or not run_uuid:
-        raise _UnreadableError("runUuid missing")
-    return RunRecordEntry(
-        run_uuid=run_uuid,
-        segment=_int(data, "segment", None),
-        position=_int(data, "position", 0),
-        card_outcomes_before=_int(data, "cardOutcomesBefore", 0),
-        ended=_enum(Ended, data.get("ended"), "ended"),
-        tools=tuple(
-            ToolUse(_name(tool, "name"), _int(tool, "calls", 0), _int(tool, "failed", 0))
-            for tool in _objects(data, "tools")
-        ),
-        writes=tuple(_written_record(write) for write in _objects(data, "writes")),
-        waiting=tuple(_name(call, "tool") for call in _objects(data, "waiting")),
-        decision=_decision(data.get("decision")),
-        undecided=_undecided(data.get("undecided")),
-        at=_int(data, "at", 0),
-    )
+    entry = _built(ENTRY, _object(value, "entry"))
+    assert isinstance(entry, RunRecordEntry)
+    return entry
+
+
+def _built(shape: Shape, data: Mapping[str, Any]) -> Any:
+    """The value an object of the shape makes; the first malformed field (in the shape's order) stops it."""
+    values = {field.attribute: _member(field, data.get(field.key)) for field in shape.fields}
+    if shape.build is None:
+        (only,) = values.values()
+        return only
+    return shape.build(**values)
+
+
+def _member(field: Field, value: object) -> Any:
+    if value is None:
+        if field.required:
+            raise _UnreadableError(field.problem)
+        return field.default
+    if field.holds is Holds.LIST:
+        if not isinstance(value, list):
+            raise _UnreadableError(field.problem)
+        assert field.shape is not None
+        items = [_object(item, field.key) for item in value]  # every item an object, before any is read
+        return tuple(_built(field.shape, item) for item in items)
+    if field.holds is Holds.OBJECT:
+        assert field.shape is not None
+        return _built(field.shape, _object(value, field.key))
+    if not _READS[field.holds](field, value):
+        raise _UnreadableError(field.problem)
+    if field.holds is Holds.NAME:
+        return identifier(str(value))
+    if field.holds is Holds.CHOICE:
+        assert field.choices is not None
+        return field.choices(str(value))
+    return value
 
 
 def _object(value: object, what: str) -> Mapping[str, Any]:
@@ -107,61 +110,28 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
     return value
 
 
-def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _UnreadableError(f"{key} is not a list")
-    return [_object(item, key) for item in value]
+def _is_count(_: Field, value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _int(data: Mapping[str, Any], key: str, default: int | None) -> int:
-    value = data.get(key)
-    if value is None and default is not None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise _UnreadableError(f"{key} is not a count")
-    return value
+def _is_text(field: Field, value: object) -> bool:
+    return isinstance(value, str) and (bool(value) or not field.nonempty)
 
 
-def _name(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        raise _UnreadableError(f"{key} is not a name")
-    return identifier(value)
+def _is_choice(field: Field, value: object) -> bool:
+    assert field.choices is not None
+    return isinstance(value, str) and value in {member.value for member in field.choices}
 
 
-def _enum(kind: type[_E], value: object, key: str) -> _E:
-    if isinstance(value, str):
-        for member in kind:
-            if member.value == value:
-                return member
-    raise _UnreadableError(f"{key} has an unknown value")
+def _is_record(_: Field, value: object) -> bool:
+    return isinstance(value, str) and (value == UNREADABLE_RECORD or _RECORD.fullmatch(value) is not None)
 
 
-def _written_record(data: Mapping[str, Any]) -> WrittenRecord:
-    record = data.get("record")
-    if not isinstance(record, str) or not (record == UNREADABLE_RECORD or _RECORD.fullmatch(record)):
-        raise _UnreadableError("record is not table:uid")
-    completeness = data.get("completeness")
-    if completeness is None:
-        return WrittenRecord(record, Completeness.UNCONFIRMED)
-    return WrittenRecord(record, _enum(Completeness, completeness, "completeness"))
-
-
-def _decision(value: object) -> Decision | None:
-    if value is None:
-        return None
-    data = _object(value, "decision")
-    answer = data.get("answer")
-    if not isinstance(answer, str):
-        raise _UnreadableError("decision answer is not text")
-    return Decision(_name(data, "tool"), answer)
-
-
-def _undecided(value: object) -> Undecided | None:
-    if value is None:
-        return None
-    data = _object(value, "undecided")
-    return Undecided(_enum(UndecidedKind, data.get("kind"), "kind"), _enum(UndecidedBy, data.get("by"), "by"))
+# What a scalar member must be (a null or missing one is read by its default above).
+_READS: Mapping[Holds, Callable[[Field, object], bool]] = {
+    Holds.COUNT: _is_count,
+    Holds.TEXT: _is_text,
+    Holds.NAME: lambda _, value: isinstance(value, str),
+    Holds.CHOICE: _is_choice,
+    Holds.RECORD: _is_record,
+}

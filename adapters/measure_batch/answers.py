@@ -22,6 +22,7 @@ from sqlalchemy import (
 from adapters.dialect import bulk
 from adapters.dialect import documents as doc
 from adapters.measure_batch import scratch
+from adapters.measure_batch.entries import own_entry
 from adapters.measure_batch.messages import message_texts
 from adapters.measure_batch.scratch import flag
 from core.error_codes import Notice
@@ -65,7 +66,7 @@ def fill_answers(connection: Connection) -> None:
         .subquery("ranked")
     )
     a, s, e = ranked.c, scratch.conversation.c, scratch.entry.c
-    own = case((a.segment.is_(None), e.position == a.sorting), else_=e.segment == a.segment)
+    own = own_entry(e, a.segment, a.sorting)
     from_record = exists(
         select(literal(1)).where(
             e.conversation == a.conversation,

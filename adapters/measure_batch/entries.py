@@ -31,100 +31,84 @@ from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
-from core.run_record import UNREADABLE_RECORD, Completeness, Ended, UndecidedBy, UndecidedKind
+from core.run_record import UNREADABLE_RECORD
+from core.run_record_schema import ENTRY, Field, Holds, Shape
 from core.table_names import MAX_TABLE_NAME
 
 conversation = schema.conversation
 
 
-def _count(dialect: str, member: doc.Member, *, required: bool = False) -> ColumnElement[bool]:
-    """core.run_record_json._int: an integer of at least 0; missing or null only where a default exists."""
-    return doc.is_count(dialect, *member, optional=not required)
+def _members(shape: Shape, path: doc.Path = ()) -> tuple[doc.Path, ...]:
+    """The members of `shape` read from the entry itself: each field's, and an object field's own fields'
+    (a list's items are each read as a document of their own, adapters.dialect.documents.every_item)."""
+    found: list[doc.Path] = []
+    for field in shape.fields:
+        found.append((*path, field.key))
+        if field.holds is Holds.OBJECT and field.shape is not None:
+            found.extend(_members(field.shape, (*path, field.key)))
+    return tuple(found)
 
 
-def _list_of(dialect: str, member: doc.Member, check: doc.Item) -> ColumnElement[bool]:
-    """core.run_record_json._objects: missing or null, or a list of items that pass `check`."""
-    return doc.is_list_of(dialect, *member, check)
-
-
-def _values(kind: type[Any]) -> tuple[str, ...]:
-    return tuple(member.value for member in kind)
-
-
-# The members of a run record entry that readable_entry and fill_entries read: MariaDB hands each over as a
-# fragment of its own (doc_members.Members), read by one pass over the record.
-ENTRY_MEMBERS: tuple[doc.Path, ...] = (
-    ("runUuid",),
-    ("segment",),
-    ("position",),
-    ("cardOutcomesBefore",),
-    ("at",),
-    ("ended",),
-    ("tools",),
-    ("writes",),
-    ("waiting",),
-    ("decision",),
-    ("decision", "tool"),
-    ("decision", "answer"),
-    ("undecided",),
-    ("undecided", "kind"),
-    ("undecided", "by"),
-)
+# The members of a run record entry that readable_entry and fill_entries read (core.run_record_schema.ENTRY):
+# MariaDB hands each over as a fragment of its own (doc_members.Members), read by one pass over the record.
+ENTRY_MEMBERS = _members(ENTRY)
 
 
 def readable_entry(dialect: str, entry: doc_members.Members) -> ColumnElement[bool]:
-    """A run record entry core.run_record_json.from_json reads (every key it knows well-formed)."""
+    """A run record entry core.run_record_json.from_json reads: an object whose every field of
+    core.run_record_schema.ENTRY is well-formed, compiled from the same table."""
+    return and_(doc.is_kind(dialect, *entry.at(()), "object"), *_fields(dialect, ENTRY, entry, ()))
+
+
+def _fields(
+    dialect: str, shape: Shape, members: doc_members.Members, path: doc.Path
+) -> list[ColumnElement[bool]]:
+    return [_field(dialect, field, members, (*path, field.key)) for field in shape.fields]
+
+
+def _field(dialect: str, field: Field, members: doc_members.Members, path: doc.Path) -> ColumnElement[bool]:
+    """The member at `path` is what `field` holds (core.run_record_json._member), missing or null only where
+    the field has a default."""
+    d, member, optional = dialect, members.at(path), not field.required
+    if field.holds is Holds.COUNT:
+        return doc.is_count(d, *member, optional=optional)
+    if field.holds is Holds.LIST:
+        assert field.shape is not None
+        shape = field.shape
+
+        def item(value: ColumnElement[Any]) -> ColumnElement[bool]:
+            own = doc_members.Members(value)
+            return and_(doc.is_kind(d, value, (), "object"), *_fields(d, shape, own, ()))
+
+        return doc.is_list_of(d, *member, item, optional=optional)
+    if field.holds is Holds.OBJECT:
+        assert field.shape is not None
+        inner = and_(*_fields(d, field.shape, members, path))
+        return doc.by_kind(d, *member, {"object": inner, "null": optional}, missing=optional)
+    check = _scalar(d, field, member)
+    return doc.absent_or_null(d, *member) | check if optional else check
+
+
+def _scalar(dialect: str, field: Field, member: doc.Member) -> ColumnElement[bool]:
+    """The member is the string `field` holds (not missing, not null)."""
     d = dialect
-
-    def at(*path: str) -> doc.Member:
-        return entry.at(path)
-
-    def tool(value: ColumnElement[Any]) -> ColumnElement[bool]:
-        return (
-            doc.is_kind(d, value, (), "object")
-            & doc.is_kind(d, value, ("name",), "string")
-            & _count(d, (value, ("calls",)))
-            & _count(d, (value, ("failed",)))
-        )
-
-    def write(value: ColumnElement[Any]) -> ColumnElement[bool]:
-        record = doc.exact(d, doc.raw_text(d, value, ("record",)))
+    if field.holds is Holds.CHOICE:
+        assert field.choices is not None
+        return doc.string_in(d, *member, tuple(choice.value for choice in field.choices))
+    text = doc.is_kind(d, *member, "string")
+    if field.holds is Holds.RECORD:
+        record = doc.exact(d, doc.raw_text(d, *member))
         named = (record == UNREADABLE_RECORD) | doc.matches_record(d, record, MAX_TABLE_NAME)
-        completeness = doc.absent_or_null(d, value, ("completeness",)) | doc.string_in(
-            d, value, ("completeness",), _values(Completeness)
-        )
-        return (
-            doc.is_kind(d, value, (), "object")
-            & doc.is_kind(d, value, ("record",), "string")
-            & func.coalesce(named, False)
-            & completeness
-        )
+        return text & func.coalesce(named, False)
+    if field.holds is Holds.TEXT and field.nonempty:
+        return text & doc.nonempty(d, *member)
+    return text  # TEXT, NAME
 
-    def waiting(value: ColumnElement[Any]) -> ColumnElement[bool]:
-        return doc.is_kind(d, value, (), "object") & doc.is_kind(d, value, ("tool",), "string")
 
-    decided = doc.is_kind(d, *at("decision", "tool"), "string") & doc.is_kind(
-        d, *at("decision", "answer"), "string"
-    )
-    decision = doc.by_kind(d, *at("decision"), {"object": decided, "null": True}, missing=True)
-    waits = doc.string_in(d, *at("undecided", "kind"), _values(UndecidedKind)) & doc.string_in(
-        d, *at("undecided", "by"), _values(UndecidedBy)
-    )
-    undecided = doc.by_kind(d, *at("undecided"), {"object": waits, "null": True}, missing=True)
-    return and_(
-        doc.is_kind(d, *at(), "object"),
-        doc.is_kind(d, *at("runUuid"), "string") & doc.nonempty(d, *at("runUuid")),
-        _count(d, at("segment"), required=True),
-        _count(d, at("position")),
-        _count(d, at("cardOutcomesBefore")),
-        _count(d, at("at")),
-        doc.string_in(d, *at("ended"), _values(Ended)),
-        _list_of(d, at("tools"), tool),
-        _list_of(d, at("writes"), write),
-        _list_of(d, at("waiting"), waiting),
-        decision,
-        undecided,
-    )
+def own_entry(entry: Any, segment: ColumnElement[Any], position: ColumnElement[Any]) -> ColumnElement[bool]:
+    """core.answers._own_entry: a scratch.entry row is the entry of the answer with this segment and
+    position: by its segment, or by its position for a message without one."""
+    return case((segment.is_(None), entry.position == position), else_=entry.segment == segment)
 
 
 def _record_document(dialect: str, *, guarded: bool) -> Select[Any]:

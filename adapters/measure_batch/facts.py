@@ -28,21 +28,31 @@ from sqlalchemy import (
 )
 
 from adapters import schema
+from adapters.decision_table import first_holding
 from adapters.dialect import days, plans
 from adapters.dialect import documents as doc
 from adapters.dialect.days import day_of
 from adapters.measure_batch import scratch
+from adapters.measure_batch.entries import own_entry
 from adapters.measure_batch.runs import run_end
 from adapters.measure_batch.scratch import flag
 from adapters.measure_batch.waits import counted_run
 from adapters.measure_facts import FACT_KEY
-from core.answers import CLAIM_BY_VERDICT, AnswerState, ClaimState, DenialState
+from core.answers import (
+    CLAIM_BY_VERDICT,
+    DENIAL_DECISION,
+    VERDICT_BY_RECORD,
+    AnswerState,
+    ClaimState,
+    DenialState,
+    DenialTest,
+    RecordTest,
+)
 from core.facts import Exclusion
 from core.go_on import PATHS, GoOnPath
 from core.periods import Grain
-from core.saved import Verdict
 from core.transcript import Role
-from core.waits import GoOnState
+from core.waits import GO_ON_DECISION, GoOnState, GoOnTest
 
 agentrun = schema.agentrun
 
@@ -107,18 +117,26 @@ def _path_counts() -> Any:
 
 
 def _go_on_state(conversation_uid: ColumnElement[Any]) -> ColumnElement[Any]:
-    """core.waits.go_on_state of a conversation: yes, else cannot tell, else no."""
+    """core.waits.go_on_state (GO_ON_DECISION) of a conversation, over its user messages sent inside a run's
+    wait (scratch.user.inside_run)."""
     u = scratch.user.c
     inside = and_(u.conversation == conversation_uid, u.inside_run.is_not(None))
-    said = exists(
-        select(literal(1))
-        .select_from(scratch.user.join(scratch.go_on, scratch.go_on.c.message_uid == u.message_uid))
-        .where(inside)
-    )
-    unreadable = exists(select(literal(1)).where(inside, u.unreadable == 1))
-    return case(
-        (said, GoOnState.YES.value), (unreadable, GoOnState.CANNOT_TELL.value), else_=GoOnState.NO.value
-    )
+
+    def holds(test: GoOnTest) -> ColumnElement[bool] | None:
+        """core.waits.go_on_test_holds, in SQL."""
+        if test is GoOnTest.SAID:
+            return exists(
+                select(literal(1))
+                .select_from(scratch.user.join(scratch.go_on, scratch.go_on.c.message_uid == u.message_uid))
+                .where(inside)
+            )
+        if test is GoOnTest.UNREADABLE:
+            return exists(select(literal(1)).where(inside, u.unreadable == 1))
+        if test is GoOnTest.OTHERWISE:
+            return None
+        raise NotImplementedError(f"no SQL for the go-on test {test}")
+
+    return first_holding(GO_ON_DECISION, holds, lambda state: state.value)
 
 
 def _counted_at(conversation_uid: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -164,7 +182,7 @@ def fill_facts(connection: Connection) -> None:
         *((v.verdict == verdict.value, state.value) for verdict, state in CLAIM_BY_VERDICT.items()),
         else_=ClaimState.CANNOT_TELL.value,
     )
-    denial = _denial(has_answer, a.earlier, j.denies)
+    denial = denial_of(has_answer, a.earlier, j.denies)
     g = scratch.counted.c
     go_on = case((run.uid == g.run_uid, g.go_on), else_=GoOnState.NONE.value)
     cannot_tell = claim == ClaimState.CANNOT_TELL.value
@@ -214,7 +232,7 @@ def fill_facts(connection: Connection) -> None:
     )
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, runs))
     gone_claim = case((claims, from_record), else_=ClaimState.NO_CLAIM.value)
-    gone_denial = _denial(literal(True), a.earlier, j.denies)
+    gone_denial = denial_of(literal(True), a.earlier, j.denies)
     gone = (
         select(
             literal(0),
@@ -273,35 +291,51 @@ def fill_facts(connection: Connection) -> None:
 
 
 def _claim_from_record() -> ColumnElement[Any]:
-    """core.answers.verdict_from_record as a claim state, for the answer of a run without a stream: a write
-    the run's stored entries list, else nothing saved by the answer's own entry of a run never continued."""
+    """core.answers.verdict_from_record (VERDICT_BY_RECORD) as a claim state, for the answer of a run without
+    a stream."""
     a, s, e = scratch.answer.c, scratch.conversation.c, scratch.entry.c
     of_run = and_(e.conversation == a.conversation, e.run_uuid == a.run_uuid)
-    own = case((a.segment.is_(None), e.position == a.position), else_=e.segment == a.segment)
+    own = own_entry(e, a.segment, a.position)
 
     def listed(*where: ColumnElement[bool]) -> ColumnElement[bool]:
         return exists(select(literal(1)).where(of_run, *where))
 
-    by_verdict = {verdict: state.value for verdict, state in CLAIM_BY_VERDICT.items()}
-    return case(
-        (s.record_stored == 0, by_verdict[Verdict.CANNOT_TELL]),
-        (listed(e.writes == 1), by_verdict[Verdict.WROTE]),
-        (s.record_problem == 1, by_verdict[Verdict.CANNOT_TELL]),
-        (listed(e.segment > 0), by_verdict[Verdict.CANNOT_TELL]),
-        (listed(own), by_verdict[Verdict.NOTHING_SAVED]),
-        else_=by_verdict[Verdict.CANNOT_TELL],
-    )
+    def holds(test: RecordTest) -> ColumnElement[bool] | None:
+        """core.answers.record_test_holds, in SQL, over the answer's conversation and run record entries."""
+        if test is RecordTest.NOT_STORED:
+            return s.record_stored == 0
+        if test is RecordTest.RUN_WROTE:
+            return listed(e.writes == 1)
+        if test is RecordTest.RECORD_UNREADABLE:
+            return s.record_problem == 1
+        if test is RecordTest.RUN_CONTINUED:
+            return listed(e.segment > 0)
+        if test is RecordTest.OWN_ENTRY:
+            return listed(own)
+        if test is RecordTest.OTHERWISE:
+            return None
+        raise NotImplementedError(f"no SQL for the record test {test}")
+
+    return first_holding(VERDICT_BY_RECORD, holds, lambda verdict: CLAIM_BY_VERDICT[verdict].value)
 
 
-def _denial(has_answer: ColumnElement[Any], earlier: Any, denies: Any) -> ColumnElement[Any]:
-    """core.answers.denial_state: counted only after an earlier write; cannot tell without the record."""
-    return case(
-        (~has_answer, DenialState.NONE.value),
-        (earlier.is_(None), DenialState.CANNOT_TELL.value),
-        (earlier == 0, DenialState.NO_EARLIER_WRITE.value),
-        (func.coalesce(denies, 0) == 1, DenialState.DENIES.value),
-        else_=DenialState.DOES_NOT_DENY.value,
-    )
+def denial_of(has_answer: ColumnElement[Any], earlier: Any, denies: Any) -> ColumnElement[Any]:
+    """core.answers.denial_state (DENIAL_DECISION) of the answer, if there is one."""
+
+    def holds(test: DenialTest) -> ColumnElement[bool] | None:
+        """core.answers.denial_test_holds, in SQL, over the answer's earlier write and its judged text."""
+        if test is DenialTest.EARLIER_UNKNOWN:
+            return earlier.is_(None)
+        if test is DenialTest.NO_EARLIER_WRITE:
+            return earlier == 0
+        if test is DenialTest.DENIES:
+            return func.coalesce(denies, 0) == 1
+        if test is DenialTest.OTHERWISE:
+            return None
+        raise NotImplementedError(f"no SQL for the denial test {test}")
+
+    no_answer = (~has_answer, literal(DenialState.NONE.value))
+    return first_holding(DENIAL_DECISION, holds, lambda state: state.value, first=[no_answer])
 
 
 def batch_counts(connection: Connection) -> dict[str, int]:

@@ -30,7 +30,7 @@ from adapters.dialect import plans
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
 from core.events import EventKind
-from core.measured_runs import RUN_END_COLUMNS
+from core.measured_runs import RUN_END_COLUMNS, RUN_START_COLUMNS
 from core.run_status import FINISHED_STATUSES, RunStatus
 
 agentrun = schema.agentrun
@@ -41,6 +41,13 @@ def run_end() -> ColumnElement[Any]:
     """core.measured_runs.run_end of tx_nrllm_agentrun's columns."""
     r = agentrun.c
     return case(*((r[name] > 0, r[name]) for name in RUN_END_COLUMNS), else_=0)
+
+
+def run_start() -> ColumnElement[Any]:
+    """core.measured_runs.run_start of tx_nrllm_agentrun's columns."""
+    r = agentrun.c
+    *first, last = RUN_START_COLUMNS
+    return case(*((r[name] != 0, r[name]) for name in first), else_=r[last])
 
 
 # The batch's events are read as one range of event uids (each event's run looked up among the batch's runs)
@@ -91,7 +98,7 @@ def fill_runs(connection: Connection) -> None:
     earlier = agentrun.alias("earlier")
     first = ~exists(select(literal(1)).where(earlier.c.uuid == r.uuid, earlier.c.uid < r.uid))
     ended = run_end()
-    started = case((r.started_at != 0, r.started_at), else_=r.crdate)
+    started = run_start()
     status = doc.exact(d, r.status)
     picked: list[ColumnElement[Any]] = [
         r.uid,

@@ -8,34 +8,36 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    and_,
-    case,
-    exists,
-    func,
-    insert,
-    literal,
-    null,
-    select,
-)
+from sqlalchemy import ColumnElement, Connection, and_, exists, func, insert, literal, select
 
+from adapters.decision_table import first_holding
 from adapters.dialect import bulk
 from adapters.events import event_of, events_of
 from adapters.measure_batch import scratch
+from core.answers import VERDICT_BY_COUNTS, CountTest
 from core.saved import Verdict, nothing_saved
 
 
+def count_test(test: CountTest, counts: Any) -> ColumnElement[bool] | None:
+    """core.answers.count_test_holds, in SQL, over a run's scratch.count columns (None: always holds)."""
+    if test is CountTest.NO_EVENTS:
+        return func.coalesce(counts.events, 0) == 0
+    if test is CountTest.DOUBTFUL_EVENTS:
+        return counts.doubtful > 0
+    if test is CountTest.TOOL_WRITE:
+        return counts.tool_writes > 0
+    if test is CountTest.NO_APPROVAL:
+        return counts.approvals == 0
+    if test is CountTest.OTHERWISE:
+        return None
+    raise NotImplementedError(f"no SQL for the count test {test}")
+
+
 def fill_verdicts(connection: Connection) -> None:
-    """core.answers.verdict_from_counts for the runs whose answer claims a change, where the counts settle
-    it: no events, a tool_write, or no approval — each only when every event is one core reads."""
+    """core.answers.verdict_from_counts (VERDICT_BY_COUNTS) for the runs whose answer claims a change, where
+    the counts settle it."""
     a, j, k = scratch.answer.c, scratch.judged.c, scratch.count.c
-    verdict = case(
-        (func.coalesce(k.events, 0) == 0, Verdict.CANNOT_TELL.value),
-        (k.doubtful > 0, null()),
-        (k.tool_writes > 0, Verdict.WROTE.value),
-        (k.approvals == 0, Verdict.NOTHING_SAVED.value),
-    )
+    verdict = first_holding(VERDICT_BY_COUNTS, lambda test: count_test(test, k), lambda found: found.value)
     query = (
         select(a.run_uid, verdict)
         .select_from(

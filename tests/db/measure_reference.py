@@ -32,7 +32,7 @@ from core.answers import (
 )
 from core.counting import FactTally, rate_counts
 from core.facts import Fact, conversation_facts, orphan_fact
-from core.measured_runs import EventCounts, RunRow, run_end
+from core.measured_runs import EventCounts, RunRow, run_end, run_start
 from core.periods import Grain
 from core.saved import Verdict, nothing_saved
 from core.waits import Wait, approval_waits, needs_waits
@@ -67,7 +67,7 @@ def _run_row(row: Row[Any], counts: EventCounts) -> RunRow:
         configuration=str(row.configuration_identifier or ""),
         ended_at=run_end(int(row.finished_at), int(row.tstamp), int(row.started_at), int(row.crdate)),
         counts=counts,
-        started_at=int(row.started_at) or int(row.crdate),
+        started_at=run_start(int(row.started_at), int(row.crdate)),
     )
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from core.measured_runs import run_end
+from core.measured_runs import run_end, run_start
 
 
 def test_a_run_that_has_not_finished_ends_at_its_last_update() -> None:
     assert run_end(finished_at=0, tstamp=500, started_at=100, crdate=100) == 500
     assert run_end(finished_at=400, tstamp=500, started_at=100, crdate=100) == 400
+
+
+def test_a_run_without_a_start_time_started_when_its_row_was_created() -> None:
+    assert run_start(started_at=0, crdate=100) == 100
+    assert run_start(started_at=90, crdate=100) == 90

@@ -41,6 +41,22 @@ def test_an_unreadable_user_message_while_an_approval_waited_makes_go_on_cannot_
     assert go_on_state(chat.value(), [Wait(T, T + 300)]) is GoOnState.CANNOT_TELL
 
 
+@pytest.mark.parametrize("broken_first", [True, False], ids=["unreadable first", "go on first"])
+def test_a_go_on_while_an_approval_waited_is_yes_beside_an_unreadable_user_message(
+    broken_first: bool,
+) -> None:
+    chat = Chat()
+    if broken_first:
+        chat.broken("user", T + 100)
+    chat.say("user", "weiter", T + 150)
+    if not broken_first:
+        chat.broken("user", T + 200)
+
+    state = go_on_state(chat.value(), [Wait(T, T + 300)])
+
+    assert state is GoOnState.YES
+
+
 def test_a_conversation_is_counted_once_for_go_on_at_its_first_waiting_run() -> None:
     chat = Chat()
     chat.say("user", "weiter", T + 100)
