@@ -353,6 +353,8 @@ def test_no_page_shows_a_deploy_control_and_each_has_the_products_title_and_icon
 
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0, path
         assert page.get_by_role("button", name="Deploy").count() == 0, path
+        # The browser sets the title when the script's page configuration arrives, which may follow the text.
+        page.wait_for_function("document.title.endsWith(' · runrecord')", timeout=SETTLE_TIMEOUT_MS)
         assert page.title().endswith(" · runrecord"), path
         icons = page.locator("link[rel*=icon]").evaluate_all("links => links.map(link => link.href)")
         assert icons and not any(icon.endswith("/favicon.png") for icon in icons), path
