@@ -12,6 +12,8 @@ STAMP := $(VENV)/.installed
 
 # One worker per core; a file's tests stay on one worker, so that its module fixtures are built once.
 PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
+# More pytest options, e.g. `make test PYTEST_ARGS=--durations=30` to see where the time goes.
+PYTEST_ARGS ?=
 
 .PHONY: demo test test-fast
 
@@ -22,11 +24,11 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(PYTEST)
+	$(PYTEST) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	RUNRECORD_TEST_DIALECTS=sqlite $(PYTEST) --ignore=tests/browser
+	RUNRECORD_TEST_DIALECTS=sqlite $(PYTEST) --ignore=tests/browser $(PYTEST_ARGS)
 
 # uv resolves and installs the same packages as pip in a fraction of its time; where uv cannot be had (no
 # package index), pip installs them.
