@@ -218,6 +218,13 @@ def keep_runs_filter(chosen: RunFilter) -> None:
         st.query_params[RUNS_FILTER] = text
 
 
+def drop(names: Sequence[str]) -> None:
+    """Take these parameters (another page's) out of the URL."""
+    for name in names:
+        if name in st.query_params:
+            del st.query_params[name]
+
+
 def choice(name: str, offered: Sequence[str], default: str) -> str:
     """?name=: one of the offered values, else `default` (absent or not offered: silently)."""
     raw = _raw(name)
