@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -21,6 +21,7 @@ from adapters.database import make_engine
 from adapters.runs import COUNTED_METRICS, Tables, count_runs
 from core.groups import Group, GroupKind
 from core.periods import Grain, period_length
+from dashboard import url_state
 from dashboard.components.group_split import cell_runs
 from dashboard.queries import drill_down
 from dashboard.queries.rates import CHARTED, LABELS, TOO_FEW
@@ -179,3 +180,16 @@ def test_a_cell_too_few_to_show_opens_no_runs(measured_db_url: str) -> None:
     found = cell_runs(frame, "edited_rate", "week", "configuration", "2026-11-09", "small-assistant")
 
     assert found is None and TOO_FEW == "too few to show"
+
+
+def test_a_runs_link_counts_by_a_rate_a_run_filter_can_count_and_no_other() -> None:
+    first, last = date(2026, 11, 9), date(2026, 11, 15)
+
+    chosen = drill_down.counted_runs("denial_rate", Group(GroupKind.SKILL, ""), first, last)
+    scope = drill_down.counted_runs("edited_released_only", Group(GroupKind.ALL), first, last)
+
+    assert url_state.parse_runs_filter(url_state.runs_filter_json(chosen)) == chosen
+    assert chosen.counted == "denial_rate" and chosen.skill == ""
+    assert scope.counted is None and (scope.ended_from, scope.ended_to) == (first, last)
+    with pytest.raises(ValueError, match="counted must be one of"):
+        url_state.parse_runs_filter('{"counted": "edited_released_only"}')
