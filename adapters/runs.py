@@ -12,7 +12,7 @@ digits). No query here loads all runs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -22,7 +22,16 @@ from sqlalchemy import Connection, Select, and_, false, func, or_, select
 from adapters import schema
 from adapters.first_notice import first_notice_at
 from core.answers import AnswerState, ClaimState, DenialState
-from core.counting import AGREEMENT_COUNTS, DENOMINATOR
+from core.counting import (
+    AGREEMENT_COUNTS,
+    CLAIM_COUNTS,
+    DENIAL_COUNTS,
+    DENOMINATOR,
+    GO_ON_COUNTS,
+    OUTCOME_METRICS,
+    Counted,
+)
+from core.metrics import Metric
 from core.outcomes import CallOutcome
 
 agentrun = schema.agentrun
@@ -39,6 +48,23 @@ DISAGREEMENTS: tuple[tuple[ClaimState, bool], ...] = tuple(
 )
 # A page's keyset bound: the last row's start and uid.
 Bound = tuple[int, int]
+
+
+def _in_denominator(counts: Mapping[Any, Counted]) -> tuple[Any, ...]:
+    """The states a counting table of core.counting puts in a rate's denominator (its numerator included)."""
+    return tuple(state for state, counted in counts.items() if counted[1])
+
+
+# The metrics whose denominator a run filter can name (`RunFilter.counted`): those core.counting counts one
+# run (or one answer) at a time. The edit scopes, the "go on" paths and the counts are not among them.
+COUNTED_METRICS: tuple[str, ...] = (
+    *(metric.value for metric in OUTCOME_METRICS),
+    Metric.NOTHING_SAVED_RATE.value,
+    Metric.CLAIMED_UNWRITTEN_RATE.value,
+    Metric.NOTICE_AGREEMENT.value,
+    Metric.DENIAL_RATE.value,
+    Metric.GO_ON_WHILE_WAITING.value,
+)
 
 
 def run_columns() -> tuple[Any, ...]:
@@ -105,6 +131,10 @@ class RunFilter:
     uuid: str | None = None  # a run's uuid, or the first SHORT_ID or more hex digits of it
     ended_from: date | None = None  # the run's end as the rates place it in a period (its fact's time)
     ended_to: date | None = None  # inclusive
+    # A metric of COUNTED_METRICS: the runs its rate counts in its denominator (its numerator among them), as
+    # measure-rates counted them (adapters.tallies, core.counting); with ended_from/ended_to and a group, the
+    # runs behind one figure's n.
+    counted: str | None = None
 
     @property
     def reads_facts(self) -> bool:
@@ -117,6 +147,7 @@ class RunFilter:
             or self.disagreement
             or self.ended_from is not None
             or self.ended_to is not None
+            or self.counted is not None
         )
 
 
@@ -197,11 +228,41 @@ def _fact_conditions(connection: Connection, chosen: RunFilter) -> list[Any]:
         pairs = [and_(f.claim == claim.value, f.notice == int(notice)) for claim, notice in DISAGREEMENTS]
         conditions += [f.answer == AnswerState.READ.value, or_(*pairs)]
         conditions.append(false() if first is None else f.ended_at >= first)
+    if chosen.counted is not None:
+        conditions += _counted_conditions(connection, chosen.counted)
     if chosen.ended_from is not None:
         conditions.append(f.ended_at >= _unix_day(chosen.ended_from))
     if chosen.ended_to is not None:
         conditions.append(f.ended_at < _unix_day(chosen.ended_to + timedelta(days=1)))
     return conditions
+
+
+def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
+    """What puts a run's fact into the denominator of `metric`: the counting tables of core.counting over the
+    columns adapters.tallies groups by (a metric not in COUNTED_METRICS matches no run)."""
+    f = fact.c
+    read = f.answer == AnswerState.READ.value
+    known = next((m for m in Metric if m.value == metric), None)
+    if known in OUTCOME_METRICS:
+        o = schema.run_outcome.c
+        outcomes = [outcome.value for outcome in _in_denominator(OUTCOME_METRICS[known])]
+        return [select(o.run_uid).where(o.run_uid == f.run_uid, o.outcome.in_(outcomes)).exists()]
+    if known is Metric.NOTHING_SAVED_RATE:
+        return [read]
+    if known is Metric.CLAIMED_UNWRITTEN_RATE:
+        return [read, f.claim.in_([claim.value for claim in _in_denominator(CLAIM_COUNTS)])]
+    if known is Metric.DENIAL_RATE:
+        return [read, f.denial.in_([denial.value for denial in _in_denominator(DENIAL_COUNTS)])]
+    if known is Metric.GO_ON_WHILE_WAITING:
+        return [f.go_on.in_([state.value for state in _in_denominator(GO_ON_COUNTS)])]
+    if known is Metric.NOTICE_AGREEMENT:
+        first = first_notice_at(connection)
+        pairs = [
+            and_(f.claim == claim.value, f.notice == int(notice))
+            for claim, notice in _in_denominator(AGREEMENT_COUNTS)
+        ]
+        return [read, or_(*pairs), false() if first is None else f.ended_at >= first]
+    return [false()]
 
 
 def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> list[Any]:

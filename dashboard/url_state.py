@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from adapters.runs import NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
+from adapters.runs import COUNTED_METRICS, NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
 from dashboard.queries.runs import STATUSES
 
@@ -37,7 +37,19 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 # The short id the Runs table shows, or a longer start of the uuid (hyphens where the uuid has them).
 SHORT_UUID = re.compile(rf"[0-9a-f]{{{SHORT_ID}}}[0-9a-f-]{{0,27}}")
 FLAGS = ("claim", "denial", "notice", "disagreement")  # the Runs filter's yes/no keys
-KEYS = {"configuration", "status", "outcome", "from", "to", "skill", "uuid", "ended_from", "ended_to", *FLAGS}
+KEYS = {
+    "configuration",
+    "status",
+    "outcome",
+    "from",
+    "to",
+    "skill",
+    "uuid",
+    "ended_from",
+    "ended_to",
+    "counted",
+    *FLAGS,
+}
 MAX_PARAM_CHARS = 500  # a filter is a few short values; anything longer is not one of ours
 MAX_IDENTIFIER_CHARS = 150  # tx_nrllm_agentrun.configuration_identifier is varchar(150)
 
@@ -97,7 +109,8 @@ def language(offered: Sequence[str]) -> Param:
 
 def runs_filter() -> Param:
     """?runs=: {"configuration", "status", "outcome", "skill", "uuid": str, "from", "to", "ended_from",
-    "ended_to": "YYYY-MM-DD", "claim", "denial", "notice", "disagreement": true}, each optional."""
+    "ended_to": "YYYY-MM-DD", "counted": a metric, "claim", "denial", "notice", "disagreement": true}, each
+    optional."""
     raw = _raw(RUNS_FILTER)
     if raw is None or raw == "":
         return Param(RunFilter())
@@ -142,6 +155,9 @@ def parse_runs_filter(raw: str) -> RunFilter:
     uuid = _string(data, "uuid")
     if uuid is not None and run_reference(uuid) is None:
         raise ValueError(f"uuid must be a run uuid or its first {SHORT_ID} hex digits")
+    counted = _string(data, "counted")
+    if counted is not None and counted not in COUNTED_METRICS:
+        raise ValueError(f"counted must be one of {', '.join(COUNTED_METRICS)}")
     flags = {name: _flag(data, name) for name in FLAGS}
     return RunFilter(
         configuration,
@@ -153,6 +169,7 @@ def parse_runs_filter(raw: str) -> RunFilter:
         uuid=None if uuid is None else run_reference(uuid),
         ended_from=ended_from,
         ended_to=ended_to,
+        counted=counted,
         **flags,
     )
 
@@ -178,6 +195,8 @@ def runs_filter_json(chosen: RunFilter) -> str:
         data["skill"] = NO_SKILL_TEXT if chosen.skill == NO_SKILL else chosen.skill
     if chosen.uuid:
         data["uuid"] = chosen.uuid
+    if chosen.counted:
+        data["counted"] = chosen.counted
     for name in FLAGS:
         if getattr(chosen, name):
             data[name] = True
@@ -197,6 +216,13 @@ def keep_runs_filter(chosen: RunFilter) -> None:
             del st.query_params[RUNS_FILTER]
     elif st.query_params.get(RUNS_FILTER) != text:
         st.query_params[RUNS_FILTER] = text
+
+
+def drop(names: Sequence[str]) -> None:
+    """Take these parameters (another page's) out of the URL."""
+    for name in names:
+        if name in st.query_params:
+            del st.query_params[name]
 
 
 def choice(name: str, offered: Sequence[str], default: str) -> str:

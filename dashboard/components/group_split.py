@@ -1,5 +1,6 @@
 """A rate split by configuration or skill; a group below 5 runs in a period reads "too few to show".
-Selecting a cell that shows a figure opens the Runs page with the runs behind it (queries.drill_down)."""
+Selecting a cell that shows a figure puts a link beside the table to the Runs page with the runs its n counts
+(queries.drill_down, components.drill_link)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from adapters.runs import RunFilter
 from core.formatting import count, percent
 from core.groups import Group, GroupKind
 from core.periods import Grain, period_length
-from dashboard import navigation, url_state
+from dashboard.components import drill_link
 from dashboard.queries import drill_down
-from dashboard.queries.rates import TOO_FEW
+from dashboard.queries.rates import LABELS, TOO_FEW
 
 
 def table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +43,7 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
 def cell_runs(
     frame: pd.DataFrame, metric: str, grain: str, group_kind: str, period: str, group: str
 ) -> RunFilter | None:
-    """The runs behind a cell (its period and group, the metric's numerator); None for a cell that shows no
+    """The runs behind a cell (its period and group, the metric's denominator); None for a cell that shows no
     figure (too few to show, no data, or none)."""
     rows = frame[(frame["group"] == group) & (frame["period_start"] == date.fromisoformat(period))]
     if rows.empty or not bool(rows.iloc[0]["shown"]) or pd.isna(rows.iloc[0]["rate"]):
@@ -50,12 +51,12 @@ def cell_runs(
     first = date.fromisoformat(period)
     last = first + period_length(Grain(grain)) - timedelta(days=1)
     chosen = Group(GroupKind(group_kind), str(rows.iloc[0]["group_value"]))
-    return drill_down.runs_of(metric, chosen, first, last)
+    return drill_down.counted_runs(metric, chosen, first, last)
 
 
 def show(frame: pd.DataFrame, metric: str, grain: str, group_kind: str, *, key: str) -> None:
     """The table, or an explicit state when the metric has no group rows; a selected cell with a figure
-    opens its runs."""
+    gets a link to its runs."""
     if frame.empty:
         st.info(f"No rates by {group_kind} measured yet (run `runrecord measure-rates`).")
         return
@@ -66,13 +67,12 @@ def show(frame: pd.DataFrame, metric: str, grain: str, group_kind: str, *, key: 
         row, group = cells[0]
         chosen = cell_runs(frame, metric, grain, group_kind, str(shown.index[int(row)]), str(group))
         if chosen is not None:
-            st.switch_page(
-                str(navigation.RUNS),
-                query_params={url_state.RUNS_FILTER: url_state.runs_filter_json(chosen)},
-            )
+            found = frame[(frame["group"] == group) & (frame["period_start"] == chosen.ended_from)]
+            what = f"{LABELS.get(metric, metric)}, {grain} of {shown.index[int(row)]}, {group_kind} {group}"
+            drill_link.show(chosen, int(found.iloc[0]["denominator"]), what)
     hidden = int((~frame["shown"].astype(bool)).sum())
     st.caption(
         f"A {group_kind} with fewer than 5 runs in a period reads '{TOO_FEW}' and carries no figure"
         + (f" ({hidden} here)." if hidden else ".")
-        + " Select a cell with a figure to open the runs behind it."
+        + " Select a cell with a figure for a link to the runs it counts (its denominator)."
     )

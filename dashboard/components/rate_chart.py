@@ -3,27 +3,39 @@ group when the filter bar splits by configuration or skill.
 
 Every chart of the page spans the filter bar's range (core.time_range), so a release line stands in the same
 place on each; a period without data is a gap in the line and the band, never drawn across.
+
+A point selected (clicked) puts a link under the chart to the Runs page with the runs its n counts
+(queries.drill_down.counted_runs: that period, that group, the metric's denominator; components.drill_link),
+when the chart is told its metric.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import date
+from collections.abc import Iterator, Mapping
+from datetime import date, timedelta
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from adapters.runs import RunFilter
 from core.formatting import count, percent
+from core.groups import Group, GroupKind
 from core.periods import Grain, period_length
 from core.time_range import TimeRange, periods_in
-from dashboard.components import markers
+from dashboard.components import drill_link, markers
+from dashboard.queries import drill_down
+from dashboard.queries.rates import group_label
 
 LINE = "#1f4e79"
 BAND = "rgba(31, 78, 121, 0.18)"
 # A line per group: the first is the page's own colour.
 GROUP_COLOURS = ("#1f4e79", "#b85c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#9e9d24")
 _FIGURES = ("numerator", "denominator", "low", "high", "excluded", "rate", "open")
+# Where a line's point carries its period and its group's value (customdata), for the runs behind it.
+_PERIOD, _GROUP_VALUE = 6, 7
+SELECT_HINT = "Select a point for a link to the runs it counts."
 
 
 def x_range(span: TimeRange, grain: str) -> list[str]:
@@ -98,7 +110,9 @@ def _band(chart: go.Figure, rows: pd.DataFrame, x: list[str], fill: str, name: s
         )
 
 
-def _line(chart: go.Figure, rows: pd.DataFrame, x: list[str], colour: str, name: str) -> None:
+def _line(
+    chart: go.Figure, rows: pd.DataFrame, x: list[str], colour: str, name: str, group_value: str
+) -> None:
     opened = [bool(value) if not pd.isna(value) else False for value in rows["open"]]
     state = ["open: runs in it may still change" if is_open else "closed" for is_open in opened]
     custom = list(
@@ -109,6 +123,8 @@ def _line(chart: go.Figure, rows: pd.DataFrame, x: list[str], colour: str, name:
             rows["high"],
             rows["excluded"],
             state,
+            x,
+            [group_value] * len(x),
             strict=True,
         )
     )
@@ -143,13 +159,15 @@ def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRa
     groups = list(dict.fromkeys(frame["group"])) if "group" in frame.columns else [None]
     for index, group in enumerate(groups):
         rows = frame if group is None else frame[frame["group"] == group]
+        grouped = group is not None and "group_value" in rows.columns
+        value = str(rows["group_value"].iloc[0]) if grouped else ""
         rows = on_every_period(rows, span, grain)
         x = [day.isoformat() for day in rows["period_start"]]
         colour = LINE if group is None else GROUP_COLOURS[index % len(GROUP_COLOURS)]
         fill = BAND if group is None else _fill(colour)
         band = "Wilson 95% interval" if group is None else f"{group}: 95% interval"
         _band(chart, rows, x, fill, band)
-        _line(chart, rows, x, colour, title if group is None else str(group))
+        _line(chart, rows, x, colour, title if group is None else str(group), value)
     markers.add(chart, releases)
     chart.update_layout(
         title={"text": title},
@@ -162,15 +180,45 @@ def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRa
     return chart
 
 
+def point_runs(point: Mapping[str, Any], metric: str, grain: str, group_kind: str) -> RunFilter | None:
+    """The runs behind a selected point (its period, its group, the metric's denominator); None for anything
+    that is not a point of a line with a figure (a band, a release line)."""
+    data = point.get("customdata")
+    if not isinstance(data, list | tuple) or len(data) <= _GROUP_VALUE:
+        return None
+    denominator = data[1]
+    if denominator is None or pd.isna(denominator):
+        return None
+    first = date.fromisoformat(str(data[_PERIOD])[:10])
+    last = first + period_length(Grain(grain)) - timedelta(days=1)
+    kind = GroupKind(group_kind)
+    group = Group(kind) if kind is GroupKind.ALL else Group(kind, str(data[_GROUP_VALUE]))
+    return drill_down.counted_runs(metric, group, first, last)
+
+
 def show(
-    frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRange, grain: str, *, key: str
+    frame: pd.DataFrame,
+    releases: pd.DataFrame,
+    title: str,
+    span: TimeRange,
+    grain: str,
+    *,
+    key: str,
+    metric: str | None = None,
+    group_kind: str = GroupKind.ALL.value,
 ) -> None:
-    """The chart over the range, or a line saying the metric has no rows in it."""
+    """The chart over the range, or a line saying the metric has no rows in it; with its `metric`, a point
+    selected opens the runs it counts (`group_kind`: the kind of the frame's groups)."""
     shown = in_range(frame, span, grain)
     if shown.empty or shown["rate"].isna().all():
         st.info(f"{title}: no period with a figure in this range (run `runrecord measure-rates`).")
         return
-    st.plotly_chart(figure(shown, releases, title, span, grain), key=key, width="stretch")
+    chart = figure(shown, releases, title, span, grain)
+    if metric is None:
+        st.plotly_chart(chart, key=key, width="stretch")
+    else:
+        event = st.plotly_chart(chart, key=key, width="stretch", on_select="rerun", selection_mode="points")
+        _runs_link(event, metric, title, grain, group_kind)
     if "group" in shown.columns:
         return
     latest = shown.sort_values("period_start").iloc[-1]
@@ -180,7 +228,22 @@ def show(
         f"{count(int(latest['numerator']))} of {count(int(latest['denominator']))}"
         + (f", {count(int(latest['excluded']))} excluded" if int(latest["excluded"]) else "")
         + (". Open circles: periods whose runs may still change." if bool(shown["open"].any()) else ".")
+        + (f" {SELECT_HINT}" if metric is not None else "")
     )
+
+
+def _runs_link(event: Any, metric: str, title: str, grain: str, group_kind: str) -> None:
+    # The event is a dict (attribute access too in a served app; a test's session state holds a plain one).
+    points = (event or {}).get("selection", {}).get("points", [])
+    for point in points:
+        chosen = point_runs(point, metric, grain, group_kind)
+        if chosen is not None:
+            data = point["customdata"]
+            what = f"{title}, {grain} of {str(data[_PERIOD])[:10]}"
+            if group_kind != GroupKind.ALL.value:
+                what += f", {group_kind} {group_label(group_kind, str(data[_GROUP_VALUE]))}"
+            drill_link.show(chosen, int(data[1]), what)
+            return
 
 
 def _day(value: date) -> str:

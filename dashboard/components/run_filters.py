@@ -15,6 +15,7 @@ from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
 from core.formatting import outcome_label
 from dashboard import url_state
+from dashboard.queries.rates import LABELS
 from dashboard.queries.runs import STATUSES
 
 ANY = "any"
@@ -63,7 +64,7 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         format="YYYY-MM-DD",
     )
     started_from, started_to = _period(period)
-    ended = _ended(start, key=f"{key}_ended")
+    ended = _from_rates(start, key=f"{key}_ended")
     flags = st.columns(len(FLAGS))
     chosen_flags = {
         name: column.checkbox(label, value=getattr(start, name), help=help_text, key=f"{key}_{name}")
@@ -80,6 +81,7 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         uuid=found,
         ended_from=ended[0],
         ended_to=ended[1],
+        counted=ended[2],
         **chosen_flags,
     )
     st.session_state[key] = chosen
@@ -87,16 +89,22 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
     return chosen
 
 
-def _ended(start: RunFilter, *, key: str) -> tuple[date | None, date | None]:
-    """The end's period a link from Rates set (no widget sets it): said, and cleared on request."""
-    if start.ended_from is None and start.ended_to is None:
-        return None, None
-    span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
+def _from_rates(start: RunFilter, *, key: str) -> tuple[date | None, date | None, str | None]:
+    """The end's period and the rate counting the runs that a link from Rates set (no widget sets them):
+    said, and cleared on request."""
+    if start.ended_from is None and start.ended_to is None and start.counted is None:
+        return None, None, None
     said, clear = st.columns([5, 1])
-    said.info(f"Runs ending {span} (the period a rate counts them in), as the link from Rates asked.")
-    if clear.button("Show all periods", key=key):
-        return None, None
-    return start.ended_from, start.ended_to
+    parts = []
+    if start.counted is not None:
+        parts.append(f"Runs counted in the denominator of {LABELS.get(start.counted, start.counted)}")
+    if start.ended_from is not None or start.ended_to is not None:
+        span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
+        parts.append(f"{'ending' if parts else 'Runs ending'} {span} (the period a rate counts them in)")
+    said.info(f"{', '.join(parts)}, as the link from Rates asked.")
+    if clear.button("Show all runs" if start.counted else "Show all periods", key=key):
+        return None, None, None
+    return start.ended_from, start.ended_to, start.counted
 
 
 def _uuid(start: RunFilter, *, key: str) -> str | None:

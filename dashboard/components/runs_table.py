@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import navigation
+from dashboard import navigation, url_state
 
 COLUMNS = ["run", "started", "configuration", "status", "tools ran", "failed", "records written", "outcome"]
 
@@ -40,5 +40,5 @@ def show(rows: Sequence[dict[str, Any]], *, key: str) -> None:
     )
     chosen = event.selection.rows if event is not None else []
     if chosen:
-        st.switch_page(str(navigation.RUN), query_params={"run": rows[chosen[0]]["uuid"]})
+        st.switch_page(str(navigation.RUN), query_params={url_state.RUN: rows[chosen[0]]["uuid"]})
     st.caption("Select a row to open its run.")

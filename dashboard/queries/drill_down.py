@@ -5,6 +5,11 @@ period (`ended_from`, `ended_to`) and the group, and, where a run filter can say
 metric's numerator: its observed outcome, or what measure-rates found of its answer. For notice agreement it
 names the runs that disagree, the ones that move it. A metric not listed (the edit scopes, the "go on" paths)
 opens every run of its period and group.
+
+A point of a rate chart or a cell of a split opens the runs its figure's n counts (`counted_runs`): the runs
+in the metric's denominator (adapters.runs.COUNTED_METRICS), its numerator among them, in that period and
+group, by the very columns measure-rates counted. An answer whose run cannot be found is counted too, but is
+no run: the Runs page cannot list it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date
 
-from adapters.runs import RunFilter
+from adapters.runs import COUNTED_METRICS, RunFilter
 from core.groups import Group, GroupKind
 from core.metrics import Metric, parse_metric
 from core.outcomes import CallOutcome
@@ -34,7 +39,17 @@ def runs_of(metric: str, group: Group, first: date, last: date) -> RunFilter:
     """The runs a figure of `metric` for `group` over the days first–last counts (see the module)."""
     known = parse_metric(metric)
     chosen = NUMERATOR_RUNS.get(known, RunFilter()) if known is not None else RunFilter()
-    chosen = replace(chosen, ended_from=first, ended_to=last)
+    return _in_group(replace(chosen, ended_from=first, ended_to=last), group)
+
+
+def counted_runs(metric: str, group: Group, first: date, last: date) -> RunFilter:
+    """The runs a figure of `metric` for `group` over the days first–last counts in its denominator; for a
+    metric no run filter can count (the edit scopes, the "go on" paths), every run of its period and group."""
+    counted = metric if metric in COUNTED_METRICS else None
+    return _in_group(RunFilter(ended_from=first, ended_to=last, counted=counted), group)
+
+
+def _in_group(chosen: RunFilter, group: Group) -> RunFilter:
     if group.kind is GroupKind.CONFIGURATION:
         return replace(chosen, configuration=group.value)
     if group.kind is GroupKind.SKILL:

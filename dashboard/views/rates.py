@@ -81,7 +81,7 @@ if tab == "overview":
             )
         for name in rates.CHARTED:
             frame = charted.frame[charted.frame["metric"] == name]
-            rate_chart.show(frame, marked, rates.LABELS[name], span, grain, key=f"chart_{name}")
+            rate_chart.show(frame, marked, rates.LABELS[name], span, grain, key=f"chart_{name}", metric=name)
             rule_versions.show(rate_chart.in_range(frame, span, grain), grain, key=f"rule_versions_{name}")
     else:
         chosen = filters.one_group
@@ -90,10 +90,19 @@ if tab == "overview":
                 split = state.group_split(url, data, name, grain, filters.group_kind, now)
             if chosen is not None:
                 split = split[split["group_value"] == chosen.value]
-            rate_chart.show(split, marked, rates.LABELS[name], span, grain, key=f"chart_{name}")
+            rate_chart.show(
+                split,
+                marked,
+                rates.LABELS[name],
+                span,
+                grain,
+                key=f"chart_{name}",
+                metric=name,
+                group_kind=filters.group_kind,
+            )
         st.caption(
             f"A {filters.group_kind} with fewer than 5 runs in a period has no figure there: a gap in its "
-            "line."
+            f"line. {rate_chart.SELECT_HINT}"
         )
     with guard.reading():
         agreement = state.notice_agreement(url, data, grain)

@@ -9,6 +9,9 @@ from dashboard.components import data_as_of, guard, pager, run_filters, runs_tab
 from dashboard.queries.runs import NO_MATCH, NO_RUNS_YET, NOT_MEASURED, PAGE_SIZE
 
 st.title("Runs")
+# st.switch_page writes the run's ?run= into this page's entry of the browser's history as it leaves for the
+# run (components.runs_table): Back returns here with it.
+url_state.drop([url_state.RUN])
 version = guard.show([schema.agentrun.name, schema.agentrun_event.name], key="guard")
 if version is None:
     st.stop()

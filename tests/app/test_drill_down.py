@@ -1,17 +1,30 @@
-"""A cell of a split opens the Runs page filtered to exactly the runs behind its figure; a cell without a
-figure (too few to show) opens nothing."""
+"""A point of a rate chart and a cell of a split, selected, link to the Runs page filtered to exactly the
+runs behind the figure's n (its denominator: the same period, group and counting as measure-rates); a cell
+without a figure (too few to show) links nowhere."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+from urllib.parse import parse_qs
 
 import pandas as pd
+import pytest
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
+from adapters import schema
+from adapters.database import make_engine
+from adapters.runs import COUNTED_METRICS, Tables, count_runs
+from core.groups import Group, GroupKind
+from core.periods import Grain, period_length
+from dashboard import url_state
 from dashboard.components.group_split import cell_runs
-from dashboard.queries.rates import TOO_FEW
+from dashboard.queries import drill_down
+from dashboard.queries.rates import CHARTED, LABELS, TOO_FEW
 from tests.app import rendered
 
 
@@ -24,7 +37,104 @@ def _select(app: AppTest, row: int, column: str) -> AppTest:
     return app.run()
 
 
-def test_a_split_cell_opens_the_runs_of_its_period_group_and_numerator(
+def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measured_db_url: str) -> None:
+    r = schema.rate.c
+    engine = make_engine(measured_db_url)
+    with engine.connect() as connection:
+        stored = connection.execute(
+            select(r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.denominator).where(
+                r.metric.in_(COUNTED_METRICS)
+            )
+        ).all()
+
+        found = [
+            count_runs(
+                connection,
+                drill_down.counted_runs(
+                    row.metric,
+                    Group(GroupKind(row.group_kind), row.group_value),
+                    row.period_start,
+                    row.period_start + period_length(Grain(row.grain)) - timedelta(days=1),
+                ),
+                tables=Tables(outcomes=True, facts=True),
+            )
+            for row in stored
+        ]
+    engine.dispose()
+
+    assert {row.metric for row in stored} == set(COUNTED_METRICS)
+    assert {(row.grain, row.group_kind) for row in stored} >= {("week", "configuration"), ("day", "skill")}
+    assert found == [row.denominator for row in stored]
+
+
+def _line_points(app: AppTest, metric: str) -> list[dict[str, Any]]:
+    """The points of a chart's lines with a figure, as a selection reports them."""
+    figure = next(f for f in rendered.figures(app) if f["layout"]["title"]["text"] == LABELS[metric])
+    points = []
+    for curve, trace in enumerate(figure["data"]):
+        if trace.get("mode") != "lines+markers":
+            continue
+        for index, data in enumerate(trace["customdata"]):
+            if data[1] is not None and data[1] == data[1]:
+                points.append({"curve_number": curve, "point_index": index, "customdata": data})
+    return points
+
+
+def _select_point(app: AppTest, key: str, point: dict[str, Any]) -> AppTest:
+    selection = {"points": [point], "point_indices": [point["point_index"]], "box": [], "lasso": []}
+    app.session_state[key] = {"selection": selection}
+    return app.run()
+
+
+def _follow_runs_link(app: AppTest) -> tuple[str, dict[str, Any]]:
+    """The drill-down link's text, and the Runs page opened with its parameters: (label, its filter)."""
+    links = [link for link in app.get("page_link") if link.proto.label.startswith("Open the ")]
+    assert len(links) == 1
+    link = links[0].proto
+    query = {name: values[0] for name, values in parse_qs(link.query_string).items()}
+    for name in list(app.query_params):
+        del app.query_params[name]
+    app.query_params.update(query)
+    app.switch_page("views/runs.py").run()
+    return link.label, json.loads(query["runs"])
+
+
+@pytest.mark.parametrize("metric", CHARTED)
+def test_a_chart_point_opens_exactly_the_runs_its_n_counts(
+    dashboard: Callable[..., AppTest], measured_db_url: str, metric: str
+) -> None:
+    app = dashboard(measured_db_url, page="rates", query={"range": "all"})
+    point = max(_line_points(app, metric), key=lambda p: (p["customdata"][1], p["customdata"][6]))
+    n = int(point["customdata"][1])
+
+    _select_point(app, f"chart_{metric}", point)
+    label, chosen = _follow_runs_link(app)
+
+    assert not app.exception
+    assert label.startswith(f"Open the {n:,} run") and LABELS[metric] in label
+    assert [title.value for title in app.title] == ["Runs"]
+    assert chosen["counted"] == metric and chosen["ended_from"] == point["customdata"][6][:10]
+    assert any(f"· {n:,} run" in text.value for text in app.markdown)
+
+
+def test_a_point_of_one_skills_line_opens_the_runs_of_that_skill_it_counts(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, page="rates", query={"range": "all", "group": "skill"})
+    point = max(_line_points(app, "edited_rate"), key=lambda p: p["customdata"][1])
+    n, skill = int(point["customdata"][1]), point["customdata"][7]
+
+    _select_point(app, "chart_edited_rate", point)
+    label, chosen = _follow_runs_link(app)
+
+    assert not app.exception
+    assert f"skill {skill or '(no skill)'}" in label
+    assert chosen["skill"] == (skill or "(no skill)") and chosen["counted"] == "edited_rate"
+    assert any(f"· {n:,} run" in text.value for text in app.markdown)
+    assert any("Runs counted in the denominator of" in text.value for text in app.info)
+
+
+def test_a_split_cell_opens_the_runs_of_its_period_group_and_denominator(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
     app = dashboard(measured_db_url, page="rates", query={"tab": "configurations", "group": "skill"})
@@ -36,16 +146,17 @@ def test_a_split_cell_opens_the_runs_of_its_period_group_and_numerator(
         for name, cell in cells.items()
         if re.match(r"\d+\.\d% \([1-9]", str(cell))
     )
-    numerator = int(re.match(r"[\d.]+% \(([\d,]+)/", split.iloc[row][column])[1])  # type: ignore[index]
+    denominator = int(re.match(r"[\d.]+% \([\d,]+/([\d,]+)", split.iloc[row][column])[1])  # type: ignore[index]
 
     _select(app, row, column)
+    label, chosen = _follow_runs_link(app)
 
     assert not app.exception
+    assert label.startswith(f"Open the {denominator:,} run")
     assert [title.value for title in app.title] == ["Runs"]
-    chosen = json.loads(app.query_params["runs"])
-    assert chosen["outcome"] == "edited" and chosen["ended_from"] == split.index[row]
+    assert chosen["counted"] == "edited_rate" and chosen["ended_from"] == split.index[row]
     assert chosen["skill"] == column
-    assert any(f"· {numerator:,} run" in text.value for text in app.markdown)
+    assert any(f"· {denominator:,} run" in text.value for text in app.markdown)
 
 
 def test_a_cell_too_few_to_show_opens_no_runs(measured_db_url: str) -> None:
@@ -69,3 +180,16 @@ def test_a_cell_too_few_to_show_opens_no_runs(measured_db_url: str) -> None:
     found = cell_runs(frame, "edited_rate", "week", "configuration", "2026-11-09", "small-assistant")
 
     assert found is None and TOO_FEW == "too few to show"
+
+
+def test_a_runs_link_counts_by_a_rate_a_run_filter_can_count_and_no_other() -> None:
+    first, last = date(2026, 11, 9), date(2026, 11, 15)
+
+    chosen = drill_down.counted_runs("denial_rate", Group(GroupKind.SKILL, ""), first, last)
+    scope = drill_down.counted_runs("edited_released_only", Group(GroupKind.ALL), first, last)
+
+    assert url_state.parse_runs_filter(url_state.runs_filter_json(chosen)) == chosen
+    assert chosen.counted == "denial_rate" and chosen.skill == ""
+    assert scope.counted is None and (scope.ended_from, scope.ended_to) == (first, last)
+    with pytest.raises(ValueError, match="counted must be one of"):
+        url_state.parse_runs_filter('{"counted": "edited_released_only"}')

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from sqlalchemy import func, select
@@ -510,3 +511,101 @@ def test_an_alerts_link_opens_the_runs_page_with_exactly_the_alerts_runs(page: A
     rows = page.evaluate(GRID_ROWS)
     assert rows and {row[-1] for row in rows} == {"edited"}
     assert {row[0].rsplit("=", 1)[-1] for row in rows} <= behind
+
+
+def _stored_denominator(served: Served, metric: str, grain: str, period: str) -> int:
+    engine = make_engine(served.database)
+    r = schema.rate.c
+    with engine.connect() as connection:
+        found = connection.execute(
+            select(r.denominator).where(
+                r.metric == metric,
+                r.grain == grain,
+                r.period_start == datetime.fromisoformat(period).date(),
+                r.group_kind == "all",
+            )
+        ).scalar_one()
+    engine.dispose()
+    return int(found)
+
+
+def _click_centre(page: Any, element: Any) -> None:
+    """A mouse click at the element's centre (Streamlit's header would take a click Playwright aims at an
+    element under it; the mouse goes where the point is drawn)."""
+    element.scroll_into_view_if_needed()
+    box = element.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+POINT_LINK = re.compile(r"Open the ([\d,]+) runs? counted in EDITED, week of (\d{4}-\d\d-\d\d)")
+
+
+def test_a_chart_point_links_to_exactly_the_runs_its_n_counts_and_back_keeps_the_rates_filters(
+    page: Any, served: Served
+) -> None:
+    rates = served.base + "/rates?range=12w&grain=week"
+    _open(page, rates, until="Rates as CSV")
+    points = page.locator(".st-key-chart_edited_rate .scatterlayer .trace .points path")
+
+    _click_centre(page, points.nth(points.count() - 2))
+    link = page.get_by_role("link", name=POINT_LINK)
+    link.wait_for(timeout=SETTLE_TIMEOUT_MS)
+    label = POINT_LINK.search(link.inner_text())
+    assert label is not None
+    n, period = int(label[1].replace(",", "")), label[2]
+    link.click()
+    _settle(page, until="Page 1 of")
+
+    body = page.inner_text("body")
+    assert "/runs?runs=" in page.url and "Runs counted in the denominator of EDITED" in body
+    assert f"· {n:,} run" in body and n == _stored_denominator(served, "edited_rate", "week", period)
+    page.go_back()
+    _settle(page, until="Rates as CSV")
+    assert page.url == rates
+    _no_exception(page)
+
+
+def _runs_list(page: Any) -> tuple[str, list[list[str]]]:
+    """Where the Runs table is ("Page n of N · M runs") and its rows on screen."""
+    found = re.search(r"Page \d+ of \d+ · [\d,]+ runs?", page.inner_text("body"))
+    assert found is not None
+    return found[0], page.evaluate(GRID_ROWS)
+
+
+def _page_two_of_completed_runs(page: Any, served: Served) -> tuple[str, list[list[str]]]:
+    _open(page, served.base + '/runs?runs={"status":"completed"}', until="Page 1 of")
+    page.get_by_role("button", name="Older →").click()
+    _settle(page, until="Page 2 of")
+    return _runs_list(page)
+
+
+def test_browser_back_from_a_run_returns_to_the_filtered_runs_list(page: Any, served: Served) -> None:
+    where, rows = _page_two_of_completed_runs(page, served)
+    listed = page.url
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+
+    page.mouse.click(grid["x"] + 15, grid["y"] + 52)  # the first row's selection box
+    _settle(page, until="Back to the runs")
+    assert f"/run?run={rows[0][0].rsplit('=', 1)[-1]}" in page.url
+    page.go_back()
+    _settle(page, until="Page 2 of")
+
+    assert _runs_list(page) == (where, rows)
+    assert unquote(page.url) == unquote(listed)  # the filter and nothing else (no ?run= left over)
+    _no_exception(page)
+
+
+def test_a_runs_link_opens_its_run_in_a_new_tab_and_leaves_the_list_as_it_was(
+    page: Any, served: Served
+) -> None:
+    where, rows = _page_two_of_completed_runs(page, served)
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+
+    page.mouse.click(grid["x"] + 65, grid["y"] + 52)  # the data grid focuses the cell first
+    with page.context.expect_page() as opened:
+        page.mouse.click(grid["x"] + 65, grid["y"] + 52)  # then follows the link: the first row's short uuid
+    run = opened.value
+    _settle(run, until="Back to the runs")
+
+    assert f"/run?run={rows[0][0].rsplit('=', 1)[-1]}" in run.url
+    assert _runs_list(page) == (where, rows)
