@@ -24,7 +24,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -239,7 +239,8 @@ def kill_at(arguments: Sequence[str], engine: Engine, job: str, after_s: float) 
     )
     try:
         began = _started(process, engine, job)
-        time.sleep(max(0.0, began + after_s - time.monotonic()))
+        with suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=max(0.0, began + after_s - time.monotonic()))
         while_running = process.poll() is None
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=WAIT_S)
@@ -336,24 +337,40 @@ class Attempt:
     output: Sequence[str]
 
 
+# A kill that finds the job already over (this run quicker than the timed one, as on a machine whose load
+# fell) is tried again at half its moment, at most this many times.
+RETRIES = 2
+
+
 def killed_and_rerun(attempt: Attempt, moments_s: Sequence[float], seed: int) -> tuple[list[Kill], list[str]]:
     """Kill the job at each moment, run it again to the end, and say each way its rows differ from the
     uninterrupted run's: the kills and the differences, each naming the seed and the moment."""
     kills: list[Kill] = []
     failures: list[str] = []
-    uninterrupted = ", ".join(f"{name} {attempt.expected.count(name)}" for name in attempt.output)
-    for number, moment in enumerate(moments_s, start=1):
-        restore(attempt.engine, attempt.pristine)
-        kill = kill_at(attempt.arguments, attempt.engine, attempt.job, moment)
-        left = stored(attempt.engine, attempt.output, attempt.pristine)
-        finished = run(attempt.arguments)
-        assert finished.returncode == 0, finished.stderr
-        differences = stored(attempt.engine, attempt.output, attempt.pristine).differences(attempt.expected)
-        kills.append(kill)
-        what = (
-            f"kill {number} (seed {seed}, {moment:.3f} s after the job was seen running; stored when killed: "
-            + ", ".join(f"{name} {left.count(name)}" for name in attempt.output)
-            + f" of {uninterrupted}; the process {'running' if kill.while_running else 'already ended'})"
-        )
-        failures += [f"{what}: {line}" for line in differences]
+    for number, first in enumerate(moments_s, start=1):
+        for moment in (first / 2**retry for retry in range(RETRIES + 1)):
+            kill, when_killed, differences = _kill_and_rerun(attempt, moment)
+            kills.append(kill)
+            what = f"kill {number} (seed {seed}, {moment:.3f} s after the job was seen to run; {when_killed})"
+            failures += [f"{what}: {line}" for line in differences]
+            if kill.while_running:
+                break
     return kills, failures
+
+
+def _kill_and_rerun(attempt: Attempt, moment: float) -> tuple[Kill, str, list[str]]:
+    """One kill at `moment` and the run after it: the kill, what was stored when killed, and each way the
+    rows differ from the uninterrupted run's."""
+    restore(attempt.engine, attempt.pristine)
+    kill = kill_at(attempt.arguments, attempt.engine, attempt.job, moment)
+    left = stored(attempt.engine, attempt.output, attempt.pristine)
+    finished = run(attempt.arguments)
+    assert finished.returncode == 0, finished.stderr
+    differences = stored(attempt.engine, attempt.output, attempt.pristine).differences(attempt.expected)
+    uninterrupted = ", ".join(f"{name} {attempt.expected.count(name)}" for name in attempt.output)
+    when_killed = (
+        "stored when killed: "
+        + ", ".join(f"{name} {left.count(name)}" for name in attempt.output)
+        + f" of {uninterrupted}; the process {'running' if kill.while_running else 'already ended'}"
+    )
+    return kill, when_killed, differences
