@@ -24,7 +24,8 @@ VIEWPORT = {"width": 1400, "height": 1000}
 # Chromium draws up to 16,384.
 MAX_SHOT_HEIGHT = 10_000
 SETTLE_TIMEOUT_MS = 60_000
-STABLE_POLLS = 3  # three quarters of a second without a change in the page's text
+POLL_MS = 125
+STABLE_POLLS = 4  # half a second without a change in the page's text
 # Streamlit draws a page in steps: it is settled when the script stopped running, no element is a skeleton
 # any more and every plotly chart has drawn its SVG.
 SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
@@ -48,14 +49,14 @@ def _settle(page: Any, until: str | None = None) -> None:
     if until is not None:
         page.get_by_text(until, exact=False).first.wait_for(timeout=SETTLE_TIMEOUT_MS)
     stable, last = 0, ""
-    for _ in range(SETTLE_TIMEOUT_MS // 250):
+    for _ in range(SETTLE_TIMEOUT_MS // POLL_MS):
         page.wait_for_function(SETTLED, timeout=SETTLE_TIMEOUT_MS)
         text = page.inner_text("body")
         stable = stable + 1 if text == last else 0
         if stable >= STABLE_POLLS:
             return
         last = text
-        page.wait_for_timeout(250)
+        page.wait_for_timeout(POLL_MS)
 
 
 def _shoot(page: Any, path: Path) -> None:
