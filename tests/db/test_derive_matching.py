@@ -194,9 +194,10 @@ def _reference(engine: Engine, site: Planted) -> dict[int, Judged]:
 
 
 # The matching is the same SQL on every dialect, spelled differently only where adapters/dialect says so, and
-# every installation reaches those spellings: SQLite, the quickest, takes the most seeds.
+# every installation runs each statement of the job: SQLite, the quickest, takes the most seeds, each server
+# the first eight of them.
 SEEDS = [("sqlite", seed) for seed in range(40)] + [
-    (dialect, seed) for dialect in ("mariadb", "postgresql") for seed in range(15)
+    (dialect, seed) for dialect in ("mariadb", "postgresql") for seed in range(8)
 ]
 
 
