@@ -31,7 +31,7 @@ from core.counting import (
     OUTCOME_METRICS,
     Counted,
 )
-from core.metrics import Metric
+from core.metrics import Metric, parse_metric
 from core.outcomes import CallOutcome
 
 agentrun = schema.agentrun
@@ -224,10 +224,7 @@ def _fact_conditions(connection: Connection, chosen: RunFilter) -> list[Any]:
     if chosen.notice:
         conditions += [f.answer == AnswerState.READ.value, f.notice == 1]
     if chosen.disagreement:
-        first = first_notice_at(connection)
-        pairs = [and_(f.claim == claim.value, f.notice == int(notice)) for claim, notice in DISAGREEMENTS]
-        conditions += [f.answer == AnswerState.READ.value, or_(*pairs)]
-        conditions.append(false() if first is None else f.ended_at >= first)
+        conditions += _notice_pairs(connection, DISAGREEMENTS)
     if chosen.counted is not None:
         conditions += _counted_conditions(connection, chosen.counted)
     if chosen.ended_from is not None:
@@ -242,7 +239,7 @@ def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
     columns adapters.tallies groups by (a metric not in COUNTED_METRICS matches no run)."""
     f = fact.c
     read = f.answer == AnswerState.READ.value
-    known = next((m for m in Metric if m.value == metric), None)
+    known = parse_metric(metric)
     if known in OUTCOME_METRICS:
         o = schema.run_outcome.c
         outcomes = [outcome.value for outcome in _in_denominator(OUTCOME_METRICS[known])]
@@ -256,13 +253,21 @@ def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
     if known is Metric.GO_ON_WHILE_WAITING:
         return [f.go_on.in_([state.value for state in _in_denominator(GO_ON_COUNTS)])]
     if known is Metric.NOTICE_AGREEMENT:
-        first = first_notice_at(connection)
-        pairs = [
-            and_(f.claim == claim.value, f.notice == int(notice))
-            for claim, notice in _in_denominator(AGREEMENT_COUNTS)
-        ]
-        return [read, or_(*pairs), false() if first is None else f.ended_at >= first]
+        return _notice_pairs(connection, _in_denominator(AGREEMENT_COUNTS))
     return [false()]
+
+
+def _notice_pairs(connection: Connection, pairs: Sequence[tuple[ClaimState, bool]]) -> list[Any]:
+    """A read answer whose claim and stored notice are one of `pairs`, from the first stored notice on (before
+    it no answer could carry one)."""
+    f = fact.c
+    first = first_notice_at(connection)
+    matching = [and_(f.claim == claim.value, f.notice == int(notice)) for claim, notice in pairs]
+    return [
+        f.answer == AnswerState.READ.value,
+        or_(*matching),
+        false() if first is None else f.ended_at >= first,
+    ]
 
 
 def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> list[Any]:

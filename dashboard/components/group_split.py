@@ -45,12 +45,22 @@ def cell_runs(
 ) -> RunFilter | None:
     """The runs behind a cell (its period and group, the metric's denominator); None for a cell that shows no
     figure (too few to show, no data, or none)."""
+    cell = _cell(frame, period, group)
+    return None if cell is None else _runs(cell, metric, grain, group_kind, period)
+
+
+def _cell(frame: pd.DataFrame, period: str, group: str) -> pd.Series | None:
+    """The frame's row of a cell that shows a figure; None for any other."""
     rows = frame[(frame["group"] == group) & (frame["period_start"] == date.fromisoformat(period))]
     if rows.empty or not bool(rows.iloc[0]["shown"]) or pd.isna(rows.iloc[0]["rate"]):
         return None
+    return rows.iloc[0]
+
+
+def _runs(cell: pd.Series, metric: str, grain: str, group_kind: str, period: str) -> RunFilter:
     first = date.fromisoformat(period)
     last = first + period_length(Grain(grain)) - timedelta(days=1)
-    chosen = Group(GroupKind(group_kind), str(rows.iloc[0]["group_value"]))
+    chosen = Group(GroupKind(group_kind), str(cell["group_value"]))
     return drill_down.counted_runs(metric, chosen, first, last)
 
 
@@ -65,11 +75,11 @@ def show(frame: pd.DataFrame, metric: str, grain: str, group_kind: str, *, key: 
     cells = event.selection.get("cells", []) if event is not None else []
     if cells:
         row, group = cells[0]
-        chosen = cell_runs(frame, metric, grain, group_kind, str(shown.index[int(row)]), str(group))
-        if chosen is not None:
-            found = frame[(frame["group"] == group) & (frame["period_start"] == chosen.ended_from)]
-            what = f"{LABELS.get(metric, metric)}, {grain} of {shown.index[int(row)]}, {group_kind} {group}"
-            drill_link.show(chosen, int(found.iloc[0]["denominator"]), what)
+        period = str(shown.index[int(row)])
+        cell = _cell(frame, period, str(group))
+        if cell is not None:
+            what = f"{LABELS.get(metric, metric)}, {grain} of {period}, {group_kind} {group}"
+            drill_link.show(_runs(cell, metric, grain, group_kind, period), int(cell["denominator"]), what)
     hidden = int((~frame["shown"].astype(bool)).sum())
     st.caption(
         f"A {group_kind} with fewer than 5 runs in a period reads '{TOO_FEW}' and carries no figure"
