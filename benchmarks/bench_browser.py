@@ -28,18 +28,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +44,7 @@ from adapters import schema, settings
 from adapters.database import make_engine, parse_url
 from dashboard.access import TOKEN_COOKIE
 from jobs.demo import absolute, ensure_demo_database, prepare_demo
+from tests.browser.server import NotServingError, Server, dashboard_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OUT = REPO_ROOT / "benchmarks" / "out"
@@ -58,8 +53,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 NOW = datetime(2026, 11, 25, 14, tzinfo=UTC)  # the tests' clock: the demo's rates as the tests see them
 VIEWPORT = {"width": 1400, "height": 1000}
 TIMEOUT_MS = 60_000
-SERVE_TIMEOUT_S = 90
-PASSWORD_LINE = re.compile(r"^administrator password: (\S+)$")
 
 # Goals, in seconds.
 GOALS = {
@@ -91,12 +84,6 @@ HEALTH = """() => document.body && document.body.innerText.trim() === 'ok' ? per
 APP_SHELL = """() => document.querySelector('[data-testid="stApp"]') ? performance.now() : false"""
 SETTLED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
     && document.querySelectorAll('[data-testid="stSkeleton"]').length === 0"""
-
-
-@dataclass(frozen=True)
-class Served:
-    base: str
-    password: str
 
 
 def _say(line: str) -> None:
@@ -133,63 +120,6 @@ def edited_run(url: str) -> str:
             )
     finally:
         engine.dispose()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def served(url: str, work: Path) -> Iterator[Served]:
-    """`runrecord dashboard --port N` on the installation, until the block ends; its one-time password."""
-    port = _free_port()
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("RUNRECORD_")}
-    environment |= {"RUNRECORD_DB": url, settings.variable("now"): NOW.isoformat(), "HOME": str(work)}
-    runrecord = Path(sys.executable).with_name("runrecord")
-    server = subprocess.Popen(
-        [str(runrecord), "dashboard", "--port", str(port)],
-        cwd=work,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert server.stdout is not None
-    password = ""
-    for line in server.stdout:
-        found = PASSWORD_LINE.match(line.rstrip("\n"))
-        if found:
-            password = found.group(1)
-            break
-    drain = threading.Thread(target=lambda: [None for _ in server.stdout or ()], daemon=True)
-    drain.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for(base, server)
-        yield Served(base, password)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-
-
-def _wait_for(base: str, server: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + SERVE_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"runrecord dashboard exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as answer:
-                if answer.read().decode() == "ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"the dashboard did not answer on {base} within {SERVE_TIMEOUT_S} s")
 
 
 def _until(page: Any, condition: str, argument: Any = None) -> float:
@@ -287,6 +217,16 @@ def sign_in(context: Any, base: str, password: str) -> None:
     page.close()
 
 
+@contextmanager
+def _served(url: str, work: Path) -> Iterator[Server]:
+    """The dashboard on the installation, its clock at NOW; one line and an exit where it cannot serve."""
+    try:
+        with dashboard_server(url, work, NOW) as server:
+            yield server
+    except NotServingError as error:
+        raise SystemExit(str(error)) from None
+
+
 def run(url: str, repeats: int) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Every figure's times over the repeats, and each one's first (uncounted) time."""
     from playwright.sync_api import sync_playwright
@@ -296,7 +236,7 @@ def run(url: str, repeats: int) -> tuple[dict[str, list[float]], dict[str, float
     first: dict[str, float] = {}
     with (
         tempfile.TemporaryDirectory() as work,
-        served(url, Path(work)) as server,
+        _served(url, Path(work)) as server,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

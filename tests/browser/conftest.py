@@ -8,13 +8,6 @@ or "1"), where they fail: a CI run cannot pass without them.
 from __future__ import annotations
 
 import os
-import re
-import socket
-import subprocess
-import sys
-import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -28,6 +21,7 @@ from data.generate import default_manifest, generate
 from jobs.demo import DEMO_CONVERSATIONS, DEMO_SEED
 from jobs.schema_setup import init_installation
 from tests.app.installations import measured_copy
+from tests.browser.server import dashboard_server
 from tests.conftest import NOW, REPO_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -41,9 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SERVE_TIMEOUT_S = 90
 SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
-PASSWORD_LINE = re.compile(r"^administrator password: (\S+)$")
 
 
 def _in_ci() -> bool:
@@ -81,17 +73,6 @@ class Served:
     release: date
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _runrecord() -> list[str]:
-    script = Path(sys.executable).parent / "runrecord"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "jobs.cli"]
-
-
 @pytest.fixture(scope="session")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`runrecord dashboard --port N` on the measured demo installation, and its one-time password."""
@@ -106,55 +87,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         manifest=default_manifest(parse_url(demo)),
     )
     url, release = measured_copy(demo, work / "measured.sqlite", NOW)
-    port = _free_port()
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("RUNRECORD_")}
-    # No secrets.toml: the password sign-in.
-    environment |= {"RUNRECORD_DB": url, "RUNRECORD_NOW": NOW.isoformat(), "HOME": str(work)}
-    server = subprocess.Popen(
-        [*_runrecord(), "dashboard", "--port", str(port)],
-        cwd=work,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output: list[str] = []
-    password = ""
-    assert server.stdout is not None
-    for line in server.stdout:
-        output.append(line.rstrip("\n"))
-        found = PASSWORD_LINE.match(output[-1])
-        if found:
-            password = found.group(1)
-            break
-    drain = threading.Thread(target=lambda: output.extend(line.rstrip("\n") for line in server.stdout or ()))
-    drain.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for(base, server)
-        yield Served(base, url, demo, password, output, release)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-        drain.join(timeout=10)
-
-
-def _wait_for(base: str, server: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + SERVE_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"runrecord dashboard exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as answer:
-                if answer.read().decode() == "ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"the dashboard did not answer on {base} within {SERVE_TIMEOUT_S} s")
+    with dashboard_server(url, work, NOW) as server:
+        yield Served(server.base, url, demo, server.password, server.output, release)
 
 
 def updating_screenshots() -> bool:
