@@ -207,10 +207,10 @@ def test_the_runs_page_pages_through_the_runs(page: Any, served: Served, screens
     assert "Runs" in body and pages is not None
     assert int(pages[1]) == -(-int(pages[2].replace(",", "")) // 50) > 1  # 50 runs a page
     page.get_by_role("button", name="Older →").click()
-    _settle(page)
+    _settle(page, until=f"Page 2 of {pages[1]}")
     assert f"Page 2 of {pages[1]}" in page.inner_text("body")
     page.get_by_role("button", name="← Newer").click()
-    _settle(page)
+    _settle(page, until=f"Page 1 of {pages[1]}")
     _no_exception(page)
     _shoot(page, screenshots / "runs.png")
 
