@@ -240,7 +240,7 @@ def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
     f = fact.c
     read = f.answer == AnswerState.READ.value
     known = parse_metric(metric)
-    if known in OUTCOME_METRICS:
+    if known is not None and known in OUTCOME_METRICS:
         o = schema.run_outcome.c
         outcomes = [outcome.value for outcome in _in_denominator(OUTCOME_METRICS[known])]
         return [select(o.run_uid).where(o.run_uid == f.run_uid, o.outcome.in_(outcomes)).exists()]

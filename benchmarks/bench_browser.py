@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -46,12 +46,15 @@ from dashboard.access import TOKEN_COOKIE
 from jobs.demo import absolute, ensure_demo_database, prepare_demo
 from tests.browser.server import NotServingError, Server, dashboard_server
 
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OUT = REPO_ROOT / "benchmarks" / "out"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 NOW = datetime(2026, 11, 25, 14, tzinfo=UTC)  # the tests' clock: the demo's rates as the tests see them
-VIEWPORT = {"width": 1400, "height": 1000}
+VIEWPORT: ViewportSize = {"width": 1400, "height": 1000}
 TIMEOUT_MS = 60_000
 
 # Goals, in seconds.

@@ -8,6 +8,7 @@ running it. The administrator pages check the role again when they run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import streamlit as st
 
@@ -33,12 +34,14 @@ ADMINISTRATOR_PATHS = frozenset({"conversation", "health"})
 # path of the root page is reserved and unused.
 ROOT_PATH = "start"
 
+Visibility = Literal["visible", "hidden"]
+
 
 def pages(viewer: Viewer) -> list[st.Page]:
     """Every page, Rates first (at /rates and at the root); the menu lists those of the viewer's role
     (before an OIDC sign-in, none)."""
-    signed_in = "visible" if viewer.role is not None else "hidden"
-    administrator = "visible" if viewer.is_administrator else "hidden"
+    signed_in: Visibility = "visible" if viewer.role is not None else "hidden"
+    administrator: Visibility = "visible" if viewer.is_administrator else "hidden"
     asks_password = viewer.method is Method.PASSWORD and not viewer.is_administrator
     return [
         st.Page(

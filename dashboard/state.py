@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from adapters import clock, settings
 from adapters.database import make_engine, parse_url
+from adapters.health import Reading
 from adapters.runs import Bound, RunFilter
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
@@ -321,7 +322,7 @@ def freshness(url: str, data: common.Marks, at: int) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
-def health_reading(url: str, data: common.Marks) -> health.Reading | None:
+def health_reading(url: str, data: common.Marks) -> Reading | None:
     """The newest watch-conversations reading."""
     return health.latest_reading(_engine(url), data.tables)
 

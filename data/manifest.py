@@ -99,11 +99,11 @@ def record_planted(
         summary.writes += len(expected)
         last_write = max((w.written_at for w in run.writes), default=None)
         due = last_write is not None and window_closed(last_write, story.now, story.window_s)
-        outcome: str | None = None
+        run_result: str | None = None
         if expected:
-            outcome = run_outcome([e.outcome for _, _, e in expected])
+            run_result = run_outcome([e.outcome for _, _, e in expected])
             if due:
-                _count(summary.runs_by_outcome, outcome)
+                _count(summary.runs_by_outcome, run_result)
                 for _, _, e in expected:
                     _count(summary.writes_by_outcome, e.outcome)
                     if e.reason:
@@ -121,7 +121,7 @@ def record_planted(
                 "status": run.status,
                 "last_write_at": last_write,
                 "due": due,
-                "outcome": outcome,
+                "outcome": run_result,
                 "claims_unwritten": run.uuid in claims,
                 "answer": None if answer is None else {"at": answer[0], "notice": answer[1]},
                 "notice_disagrees": run.uuid in disagreements,

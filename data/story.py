@@ -258,8 +258,8 @@ class Writer:
         ), chosen
 
     def fate(self) -> Fate:
-        fates, weights = zip(*FATE_WEIGHTS, strict=True)
-        return self.rng.choices(fates, weights)[0]
+        fates = [fate for fate, _ in FATE_WEIGHTS]
+        return self.rng.choices(fates, [weight for _, weight in FATE_WEIGHTS])[0]
 
     def seo_configuration(self) -> str:
         """The SEO tour's configuration: the canary for its share of the tours (Story.canary_share)."""

@@ -26,7 +26,8 @@ class CrontabTrigger(CronTrigger):
     change, as crontab does.)"""
 
     def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
-        fire, probe = super().get_next_fire_time(previous_fire_time, now), now
+        fire: datetime | None = super().get_next_fire_time(previous_fire_time, now)
+        probe = now
         # Around a change of the clocks a CronTrigger can answer a time it answered already (asked from
         # inside the repeated hour, or for two times of the hour that was skipped): step past it.
         while fire is not None and (

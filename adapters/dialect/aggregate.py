@@ -15,6 +15,7 @@ def uid_array(dialect: str, uid: ColumnElement[Any]) -> ColumnElement[Any]:
     SQLite before 3.44 takes no ORDER BY inside an aggregate: there the rows must come from a subquery ordered
     by the uid, whose order group_concat keeps (the caller's; `orders_inside` says which dialects need it).
     """
+    joined: ColumnElement[Any]
     if dialect == POSTGRESQL:
         joined = aggregate_order_by(func.string_agg(cast(uid, Text), literal(",")), uid)
     elif dialect == SQLITE:

@@ -46,7 +46,7 @@ def upsert_adding(
     dialect: str,
     table: Table,
     keys: Sequence[str],
-    query: Select[Any],
+    query: Select[*tuple[Any, ...]],
     *,
     added: Sequence[str],
     highest: Sequence[str] = (),
@@ -65,11 +65,11 @@ def upsert_adding(
         values |= larger
         return statement.on_conflict_do_update(index_elements=list(keys), set_=values)
     if is_mariadb(dialect):
-        statement = mysql.insert(table).from_select(columns, query)
-        new = statement.inserted
-        values = {name: table.c[name] + new[name] for name in added}
-        values |= {name: func.greatest(table.c[name], new[name]) for name in highest}
-        return statement.on_duplicate_key_update(values)
+        upsert = mysql.insert(table).from_select(columns, query)
+        inserted = upsert.inserted
+        values = {name: table.c[name] + inserted[name] for name in added}
+        values |= {name: func.greatest(table.c[name], inserted[name]) for name in highest}
+        return upsert.on_duplicate_key_update(values)
     raise NotImplementedError(f"no upsert for the {dialect} dialect")
 
 

@@ -297,6 +297,8 @@ def same_value(
     text). The dialects agree on the values TYPO3 writes (strings and integers, one json_encode), and may
     differ on 1.5 against 1.50 or on an escaped against a literal character.
     """
+    new: ColumnElement[Any]
+    old: ColumnElement[Any]
     if dialect == POSTGRESQL:
         new = new_document.op("->")(literal("newRecord")).op("->")(field)
         old = old_document.op("->")(literal("oldRecord")).op("->")(field)

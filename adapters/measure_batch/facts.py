@@ -319,7 +319,9 @@ def _claim_from_record() -> ColumnElement[Any]:
     return first_holding(VERDICT_BY_RECORD, holds, lambda verdict: CLAIM_BY_VERDICT[verdict].value)
 
 
-def denial_of(has_answer: ColumnElement[Any], earlier: Any, denies: Any) -> ColumnElement[Any]:
+def denial_of(
+    has_answer: ColumnElement[Any], earlier: ColumnElement[Any], denies: ColumnElement[Any]
+) -> ColumnElement[Any]:
     """core.answers.denial_state (DENIAL_DECISION) of the answer, if there is one."""
 
     def holds(test: DenialTest) -> ColumnElement[bool] | None:

@@ -8,7 +8,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, exists, func, insert, literal, select
+from sqlalchemy import Column, ColumnElement, Connection, and_, exists, func, insert, literal, select
+from sqlalchemy.sql.base import ReadOnlyColumnCollection
 
 from adapters.decision_table import first_holding
 from adapters.dialect import bulk
@@ -18,7 +19,9 @@ from core.answers import VERDICT_BY_COUNTS, CountTest
 from core.saved import Verdict, nothing_saved
 
 
-def count_test(test: CountTest, counts: Any) -> ColumnElement[bool] | None:
+def count_test(
+    test: CountTest, counts: ReadOnlyColumnCollection[str, Column[Any]]
+) -> ColumnElement[bool] | None:
     """core.answers.count_test_holds, in SQL, over a run's scratch.count columns (None: always holds)."""
     if test is CountTest.NO_EVENTS:
         return func.coalesce(counts.events, 0) == 0

@@ -90,7 +90,7 @@ def show(
     chosen = range_column.segmented_control(
         "Time range (the last …, all, or custom days)",
         RANGE_NAMES,
-        format_func=_RANGE_LABELS.get,
+        format_func=_RANGE_LABELS.__getitem__,
         key=range_key,
         on_change=url_bound.changed,
         args=(range_key, write),

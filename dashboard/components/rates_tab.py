@@ -28,7 +28,7 @@ def show(*, key: str) -> str:
     chosen = st.segmented_control(
         "Section",
         NAMES,
-        format_func=LABELS.get,
+        format_func=LABELS.__getitem__,
         key=key,
         label_visibility="collapsed",
         width="stretch",

@@ -59,7 +59,7 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
     )
     period = columns[4].date_input(
         "Started between",
-        value=(start.started_from, start.started_to) if start.started_from and start.started_to else (),
+        value=[start.started_from, start.started_to] if start.started_from and start.started_to else [],
         key=f"{key}_period",
         format="YYYY-MM-DD",
     )

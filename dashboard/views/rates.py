@@ -158,7 +158,7 @@ elif tab == "outcomes":
     outcome_mix.show(mix, open_runs, marked, span, grain, key="mix")
     rule_versions.show(rate_chart.in_range(mix, span, grain), grain, key="mix_rule_versions")
     st.subheader("EDITED by edit scope")
-    scope_labels = dict(rates.EDIT_SCOPES)
+    scope_labels = {metric.value: label for metric, label in rates.EDIT_SCOPES}
     with guard.reading():
         scopes = state.rate_series(url, data, tuple(scope_labels), grain, now)
     edit_scope.show(scopes.frame, scope_labels, marked, span, grain, key="edit_scope")
