@@ -7,7 +7,7 @@ configuration, skill and state, whatever the number of runs. The periods counted
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from datetime import date
 from typing import Any
 
@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_colu
 from adapters import schema
 from adapters.dialect import plans
 from adapters.dialect.days import day_of
-from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally
+from core.counting import SCOPE_PRECEDENCE, EditedTally, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind
 from core.go_on import GoOnPaths
 from core.outcomes import CallOutcome
@@ -27,8 +27,6 @@ event = schema.agentrun_event
 fact = schema.measure_fact
 run_outcome = schema.run_outcome
 write_outcome = schema.write_outcome
-
-STREAM_ROWS = 5_000  # rows a streamed result fetches at a time
 
 
 def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
@@ -150,30 +148,38 @@ def outcome_tallies(
     ]
 
 
-def edited_writes(
+def edited_tallies(
     connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
-) -> Iterator[EditedWrite]:
-    """The EDITED writes of EDITED runs in run order, with the run's period, groups and rule version; a run
-    without one yields NULL. Streamed: an installation has as many as it has EDITED runs."""
+) -> list[EditedTally]:
+    """EDITED runs counted per period, configuration, skill, edit scope and rule version
+    (core.counting.edited_tallies): a run's scope is the first of core.counting.SCOPE_PRECEDENCE among its
+    EDITED writes, the lowest position in that order that one of them names; NULL when none names one (or
+    the run has no EDITED write)."""
     f, o, w = fact.c, run_outcome.c, write_outcome.c
     edited = CallOutcome.EDITED.value
     joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
-    query = (
-        select(
-            _period_column(grain),
-            f.configuration_identifier,
-            f.skill_identifier,
-            o.run_uid,
-            w.edit_scope,
-            o.rule_version,
-        )
+    position = case({scope.value: rank for rank, scope in enumerate(SCOPE_PRECEDENCE)}, value=w.edit_scope)
+    groups = (_period_column(grain), f.configuration_identifier, f.skill_identifier, o.rule_version)
+    runs = (
+        select(*(column.label(f"k{index}") for index, column in enumerate(groups)), func.min(position))
         .select_from(joined)
         .where(o.outcome == edited, _in_periods(grain, open_from, periods))
-        .order_by(o.run_uid)
-        .execution_options(yield_per=STREAM_ROWS)
+        .group_by(o.run_uid, *groups)
+        .subquery("edited_runs")
     )
-    for row in connection.execute(query):
-        yield EditedWrite(day_of(row[0]), row[1], row[2], int(row[3]), row[4], str(row[5] or ""))
+    keys = list(runs.c)
+    query = select(*keys, func.count()).group_by(*keys)
+    return [
+        EditedTally(
+            day_of(row[0]),
+            row[1],
+            row[2],
+            None if row[4] is None else SCOPE_PRECEDENCE[int(row[4])],
+            int(row[5]),
+            str(row[3] or ""),
+        )
+        for row in connection.execute(query).all()
+    ]
 
 
 def window_open_tallies(connection: Connection, grain: Grain, *, cutoff: int) -> list[OpenTally]:

@@ -102,6 +102,19 @@ class EditedWrite:
     rule_version: str = ""  # the version of the rules the run was derived under
 
 
+@dataclass(frozen=True)
+class EditedTally:
+    """EDITED runs per period, group values, edit scope and rule version; scope None: no EDITED write of the
+    run has a scope this version knows."""
+
+    period: date
+    configuration: str | None
+    skill: str | None
+    scope: EditScope | None
+    runs: int
+    rule_version: str = ""  # the version of the rules the runs were derived under
+
+
 # (in the numerator, in the denominator, excluded) for each state of a fact.
 Counted = tuple[bool, bool, bool]
 NUMERATOR: Counted = (True, True, False)
@@ -276,13 +289,13 @@ def _reason(problems: str, *candidates: Exclusion) -> Exclusion | None:
 def rate_counts(
     facts: Iterable[FactTally],
     outcomes: Iterable[OutcomeTally],
-    edited: Iterable[EditedWrite],
+    edited: Iterable[EditedTally],
     window_open: Iterable[OpenTally] = (),
 ) -> RateCounts:
     """Numerator, denominator and excluded per metric, period and group (core.metrics has the definitions).
 
-    `edited` comes in run order (all EDITED writes of a run together), so that it can be a stream.
-    `window_open`: the runs still inside their window, counted as of the measurement.
+    `edited`: the EDITED runs counted by their scope (`edited_tallies`). `window_open`: the runs still inside
+    their window, counted as of the measurement.
     """
     result = RateCounts()
     for tally in facts:
@@ -295,14 +308,16 @@ def rate_counts(
             reason = Exclusion.OUTCOME_UNREADABLE if outcome is None else None
             count = _count(counted, outcome_tally.runs, outcome_tally.rule_version)
             result.add(metric, outcome_tally.period, source, count, reason)
-    for period, configuration, skill, scope, rule_version in _edited_runs(edited):
-        source = (configuration, skill)
-        versions = frozenset((rule_version,)) if rule_version else frozenset()
+    for edited_tally in edited:
+        source, runs = (edited_tally.configuration, edited_tally.skill), edited_tally.runs
+        versions = frozenset((edited_tally.rule_version,)) if edited_tally.rule_version else frozenset()
         for run_scope, metric in SCOPE_METRICS.items():
-            if scope is None:
-                result.add(metric, period, source, Count(0, 0, 1, versions), Exclusion.EDIT_SCOPE_MISSING)
+            if edited_tally.scope is None:
+                count = Count(0, 0, runs, versions)
+                result.add(metric, edited_tally.period, source, count, Exclusion.EDIT_SCOPE_MISSING)
             else:
-                result.add(metric, period, source, Count(int(scope is run_scope), 1, 0, versions))
+                count = Count(runs if edited_tally.scope is run_scope else 0, runs, 0, versions)
+                result.add(metric, edited_tally.period, source, count)
     for open_tally in window_open:
         source = (open_tally.configuration, open_tally.skill)
         runs = open_tally.runs
@@ -347,13 +362,18 @@ def _add_facts(result: RateCounts, tally: FactTally) -> None:
             result.add(metric, period, source, count, Exclusion.USER_MESSAGE_UNREADABLE)
 
 
-def _edited_runs(
-    edited: Iterable[EditedWrite],
-) -> Iterable[tuple[date, str | None, str | None, EditScope | None, str]]:
-    """Each EDITED run with its scope by SCOPE_PRECEDENCE; the writes come in run order, one run at a time."""
+def edited_tallies(edited: Iterable[EditedWrite]) -> list[EditedTally]:
+    """The EDITED runs of these writes counted per period, group values, scope and rule version, each run's
+    scope the first of SCOPE_PRECEDENCE among its EDITED writes (adapters.tallies.edited_tallies counts the
+    same in SQL). The writes come in run order, one run at a time."""
+    runs: Counter[tuple[date, str | None, str | None, EditScope | None, str]] = Counter()
     for _, writes in groupby(edited, key=lambda write: write.run_uid):
         found = list(writes)
         scopes = {_known(EditScope, write.edit_scope or "") for write in found}
         first = found[0]
         scope = next((s for s in SCOPE_PRECEDENCE if s in scopes), None)
-        yield first.period, first.configuration, first.skill, scope, first.rule_version
+        runs[(first.period, first.configuration, first.skill, scope, first.rule_version)] += 1
+    return [
+        EditedTally(period, configuration, skill, scope, count, rule_version)
+        for (period, configuration, skill, scope, rule_version), count in runs.items()
+    ]

@@ -319,7 +319,7 @@ def _write_rates(
     counts = rate_counts(
         tallies.fact_tallies(connection, grain, **chosen, first_notice=first_notice),
         tallies.outcome_tallies(connection, grain, **chosen),
-        tallies.edited_writes(connection, grain, **chosen),
+        tallies.edited_tallies(connection, grain, **chosen),
         # Every run inside its window ends at or after the cutoff, i.e. in an open period.
         tallies.window_open_tallies(connection, grain, cutoff=cutoff),
     )

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, and_, select
 
 from adapters import schema, tallies
 from adapters.conversations import conversation_page, messages_of
@@ -30,9 +30,10 @@ from core.answers import (
     stored_message,
     verdict_from_counts,
 )
-from core.counting import FactTally, rate_counts
+from core.counting import EditedWrite, FactTally, edited_tallies, rate_counts
 from core.facts import Fact, conversation_facts, orphan_fact
 from core.measured_runs import EventCounts, RunRow, run_end, run_start
+from core.outcomes import CallOutcome
 from core.periods import Grain
 from core.saved import Verdict, nothing_saved
 from core.waits import Wait, approval_waits, needs_waits
@@ -205,7 +206,7 @@ def reference_rates(
     counts = rate_counts(
         fact_tallies,
         tallies.outcome_tallies(connection, grain, **every),
-        tallies.edited_writes(connection, grain, **every),
+        edited_tallies(edited_writes(connection, grain)),
         tallies.window_open_tallies(connection, grain, cutoff=now - window_s),
     )
     return {
@@ -216,6 +217,23 @@ def reference_rates(
         )
         for (metric, day, group), count in counts.rows()
     }
+
+
+def edited_writes(connection: Connection, grain: Grain) -> list[EditedWrite]:
+    """Every EDITED run's EDITED writes (a NULL scope for a run without one), in run order: what
+    core.counting.edited_tallies counts in Python, read plainly."""
+    f, o, w = schema.measure_fact.c, schema.run_outcome.c, schema.write_outcome.c
+    edited = CallOutcome.EDITED.value
+    run_fact = schema.run_outcome.join(schema.measure_fact, and_(f.run_uid == o.run_uid, f.message_uid == 0))
+    joined = run_fact.outerjoin(schema.write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
+    period = f.week_start if grain is Grain.WEEK else f.day_start
+    groups = (period, f.configuration_identifier, f.skill_identifier)
+    columns = (*groups, o.run_uid, w.edit_scope, o.rule_version)
+    query = select(*columns).select_from(joined).where(o.outcome == edited).order_by(o.run_uid)
+    return [
+        EditedWrite(_day(row[0]), row[1], row[2], int(row[3]), row[4], str(row[5] or ""))
+        for row in connection.execute(query).all()
+    ]
 
 
 def _paths(fact: dict[str, Any]) -> Any:

@@ -9,6 +9,7 @@ core.facts gives for every run and answer (tests/db/measure_reference.py), and s
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,17 +17,19 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, delete, insert
+from sqlalchemy import Engine, delete, insert, select, update
 
-from adapters import schema
+from adapters import schema, tallies
 from adapters.database import make_engine
+from core.counting import SCOPE_PRECEDENCE, edited_tallies
+from core.outcomes import CallOutcome
 from core.periods import Grain
 from core.time import DAY_S
 from data.generate import generate
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_installation
-from tests.db.measure_reference import reference_facts, reference_rates, stored_facts
+from tests.db.measure_reference import edited_writes, reference_facts, reference_rates, stored_facts
 from tests.db.test_measure_rates import rates
 
 WINDOW = 7 * DAY_S
@@ -61,6 +64,37 @@ def test_the_sql_path_gives_every_fact_and_rate_core_gives_on_a_generated_instal
         measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY), batch_size=150)
 
         _agree(engine, now)
+    finally:
+        engine.dispose()
+
+
+def test_the_database_gives_each_edited_run_the_first_scope_of_its_edited_writes_as_core_does(
+    empty_db_url: str,
+) -> None:
+    generate(empty_db_url, create_tables=init_installation, conversations=150, seed=5, now=NOW)
+    engine = make_engine(empty_db_url)
+    now = int(NOW.timestamp())
+    # Every write of an EDITED run made EDITED or not, with any scope, one no version knows, or none: runs
+    # with several EDITED writes of different scopes, and runs without one.
+    scopes = [scope.value for scope in SCOPE_PRECEDENCE] + ["later_scope", ""]
+    outcomes = [CallOutcome.EDITED.value, CallOutcome.ACCEPTED_UNCHANGED.value]
+    rng = random.Random(5)
+    try:
+        derive_outcomes(engine, now=now, window_s=WINDOW)
+        measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK,))
+        w, o = schema.write_outcome.c, schema.run_outcome.c
+        with engine.begin() as connection:
+            edited_runs = select(o.run_uid).where(o.outcome == CallOutcome.EDITED.value)
+            uids = connection.execute(select(w.uid).where(w.run_uid.in_(edited_runs))).scalars().all()
+            for uid in uids:
+                changed = {"outcome": rng.choice(outcomes), "edit_scope": rng.choice(scopes)}
+                connection.execute(update(schema.write_outcome).where(w.uid == uid).values(changed))
+        with engine.connect() as connection:
+            for grain in Grain:
+                found = tallies.edited_tallies(connection, grain, open_from=None, periods=())
+                expected = edited_tallies(edited_writes(connection, grain))
+                assert sorted(found, key=repr) == sorted(expected, key=repr)
+        assert len(uids) > 20 and len({tally.scope for tally in expected}) == len(SCOPE_PRECEDENCE) + 1
     finally:
         engine.dispose()
 

@@ -17,6 +17,7 @@ from core.counting import (
     FactTally,
     OpenTally,
     OutcomeTally,
+    edited_tallies,
     rate_counts,
 )
 from core.facts import Exclusion, conversation_facts
@@ -245,7 +246,7 @@ def test_an_edited_run_takes_the_first_scope_of_its_edited_writes_by_precedence(
         EditedWrite(WEEK, "c", "", 4, None),  # an EDITED run without an EDITED write: excluded
     ]
 
-    counts = rate_counts([], [], edited).counts
+    counts = rate_counts([], [], edited_tallies(edited)).counts
 
     assert counts[(Metric.EDITED_SAME_FIELDS, WEEK, ALL_RUNS)] == Count(1, 3, 1)
     assert counts[(Metric.EDITED_OTHER_FIELDS, WEEK, ALL_RUNS)] == Count(1, 3, 1)

@@ -9,7 +9,7 @@ import pytest
 
 from core.comparison import comparison_report
 from core.comparison_text import comparison_text
-from core.counting import Count, EditedWrite, OutcomeTally, rate_counts
+from core.counting import Count, EditedWrite, OutcomeTally, edited_tallies, rate_counts
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
 from core.periods import Grain, comparison_periods
@@ -71,7 +71,7 @@ def test_an_outcome_rate_names_the_rule_versions_of_its_runs_in_every_group() ->
     ]
     edited = [EditedWrite(WEEK, "seo-assistant", "seo-check", 1, "same_fields", OLD)]
 
-    counts = rate_counts([], outcomes, edited).counts
+    counts = rate_counts([], outcomes, edited_tallies(edited)).counts
 
     seo = Group(GroupKind.CONFIGURATION, "seo-assistant")
     assert counts[(Metric.EDITED_RATE, WEEK, ALL_RUNS)].rule_versions == {OLD, NEW}
