@@ -13,6 +13,7 @@ from core.answers import (
 from core.counting import (
     GO_ON_PATH_METRICS,
     Count,
+    EditedTally,
     EditedWrite,
     FactTally,
     OpenTally,
@@ -24,6 +25,7 @@ from core.facts import Exclusion, conversation_facts
 from core.go_on import GoOnPaths
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
+from core.outcomes import EditScope
 from tests.unit.core.measure_helpers import Chat, T, a_run
 
 WEEK = date(2026, 10, 12)
@@ -252,6 +254,28 @@ def test_an_edited_run_takes_the_first_scope_of_its_edited_writes_by_precedence(
     assert counts[(Metric.EDITED_OTHER_FIELDS, WEEK, ALL_RUNS)] == Count(1, 3, 1)
     assert counts[(Metric.EDITED_RELEASED_ONLY, WEEK, ALL_RUNS)] == Count(1, 3, 1)
     assert counts[(Metric.EDITED_FIELDS_UNKNOWN, WEEK, ALL_RUNS)] == Count(0, 3, 1)
+
+
+def test_edited_runs_alike_in_period_group_scope_and_version_are_one_tally_counting_runs_not_writes() -> None:
+    edited = [
+        EditedWrite(WEEK, "c", "", 1, "same_fields"),
+        EditedWrite(WEEK, "c", "", 1, "same_fields"),  # two writes, one run
+        EditedWrite(WEEK, "c", "", 2, "other_fields"),
+        EditedWrite(WEEK, "c", "", 2, "same_fields"),  # same_fields by precedence
+        EditedWrite(WEEK, "c", "", 3, "a_later_scope"),  # no scope this version knows
+        EditedWrite(WEEK, "c", "", 4, "same_fields", "2026.12-1"),  # another rule version
+    ]
+
+    tallies = edited_tallies(edited)
+
+    assert sorted(tallies, key=repr) == sorted(
+        [
+            EditedTally(WEEK, "c", "", EditScope.SAME_FIELDS, 2),
+            EditedTally(WEEK, "c", "", None, 1),
+            EditedTally(WEEK, "c", "", EditScope.SAME_FIELDS, 1, "2026.12-1"),
+        ],
+        key=repr,
+    )
 
 
 def test_a_period_without_data_is_absent_never_zero() -> None:
