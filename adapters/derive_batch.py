@@ -301,7 +301,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     )
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
-    ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
+    ai_row = or_(h.c.named_run.is_not(None), select(own.c.uid).where(own.c.uid == h.c.uid).exists())
     in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
     after = and_(
         same_record(dialect, m, h),

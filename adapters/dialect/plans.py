@@ -216,6 +216,14 @@ def in_order(dialect: str, query: Select[Any]) -> Select[Any]:
     return query.prefix_with("STRAIGHT_JOIN") if is_mariadb(dialect) else query
 
 
+def reopens_temporary(dialect: str) -> bool:
+    """Whether one statement may name a temporary table more than once (a join and a subquery of it).
+
+    MariaDB refuses it ("Can't reopen table"); SQLite and PostgreSQL read the table as often as asked, so a
+    statement can find a row through one index and read it through the key."""
+    return not is_mariadb(dialect)
+
+
 def delete_matching(
     dialect: str, table: Table, column: ColumnElement[Any], key: ColumnElement[Any]
 ) -> Delete:
