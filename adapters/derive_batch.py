@@ -33,6 +33,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    union_all,
     update,
 )
 from sqlalchemy import table as table_clause
@@ -427,11 +428,10 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     f, m, u = batch_fact, own_rows_scratch.batch_match, batch_window
     columns = ["event_uid", "uid"]
     evidence = (
-        select(m.c.event_uid, m.c.boundary)
+        select(m.c.event_uid, m.c.boundary.label("uid"))
         .select_from(m.join(f, f.c.event_uid == m.c.event_uid))
         .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
     )
-    connection.execute(insert(batch_decider).from_select(columns, evidence))
     delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
     by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
         (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
@@ -442,10 +442,20 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
         .select_from(u.join(f, f.c.event_uid == u.c.event_uid))
         .where(or_(*[and_(decided, row) for decided, row in by_test]))
     )
-    connection.execute(insert(batch_decider).from_select(columns, window))
-    distinct = select(batch_decider.c.event_uid, batch_decider.c.uid).distinct()
-    if not aggregate.orders_inside(dialect):
-        distinct = distinct.order_by(batch_decider.c.event_uid, batch_decider.c.uid)
-    rows = distinct.subquery("deciders")
+    # A write's deciders are distinct already: the window's rows were inserted after its evidence row, and
+    # each is one row of the window. Where a statement may name batch_fact twice, they are read in one.
+    if plans.reopens_temporary(dialect):
+        deciders = union_all(evidence, window)
+        if not aggregate.orders_inside(dialect):
+            deciders = deciders.order_by(column("event_uid"), column("uid"))
+        rows = deciders.subquery("deciders")
+    else:
+        for part in (evidence, window):
+            connection.execute(insert(batch_decider).from_select(columns, part))
+        d = batch_decider
+        ordered = select(d.c.event_uid, d.c.uid)
+        if not aggregate.orders_inside(dialect):
+            ordered = ordered.order_by(d.c.event_uid, d.c.uid)
+        rows = ordered.subquery("deciders")
     decided = select(rows.c.event_uid, aggregate.uid_array(dialect, rows.c.uid)).group_by(rows.c.event_uid)
     connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))
