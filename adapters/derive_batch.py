@@ -235,6 +235,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
             w.target_state,
             func.min(w.written_at).label("first_write_at"),
             func.max(w.written_at).label("last_write_at"),
+            func.min(w.event_uid).label("record_key"),
         )
         .where(w.target_state != UNREADABLE)
         .group_by(name, w.recuid, w.target_state)
@@ -263,6 +264,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
         distinct.c.first_write_at,
         distinct.c.last_write_at,
         ai_writes,
+        distinct.c.record_key,
     )
     connection.execute(insert(batch_record).from_select([c.name for c in batch_record.c], records))
     settings.statistics(connection, batch_record)
