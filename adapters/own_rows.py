@@ -258,6 +258,15 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
 def _fill_lanes(connection: Connection) -> None:
     dialect = connection.dialect.name
     h = batch_history
+    # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
+    # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
+    # write's lane is its channel, ranked already.
+    a, n = batch_ai, batch_named
+    if connection.execute(select(h.c.uid).where(h.c.named_run.is_not(None)).limit(1)).first() is None:
+        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
+        ranked = ranked.add_columns(a.c.channel_rank)
+        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
+        return
     name = exact(dialect, h.c.tablename)
     named = (
         select(name.label("tablename"), h.c.recuid, h.c.named_run)
@@ -265,15 +274,6 @@ def _fill_lanes(connection: Connection) -> None:
         .group_by(name, h.c.recuid, h.c.named_run)
     )
     connection.execute(insert(batch_named).from_select(["tablename", "recuid", "named_run"], named))
-    # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
-    # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
-    # write's lane is its channel, ranked already.
-    a, n = batch_ai, batch_named
-    if connection.execute(select(n.c.named_run).limit(1)).first() is None:
-        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
-        ranked = ranked.add_columns(a.c.channel_rank)
-        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
-        return
     lane = case((n.c.named_run.is_not(None), -a.c.run_uid), else_=a.c.channel)
     rank = func.row_number().over(
         partition_by=[*record_partition(dialect, a), lane], order_by=(a.c.written_at, a.c.event_uid)
