@@ -378,7 +378,7 @@ def _single_lanes(dialect: str) -> Select[Any]:
     lanes, x, h = batch_lane, batch_multi, batch_history
     alone = and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)
     inserted = and_(same_record(dialect, lanes, h), h.c.lane == lanes.c.lane, h.c.floor <= _bound(lanes))
-    if plans.reopens_temporary(dialect):
+    if plans.seeks_last_per_row(dialect):
         # One seek at the end of the lane's range of the index, and the row read by its uid.
         last = select(h.c.uid).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc()).limit(1)
         found = (
@@ -391,8 +391,8 @@ def _single_lanes(dialect: str) -> Select[Any]:
         return select(found.c.event_uid, own.c.uid, own.c.actiontype, own.c.floor, literal(0)).select_from(
             found.outerjoin(own, own.c.uid == found.c.uid)
         )
-    # MariaDB, which reads the table once: its action packed beside the uid in one integer (an action code
-    # is below ACTION_CODES).
+    # Read in one grouped join: its action packed beside the uid in one integer (an action code is below
+    # ACTION_CODES).
     packed = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
     single = (
         select(

@@ -224,6 +224,17 @@ def reopens_temporary(dialect: str) -> bool:
     return not is_mariadb(dialect)
 
 
+def seeks_last_per_row(dialect: str) -> bool:
+    """Whether the last row of an index range is found for each row of a batch table faster by a correlated
+    `ORDER BY … LIMIT 1` subquery (one seek at the range's end) than by a join grouped per row.
+
+    SQLite: the seek, which reads one entry where the grouped join reads the whole range. PostgreSQL runs
+    the subquery as a plan of its own for every row and hashes the grouped join in one pass instead (79 ms
+    against 36 ms for the writes alone in their lanes of two batches at scale 0.02, measured); MariaDB
+    cannot name the temporary table twice (`reopens_temporary`)."""
+    return dialect == SQLITE
+
+
 def delete_matching(
     dialect: str, table: Table, column: ColumnElement[Any], key: ColumnElement[Any]
 ) -> Delete:
