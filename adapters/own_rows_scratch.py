@@ -130,7 +130,13 @@ batch_match = _temporary(
 batch_own = _temporary("tx_runrecord_batch_own", integer_column("uid", key=True))
 
 _INDEXES = (
-    Index("tx_runrecord_batch_channel_record", batch_channel.c.tablename, batch_channel.c.recuid),
+    Index(
+        "tx_runrecord_batch_channel_record",
+        batch_channel.c.tablename,
+        batch_channel.c.recuid,
+        batch_channel.c.run_uid,
+        batch_channel.c.channel,
+    ),
     # The rows of a record in insertion order (the floor never falls along the uids): the last row inserted
     # by a moment is one seek, the rows after a boundary one range.
     Index(
