@@ -33,6 +33,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    union_all,
     update,
 )
 from sqlalchemy import table as table_clause
@@ -234,6 +235,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
             w.target_state,
             func.min(w.written_at).label("first_write_at"),
             func.max(w.written_at).label("last_write_at"),
+            func.min(w.event_uid).label("record_key"),
         )
         .where(w.target_state != UNREADABLE)
         .group_by(name, w.recuid, w.target_state)
@@ -262,6 +264,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
         distinct.c.first_write_at,
         distinct.c.last_write_at,
         ai_writes,
+        distinct.c.record_key,
     )
     connection.execute(insert(batch_record).from_select([c.name for c in batch_record.c], records))
     settings.statistics(connection, batch_record)
@@ -301,7 +304,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     )
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
-    ai_row = or_(h.c.ai_row == 1, select(own.c.uid).where(own.c.uid == h.c.uid).exists())
+    ai_row = or_(h.c.named_run.is_not(None), select(own.c.uid).where(own.c.uid == h.c.uid).exists())
     in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
     after = and_(
         same_record(dialect, m, h),
@@ -427,11 +430,10 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
     f, m, u = batch_fact, own_rows_scratch.batch_match, batch_window
     columns = ["event_uid", "uid"]
     evidence = (
-        select(m.c.event_uid, m.c.boundary)
+        select(m.c.event_uid, m.c.boundary.label("uid"))
         .select_from(m.join(f, f.c.event_uid == m.c.event_uid))
         .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
     )
-    connection.execute(insert(batch_decider).from_select(columns, evidence))
     delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
     by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
         (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
@@ -442,10 +444,20 @@ def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
         .select_from(u.join(f, f.c.event_uid == u.c.event_uid))
         .where(or_(*[and_(decided, row) for decided, row in by_test]))
     )
-    connection.execute(insert(batch_decider).from_select(columns, window))
-    distinct = select(batch_decider.c.event_uid, batch_decider.c.uid).distinct()
-    if not aggregate.orders_inside(dialect):
-        distinct = distinct.order_by(batch_decider.c.event_uid, batch_decider.c.uid)
-    rows = distinct.subquery("deciders")
+    # A write's deciders are distinct already: the window's rows were inserted after its evidence row, and
+    # each is one row of the window. Where a statement may name batch_fact twice, they are read in one.
+    if plans.reopens_temporary(dialect):
+        deciders = union_all(evidence, window)
+        if not aggregate.orders_inside(dialect):
+            deciders = deciders.order_by(column("event_uid"), column("uid"))
+        rows = deciders.subquery("deciders")
+    else:
+        for part in (evidence, window):
+            connection.execute(insert(batch_decider).from_select(columns, part))
+        d = batch_decider
+        ordered = select(d.c.event_uid, d.c.uid)
+        if not aggregate.orders_inside(dialect):
+            ordered = ordered.order_by(d.c.event_uid, d.c.uid)
+        rows = ordered.subquery("deciders")
     decided = select(rows.c.event_uid, aggregate.uid_array(dialect, rows.c.uid)).group_by(rows.c.event_uid)
     connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))

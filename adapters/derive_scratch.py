@@ -82,6 +82,7 @@ batch_record = _temporary(
     integer_column("first_write_at"),  # the first and the last write to the record in this batch
     integer_column("last_write_at"),
     integer_column("ai_writes"),  # the record's AI writes of any run, in this batch or not
+    integer_column("record_key"),  # its first write's event uid in this batch: an integer of its own
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Connection,
     FromClause,
     Join,
+    Select,
     String,
     Table,
     and_,
@@ -123,13 +124,12 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
     t, r = targets.target, records
     columns = [c.name for c in batch_ai.c]
 
-    def writes_of(several: bool) -> tuple[Join, FromClause]:
-        many = r.c.ai_writes > 1 if several else r.c.ai_writes <= 1
+    def writes_of() -> tuple[Join, FromClause]:
         return plans.inner_probe(
             dialect,
             r,
             t,
-            and_(same_record(dialect, r, t), many),
+            and_(same_record(dialect, r, t), r.c.ai_writes > 1),
             (t.c.event_uid, t.c.run_uid, t.c.written_at),
             "ai",
         )
@@ -149,9 +149,20 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
         rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
         connection.execute(insert(batch_ai).from_select(columns, rows))
 
-    joined, found = writes_of(several=False)
-    inserted(joined, found, found.c.event_uid, literal(1))
-    joined, found = writes_of(several=True)
+    # A record written once: its one AI write is the batch's own, read from the batch without a look-up.
+    w = writes
+    alone = select(
+        w.c.event_uid,
+        w.c.run_uid,
+        w.c.written_at,
+        r.c.tablename,
+        r.c.recuid,
+        w.c.event_uid,
+        literal(1),
+        literal(1),
+    ).select_from(r.join(w, and_(same_record(dialect, r, w), r.c.ai_writes <= 1)))
+    connection.execute(insert(batch_ai).from_select(columns, plans.in_order(dialect, alone)))
+    joined, found = writes_of()
     joined, writer = plans.outer_probe(
         dialect,
         joined,
@@ -162,8 +173,9 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
     )
     # The writes of one record by runs of one backend user share a channel; a write whose run is gone has
     # one of its own. be_user only partitions here: it is never selected out of the statement.
-    # One partition and order for both windows: one sort.
-    partition = [*record_partition(dialect, r), writer.c.be_user]
+    # One partition and order for both windows: one sort. The record by its integer key, cheaper to compare
+    # than its table name and uid.
+    partition = [r.c.record_key, writer.c.be_user]
     order = (found.c.written_at, found.c.event_uid)
     same_user = func.min(found.c.event_uid).over(partition_by=partition, order_by=order, rows=(None, None))
     rank = func.row_number().over(partition_by=partition, order_by=order)
@@ -216,49 +228,45 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
         .scalar_subquery()
     )
     by_single = case((single.c.be_user == found.c.userid, r.c.channel))
-    channel = case(
-        (_is_candidate(live, found.c.actiontype), case((r.c.channels == 1, by_single), else_=writer))
-    )
+    channel = case((r.c.channels == 1, by_single), else_=writer)
     scope = run_scope(dialect, found.c.correlation_id)
     named = case(
         (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())
     )
-    record = record_partition(dialect, r)
-    floor = func.max(found.c.tstamp).over(partition_by=record, order_by=found.c.uid, rows=(None, 0))
-    inner = select(
+    # One level, the window beside the row's own columns: a row's channel is asked only for its lane, and a
+    # run a row names only where its correlation id has a run's scope (no row of today's nr-llm).
+    lane = case((_is_candidate(live, found.c.actiontype), func.coalesce(-named, channel)))
+    # The record's smallest channel is an event uid of its own: an integer partition, cheaper to compare
+    # than the table name and uid.
+    floor = func.max(found.c.tstamp).over(partition_by=r.c.channel, order_by=found.c.uid, rows=(None, 0))
+    rows = select(
         found.c.uid,
         found.c.tablename,
         found.c.recuid,
         found.c.tstamp,
         found.c.actiontype,
-        live.label("live"),
-        by_automation.label("automation"),
-        channel.label("channel"),
-        named.label("named_run"),
-        floor.label("floor"),
+        live,
+        by_automation,
+        named,
+        lane,
+        floor,
     ).select_from(joined)
-    inner = plans.by_index(dialect, plans.in_order(dialect, inner), h, HISTORY_INDEX)
-    rows = plans.fenced(dialect, inner).subquery("rows")
-    lane = case((rows.c.named_run.is_not(None), -rows.c.named_run), else_=rows.c.channel)
-    outer = select(
-        rows.c.uid,
-        rows.c.tablename,
-        rows.c.recuid,
-        rows.c.tstamp,
-        rows.c.actiontype,
-        rows.c.live,
-        rows.c.automation,
-        rows.c.named_run,
-        case((_is_candidate(rows.c.live, rows.c.actiontype), lane)),
-        rows.c.floor,
-        case((rows.c.named_run.is_not(None), 1), else_=0),
-    )
-    connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], outer))
+    rows = plans.by_index(dialect, plans.in_order(dialect, rows), h, HISTORY_INDEX)
+    connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], rows))
 
 
 def _fill_lanes(connection: Connection) -> None:
     dialect = connection.dialect.name
     h = batch_history
+    # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
+    # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
+    # write's lane is its channel, ranked already.
+    a, n = batch_ai, batch_named
+    if connection.execute(select(h.c.uid).where(h.c.named_run.is_not(None)).limit(1)).first() is None:
+        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
+        ranked = ranked.add_columns(a.c.channel_rank)
+        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
+        return
     name = exact(dialect, h.c.tablename)
     named = (
         select(name.label("tablename"), h.c.recuid, h.c.named_run)
@@ -266,15 +274,6 @@ def _fill_lanes(connection: Connection) -> None:
         .group_by(name, h.c.recuid, h.c.named_run)
     )
     connection.execute(insert(batch_named).from_select(["tablename", "recuid", "named_run"], named))
-    # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
-    # its channel. Where no row of the batch names a run (nr-llm sets no correlation scope today), every
-    # write's lane is its channel, ranked already.
-    a, n = batch_ai, batch_named
-    if connection.execute(select(n.c.named_run).limit(1)).first() is None:
-        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
-        ranked = ranked.add_columns(a.c.channel_rank)
-        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
-        return
     lane = case((n.c.named_run.is_not(None), -a.c.run_uid), else_=a.c.channel)
     rank = func.row_number().over(
         partition_by=[*record_partition(dialect, a), lane], order_by=(a.c.written_at, a.c.event_uid)
@@ -354,7 +353,7 @@ def _fill_found(connection: Connection, multi: bool) -> None:
     """Each write's own row: the pos_i-th row of its lane (lanes of several writes), the last row of its lane
     inserted by its moment (a lane of one write: pos = p); whether it cannot be told (pos < 1 <= p)."""
     dialect = connection.dialect.name
-    lanes, x, h = batch_lane, batch_multi, batch_history
+    lanes = batch_lane
     columns = [c.name for c in batch_found.c]
     if multi:
         p, c = batch_pos, batch_candidate
@@ -370,27 +369,40 @@ def _fill_found(connection: Connection, multi: bool) -> None:
             )
         )
         connection.execute(insert(batch_found).from_select(columns, rows))
-    # The last row is the one with the greatest uid (the floor never falls along the uids); its action
-    # comes with it, packed beside the uid in one integer (an action code is below ACTION_CODES).
+    connection.execute(insert(batch_found).from_select(columns, _single_lanes(dialect)))
+
+
+def _single_lanes(dialect: str) -> Select[Any]:
+    """The own row of each write alone in its lane: the last of the lane's rows inserted by its moment, the
+    one with the greatest uid (the floor never falls along the uids)."""
+    lanes, x, h = batch_lane, batch_multi, batch_history
+    alone = and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)
+    inserted = and_(same_record(dialect, lanes, h), h.c.lane == lanes.c.lane, h.c.floor <= _bound(lanes))
+    if plans.seeks_last_per_row(dialect):
+        # One seek at the end of the lane's range of the index, and the row read by its uid.
+        last = select(h.c.uid).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc()).limit(1)
+        found = (
+            select(lanes.c.event_uid, last.scalar_subquery().label("uid"))
+            .select_from(lanes.outerjoin(x, alone))
+            .where(x.c.lane.is_(None))
+            .subquery("found")
+        )
+        own = h.alias("own")
+        return select(found.c.event_uid, own.c.uid, own.c.actiontype, own.c.floor, literal(0)).select_from(
+            found.outerjoin(own, own.c.uid == found.c.uid)
+        )
+    # Read in one grouped join: its action packed beside the uid in one integer (an action code is below
+    # ACTION_CODES).
     packed = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
     single = (
         select(
-            lanes.c.event_uid,
-            packed // ACTION_CODES,
-            packed % ACTION_CODES,
-            func.max(h.c.floor),
-            literal(0),
+            lanes.c.event_uid, packed // ACTION_CODES, packed % ACTION_CODES, func.max(h.c.floor), literal(0)
         )
-        .select_from(
-            lanes.outerjoin(x, and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)).outerjoin(
-                h,
-                and_(same_record(dialect, lanes, h), h.c.lane == lanes.c.lane, h.c.floor <= _bound(lanes)),
-            )
-        )
+        .select_from(lanes.outerjoin(x, alone).outerjoin(h, inserted))
         .where(x.c.lane.is_(None))
         .group_by(lanes.c.event_uid)
     )
-    connection.execute(insert(batch_found).from_select(columns, plans.in_order(dialect, single)))
+    return plans.in_order(dialect, single)
 
 
 def _fill_matches(connection: Connection) -> None:

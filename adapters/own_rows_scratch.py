@@ -10,7 +10,7 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
     batch_history    every retained row of the records: live (workspace 0), written by automation (the
                      `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
-                     greatest tstamp up to it in uid order), and whether a correlation id names its run
+                     greatest tstamp up to it in uid order)
     batch_named      the runs rows of each record name
     batch_lane       each AI write's lane and rank i (by written_at, event uid) within it
     batch_multi      the lanes with more than one write; a lane of one write takes the last of its rows
@@ -80,7 +80,6 @@ batch_history = _temporary(
     integer_column("named_run", nullable=True),
     integer_column("lane", nullable=True),
     integer_column("floor"),
-    Column("ai_row", SmallInteger, nullable=False),  # a row whose correlation id names a run
 )
 batch_named = _temporary("tx_runrecord_batch_named", *_record(), integer_column("named_run"))
 batch_multi = _temporary("tx_runrecord_batch_multi", *_record(), integer_column("lane"))
@@ -131,7 +130,13 @@ batch_match = _temporary(
 batch_own = _temporary("tx_runrecord_batch_own", integer_column("uid", key=True))
 
 _INDEXES = (
-    Index("tx_runrecord_batch_channel_record", batch_channel.c.tablename, batch_channel.c.recuid),
+    Index(
+        "tx_runrecord_batch_channel_record",
+        batch_channel.c.tablename,
+        batch_channel.c.recuid,
+        batch_channel.c.run_uid,
+        batch_channel.c.channel,
+    ),
     # The rows of a record in insertion order (the floor never falls along the uids): the last row inserted
     # by a moment is one seek, the rows after a boundary one range.
     Index(
