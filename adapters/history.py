@@ -41,8 +41,7 @@ from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, exact_values
-from adapters.own_rows import AUTOMATION_USER
-from core.outcomes import Action, HistoryRow, Presence
+from core.outcomes import AUTOMATION_USER, Action, HistoryRow, Presence
 
 RecordKey = tuple[str, int]  # (tablename, uid)
 
