@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, Connection, and_, case, func, literal_colu
 from adapters import schema
 from adapters.dialect import plans
 from adapters.dialect.days import day_of
+from adapters.dialect.exact import exact, exact_values
 from core.counting import SCOPE_PRECEDENCE, EditedTally, FactTally, OpenTally, OutcomeTally
 from core.events import EventKind
 from core.go_on import GoOnPaths
@@ -158,7 +159,10 @@ def edited_tallies(
     f, o, w = fact.c, run_outcome.c, write_outcome.c
     edited = CallOutcome.EDITED.value
     joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
-    position = case({scope.value: rank for rank, scope in enumerate(SCOPE_PRECEDENCE)}, value=w.edit_scope)
+    # Byte for byte, as core.counting reads a scope (MariaDB's collation would take "Same_Fields " for one).
+    d = connection.dialect.name
+    known = exact_values(d, [scope.value for scope in SCOPE_PRECEDENCE])
+    position = case({value: rank for rank, value in enumerate(known)}, value=exact(d, w.edit_scope))
     groups = (_period_column(grain), f.configuration_identifier, f.skill_identifier, o.rule_version)
     runs = (
         select(*(column.label(f"k{index}") for index, column in enumerate(groups)), func.min(position))

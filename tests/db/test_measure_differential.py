@@ -76,7 +76,7 @@ def test_the_database_gives_each_edited_run_the_first_scope_of_its_edited_writes
     now = int(NOW.timestamp())
     # Every write of an EDITED run made EDITED or not, with any scope, one no version knows, or none: runs
     # with several EDITED writes of different scopes, and runs without one.
-    scopes = [scope.value for scope in SCOPE_PRECEDENCE] + ["later_scope", ""]
+    scopes = [scope.value for scope in SCOPE_PRECEDENCE] + ["later_scope", "", "Same_Fields", "reverted "]
     outcomes = [CallOutcome.EDITED.value, CallOutcome.ACCEPTED_UNCHANGED.value]
     rng = random.Random(5)
     try:
@@ -94,7 +94,14 @@ def test_the_database_gives_each_edited_run_the_first_scope_of_its_edited_writes
                 found = tallies.edited_tallies(connection, grain, open_from=None, periods=())
                 expected = edited_tallies(edited_writes(connection, grain))
                 assert sorted(found, key=repr) == sorted(expected, key=repr)
+            writes = edited_writes(connection, Grain.WEEK)
         assert len(uids) > 20 and len({tally.scope for tally in expected}) == len(SCOPE_PRECEDENCE) + 1
+        known = {scope.value for scope in SCOPE_PRECEDENCE}
+        scopes_of_run: dict[int, set[str]] = {}
+        for write in writes:
+            if write.edit_scope in known:
+                scopes_of_run.setdefault(write.run_uid, set()).add(write.edit_scope)
+        assert any(len(found) > 1 for found in scopes_of_run.values())  # precedence decides somewhere
     finally:
         engine.dispose()
 
