@@ -18,7 +18,8 @@ and emptied at the start of every batch:
     batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written and changed fields
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
-    batch_decider, batch_decided: the sys_history uids that decided each write, as the stored JSON array
+    batch_decider, batch_decided: the sys_history uids that decided each write (batch_decider only where a
+                   statement cannot name a temporary table twice: MariaDB), as the stored JSON array
     batch_mine     the runs whose row this transaction inserted (the unique key decides, as before)
     batch_mirror   their correlation ids without an observed row in tx_nrllm_call_outcome
 """
@@ -82,7 +83,7 @@ batch_record = _temporary(
     integer_column("first_write_at"),  # the first and the last write to the record in this batch
     integer_column("last_write_at"),
     integer_column("ai_writes"),  # the record's AI writes of any run, in this batch or not
-    integer_column("record_key"),  # its first write's event uid in this batch: an integer of its own
+    integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",
