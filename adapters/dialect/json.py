@@ -27,7 +27,6 @@ from sqlalchemy import (
     cast,
     func,
     literal,
-    or_,
     select,
     true,
 )
@@ -310,9 +309,13 @@ def same_value(
         func.concat('$.oldRecord."', field, '"') if dialect != SQLITE else '$.oldRecord."' + field + '"'
     )
     if dialect == SQLITE:
+        # The values first, with IS (equal, or both NULL: a JSON null or a missing field), then the types
+        # (which tell a null from a missing field, and 1 from 1.0 or true): the types are read only for the
+        # values that agree, and SQLite parses a document again for each function that reads it.
+        new_value = func.json_extract(new_document, new_path)
+        old_value = func.json_extract(old_document, old_path)
         new_type, old_type = func.json_type(new_document, new_path), func.json_type(old_document, old_path)
-        same_scalar = func.json_extract(new_document, new_path) == func.json_extract(old_document, old_path)
-        return and_(new_type == old_type, or_(new_type == "null", same_scalar))
+        return and_(new_value.is_not_distinct_from(old_value), new_type == old_type)
     if is_mariadb(dialect):
         new = func.json_extract(new_document, new_path)
         old = func.json_extract(old_document, old_path)
