@@ -61,11 +61,14 @@ batch_ai = _temporary(
 batch_channel = _temporary(
     "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")
 )
+# Keyed by the record's smallest channel (an event uid of its own, so one per record): read in its order, a
+# record's rows found through the installation's index arrive as the insertion floor's window orders them,
+# and SQLite computes the window without sorting the batch's history rows.
 batch_writer = _temporary(
     "tx_runrecord_batch_writer",
     *_record(),
     integer_column("channels"),
-    integer_column("channel"),
+    integer_column("channel", key=True),
     integer_column("run_uid"),
 )
 batch_history = _temporary(
