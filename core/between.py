@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from core.groups import Group
 from core.metrics import Metric
-from core.periods import Grain, is_open, period_length
+from core.periods import Grain, is_open, last_day
 from core.two_sided import Figures, Kind, TwoSided, side_of, two_sided
 
 
@@ -32,7 +32,6 @@ def common_periods(
     end: date | None = None,
 ) -> tuple[date, ...]:
     """The closed periods holding the metric's rows of both groups, each wholly within start..end."""
-    length = period_length(grain)
     held = [{period for name, period in figures if name == metric.value} for figures in (first, second)]
     return tuple(
         sorted(
@@ -40,7 +39,7 @@ def common_periods(
             for period in held[0] & held[1]
             if not is_open(period, first_open)
             and (start is None or period >= start)
-            and (end is None or period + length - timedelta(days=1) <= end)
+            and (end is None or last_day(period, grain) <= end)
         )
     )
 
@@ -53,7 +52,7 @@ class BetweenReport:
 
     def last_day(self) -> date:
         """The span's last day."""
-        return self.periods[-1] + period_length(self.two_sided.grain) - timedelta(days=1)
+        return last_day(self.periods[-1], self.two_sided.grain)
 
 
 def between_report(

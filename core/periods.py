@@ -27,6 +27,11 @@ def period_length(grain: Grain) -> timedelta:
     return timedelta(days=7) if grain is Grain.WEEK else timedelta(days=1)
 
 
+def last_day(period: date, grain: Grain) -> date:
+    """The last day a period holds: the day itself, or the Sunday of its week."""
+    return period + period_length(grain) - timedelta(days=1)
+
+
 def unix_of(day: date) -> int:
     """Midnight UTC of a day, as unix time."""
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())

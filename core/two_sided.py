@@ -23,7 +23,7 @@ from enum import StrEnum
 from core.counting import Count
 from core.groups import Group, shown
 from core.metrics import DEFINITIONS, Metric
-from core.periods import Grain, is_open, period_length
+from core.periods import Grain, is_open, last_day
 from core.rates import Comparison, Proportion, compare
 from core.rule_versions import ordered
 from core.sample_size import more_needed, runs_per_side, weeks_needed
@@ -74,7 +74,7 @@ class Side:
 
     def last_day(self, grain: Grain) -> date:
         """The side's last day."""
-        return self.periods[-1] + period_length(grain) - timedelta(days=1)
+        return last_day(self.periods[-1], grain)
 
 
 @dataclass(frozen=True)
@@ -153,8 +153,7 @@ def newest_weekly_volume(metric: Metric, grain: Grain, side: Side, figures: Figu
     held = [period for period in side.periods if (metric.value, period) in figures]
     if not held:
         return 0
-    last = max(held) + period_length(grain) - timedelta(days=1)
-    return weekly_volume(metric, side.periods, figures, last)
+    return weekly_volume(metric, side.periods, figures, last_day(max(held), grain))
 
 
 def side_of(

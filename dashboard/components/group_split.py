@@ -4,7 +4,7 @@ Selecting a cell that shows a figure puts a link beside the table to the Runs pa
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +12,7 @@ import streamlit as st
 from adapters.runs import RunFilter
 from core.formatting import count, percent
 from core.groups import Group, GroupKind
-from core.periods import Grain, period_length
+from core.periods import Grain, last_day
 from dashboard.components import drill_link
 from dashboard.queries import drill_down
 from dashboard.queries.rates import LABELS, TOO_FEW
@@ -59,7 +59,7 @@ def _cell(frame: pd.DataFrame, period: str, group: str) -> pd.Series | None:
 
 def _runs(cell: pd.Series, metric: str, grain: str, group_kind: str, period: str) -> RunFilter:
     first = date.fromisoformat(period)
-    last = first + period_length(Grain(grain)) - timedelta(days=1)
+    last = last_day(first, Grain(grain))
     chosen = Group(GroupKind(group_kind), str(cell["group_value"]))
     return drill_down.counted_runs(metric, chosen, first, last)
 

@@ -12,7 +12,7 @@ when the chart is told its metric.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 import pandas as pd
@@ -22,7 +22,7 @@ import streamlit as st
 from adapters.runs import RunFilter
 from core.formatting import count, percent
 from core.groups import Group, GroupKind
-from core.periods import Grain, period_length
+from core.periods import Grain, last_day, period_length
 from core.time_range import TimeRange, periods_in
 from dashboard.components import drill_link, markers
 from dashboard.queries import drill_down
@@ -190,7 +190,7 @@ def point_runs(point: Mapping[str, Any], metric: str, grain: str, group_kind: st
     if denominator is None or pd.isna(denominator):
         return None
     first = date.fromisoformat(str(data[_PERIOD])[:10])
-    last = first + period_length(Grain(grain)) - timedelta(days=1)
+    last = last_day(first, Grain(grain))
     kind = GroupKind(group_kind)
     group = Group(kind) if kind is GroupKind.ALL else Group(kind, str(data[_GROUP_VALUE]))
     return drill_down.counted_runs(metric, group, first, last)

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from core.periods import Grain, comparison_periods, is_open, open_from, period_start
+from core.periods import Grain, comparison_periods, is_open, last_day, open_from, period_start
 from tests.unit.core.measure_helpers import DAY, unix
 
 
@@ -76,3 +76,10 @@ def test_a_quiet_period_that_holds_now_minus_the_window_is_closed_when_no_run_in
 
     assert not is_open(date(2026, 10, 26), first_open)
     assert is_open(date(2026, 11, 2), first_open)
+
+
+def test_a_weeks_last_day_is_its_sunday_and_a_days_is_itself() -> None:
+    monday = date(2026, 11, 9)
+
+    assert last_day(monday, Grain.WEEK) == date(2026, 11, 15)
+    assert last_day(monday, Grain.DAY) == monday
