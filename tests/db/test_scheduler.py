@@ -35,9 +35,8 @@ from jobs.job_log import JobResult
 from jobs.scheduler import LEASE_NAME, Runner, _SteadyScheduler, beside, build_scheduler, register, run_after
 from jobs.scheduler_config import JobSpec, SchedulerConfig
 from jobs.schema_setup import init_db
-from tests.conftest import REPO_ROOT
+from tests.conftest import NOW, REPO_ROOT
 
-UTC = ZoneInfo("UTC")
 LEASE_S = 1.5  # renewed, and polled for, every 0.5 s: a loaded machine may stall a thread for a second
 NEVER = "0 0 1 1 *"  # once a year: nothing runs unless the test starts it
 GONE_URL = "postgresql+psycopg://postgres@127.0.0.1:1/gone"  # a server that does not answer
@@ -194,8 +193,9 @@ def test_a_restart_keeps_what_is_configured_the_same_replaces_what_changed_and_d
         measure,
         JobSpec("retired", "jobs.watch:run_job", "after derive-outcomes"),  # no longer on a cron of its own
     )
-    # A run missed while no scheduler ran: APScheduler fires by the system clock, not runrecord's.
-    missed = datetime.now(UTC) - timedelta(seconds=30)
+    # A run missed while no scheduler ran. The scheduler stays paused and never fires, so the missed moment
+    # need not lie near the system clock APScheduler fires by: the suite's fixed clock, half a minute back.
+    missed = NOW - timedelta(seconds=30)
     scheduler = build_scheduler(installation_engine, before)
     scheduler.start(paused=True)
     try:

@@ -69,12 +69,11 @@ WALL_CLOCK = {("time", "time"), ("time", "localtime"), ("time", "gmtime"), ("tim
     (name, reader) for name in ("datetime", "date") for reader in ("now", "utcnow", "today")
 }
 # The places that go by the system clock on purpose: runrecord's clock itself, and what APScheduler and the
-# lease between hosts measure by it (docs/scheduler.md); the one test of a run the scheduler missed.
+# lease between hosts measure by it (docs/scheduler.md). No test.
 READS_THE_WALL_CLOCK = {
     "adapters/clock.py",
     "adapters/lease.py",
     "jobs/scheduler.py",
-    "tests/db/test_scheduler.py",
 }
 
 
