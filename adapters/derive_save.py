@@ -28,7 +28,7 @@ from adapters.derive_scratch import (
     batch_mirror,
     batch_run,
 )
-from adapters.dialect import bulk
+from adapters.dialect import bulk, plans
 from adapters.outcomes import RUN_COLUMNS, WRITE_COLUMNS
 from adapters.own_rows import Statistics
 from core.outcomes import RULE_VERSION
@@ -122,11 +122,14 @@ def _save_writes(connection: Connection, now: int) -> None:
 
 def _mirror(connection: Connection, now: int) -> int:
     """The observed rows of tx_nrllm_call_outcome for the runs this transaction derived, one per correlation
-    id: a correlation id that already has an observed row (nr-llm's own deriver) is left as it is."""
-    m = batch_mine
-    joined, unobserved = targets.unobserved(connection.dialect.name, m, m.c.correlation_id)
+    id: a correlation id that already has an observed row (nr-llm's own deriver) is left as it is.
+
+    Each row is looked up through nr-llm's KEY correlation on every dialect: the job's own bulk inserts leave
+    InnoDB's statistics of the table behind, and MariaDB then read it whole (plans.by_index)."""
+    m, dialect = batch_mine, connection.dialect.name
+    joined, unobserved = targets.unobserved(dialect, m, m.c.correlation_id)
     first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined).where(unobserved)
-    first = first.group_by(m.c.correlation_id)
+    first = plans.by_index(dialect, first.group_by(m.c.correlation_id), schema.call_outcome, "correlation")
     connection.execute(insert(batch_mirror).from_select(["correlation_id", "run_uid"], first))
     b = batch_mirror
     rows = select(literal(0), m.c.correlation_id, m.c.outcome, literal(now), literal(now))
