@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Select, case, func, or_, select
 
 from adapters import schema
+from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import payload as sqlpayload
 from core.events import OPENERS, Event, EventKind, EventProblem, read_event
@@ -71,17 +72,22 @@ def event_problems(connection: Connection, run_uids: Collection[int]) -> dict[in
     )
 
 
-def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
+def doubtful(dialect: str, *, guarded: bool) -> ColumnElement[bool]:
+    """An event core.events.parse_event might not read: a kind it does not know, a payload that is not a JSON
+    object, sequence or duration NULL (`guarded`: adapters.dialect.json.cast_first)."""
     e = event.c
-    doubtful = or_(
+    return or_(
         e.kind.not_in(KINDS),
         e.sequence.is_(None),
         e.duration_ms.is_(None),
-        sqljson.is_json_object(connection.dialect.name, e.payload, guarded=guarded) == 0,
+        ~doc.is_object(dialect, e.payload, guarded=guarded),
     )
-    query = (
-        select(e.run, func.sum(case((doubtful, 1), else_=0))).where(e.run.in_(list(run_uids))).group_by(e.run)
-    )
+
+
+def _event_problems(connection: Connection, run_uids: Collection[int], *, guarded: bool) -> dict[int, int]:
+    e = event.c
+    problem = case((doubtful(connection.dialect.name, guarded=guarded), 1), else_=0)
+    query = select(e.run, func.sum(problem)).where(e.run.in_(list(run_uids))).group_by(e.run)
     return {int(row[0]): int(row[1] or 0) for row in connection.execute(query).all()}
 
 

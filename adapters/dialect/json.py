@@ -185,22 +185,6 @@ def _fields_of_text(value: str) -> frozenset[str] | None:
     return frozenset(keys)
 
 
-def is_json_object(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[Any]:
-    """1 when the text is a JSON object, else 0 (NULL, not JSON, or another JSON value); never an error.
-
-    PostgreSQL only: `guarded=False` casts directly, about twice as fast as the guarded function but raising
-    a data exception (SQLSTATE class 22) on a text that is not JSON; the caller asks again guarded then.
-    """
-    if dialect == POSTGRESQL:
-        document = json_document(dialect, text) if guarded else text.cast(pg.JSONB)
-        return case((func.jsonb_typeof(document) == "object", 1), else_=0)
-    if dialect == SQLITE or is_mariadb(dialect):
-        # json_type would fail on a text that is not JSON; only CASE promises json_valid is asked first.
-        kind = "object" if dialect == SQLITE else "OBJECT"
-        return case((func.json_valid(text) == 1, case((func.json_type(text) == kind, 1), else_=0)), else_=0)
-    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
-
-
 def is_json_cast_error(error: DBAPIError) -> bool:
     """PostgreSQL refused a text as jsonb: what the guarded function turns into NULL (SQLSTATE class 22, a
     data exception, or 54, a program limit exceeded)."""
@@ -211,7 +195,7 @@ def is_json_cast_error(error: DBAPIError) -> bool:
 def cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
     """`run(guarded)`: on PostgreSQL first unguarded, in a savepoint, and guarded only if that fails.
 
-    The guarded reading (`json_document`, `is_json_object`, `payload_shape`, `kept_payload`) opens a
+    The guarded reading (`json_document`, `documents.is_object`, `payload_shape`, `kept_payload`) opens a
     subtransaction for every text it parses: a third of the time it takes to read the tool_write payloads
     (measured). The direct cast gives the same documents and raises only on a text it cannot read as JSON
     (`is_json_cast_error`), which the guarded run then reads as no JSON, as always. Other dialects read

@@ -17,7 +17,6 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    or_,
     select,
     union,
     update,
@@ -139,12 +138,6 @@ def fill_runs(connection: Connection) -> None:
     def count(guarded: bool) -> None:
         # The one pass over the batch's events: everything else measure-rates asks of them is answered from
         # these counts (the verdicts' doubt) or found through them (the approval events, by uid).
-        doubtful = or_(
-            ev.kind.not_in(events.KINDS),
-            ev.sequence.is_(None),
-            ev.duration_ms.is_(None),
-            ~doc.is_object(d, ev.payload, guarded=guarded),
-        )
         counts = select(
             ev.run,
             *events.count_columns(),
@@ -152,7 +145,7 @@ def fill_runs(connection: Connection) -> None:
             func.max(case((is_approval, ev.uid))),
             func.min(ev.crdate),
             func.max(ev.crdate),
-            func.sum(flag(doubtful)),
+            func.sum(flag(events.doubtful(d, guarded=guarded))),
         ).group_by(ev.run)
         connection.execute(insert(scratch.count).from_select(columns, _batch_events(d, counts, span)))
 
