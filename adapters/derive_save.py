@@ -128,8 +128,9 @@ def _mirror(connection: Connection, now: int) -> int:
     InnoDB's statistics of the table behind, and MariaDB then read it whole (plans.by_index)."""
     m, dialect = batch_mine, connection.dialect.name
     joined, unobserved = targets.unobserved(dialect, m, m.c.correlation_id)
-    first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined).where(unobserved)
-    first = plans.by_index(dialect, first.group_by(m.c.correlation_id), schema.call_outcome, "correlation")
+    first = select(m.c.correlation_id, func.min(m.c.run_uid)).select_from(joined)
+    first = first.group_by(m.c.correlation_id).having(unobserved)
+    first = plans.by_index(dialect, first, schema.call_outcome, "correlation")
     connection.execute(insert(batch_mirror).from_select(["correlation_id", "run_uid"], first))
     b = batch_mirror
     rows = select(literal(0), m.c.correlation_id, m.c.outcome, literal(now), literal(now))
