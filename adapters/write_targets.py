@@ -146,28 +146,32 @@ def _read_finished_runs(connection: Connection) -> None:
     connection.execute(delete(u).where(plans.in_values(dialect, u.c.run_uid, finished)))
 
 
-def _unread_event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
-    """The columns a target is read from, and the condition of a tool_write event not read yet."""
+def _event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
+    """The columns a target is read from, and the condition of a tool_write event.
+
+    An event read before is read again (the range's LATE_EVENTS, a kept run's events) and its target left
+    as it is by the table's key (insert_or_ignore_select), not skipped by a look-up in the table: filled by
+    the statement that looks, it read on PostgreSQL whose statistics were taken while it was empty (a first
+    night after a database-wide ANALYZE) every row inserted so far again for each event, 11.7 s for 50,000
+    targets (measured), quadratic in their number."""
     event = schema.agentrun_event
-    known = select(target.c.event_uid).where(target.c.event_uid == event.c.uid).exists()
     document = sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document")
-    unread = and_(event.c.kind == EventKind.TOOL_WRITE.value, ~known)
-    return [event.c.uid, event.c.run, event.c.crdate, document], unread
+    return [event.c.uid, event.c.run, event.c.crdate, document], event.c.kind == EventKind.TOOL_WRITE.value
 
 
 def _in_uid_range(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
-    """Step 3: the unread tool_write events above `after`, by a range of the primary key."""
-    columns, unread = _unread_event_columns(dialect, guarded=guarded)
-    return select(*columns).where(schema.agentrun_event.c.uid > after, unread)
+    """Step 3: the tool_write events above `after`, by a range of the primary key."""
+    columns, tool_write = _event_columns(dialect, guarded=guarded)
+    return select(*columns).where(schema.agentrun_event.c.uid > after, tool_write)
 
 
 def _of_runs(dialect: str, runs: Sequence[int], *, guarded: bool) -> Select[Any]:
-    """Step 4: the unread tool_write events of the runs, through nr-llm's (run, sequence) index."""
+    """Step 4: the tool_write events of the runs, through nr-llm's (run, sequence) index."""
     event = schema.agentrun_event
-    columns, unread = _unread_event_columns(dialect, guarded=guarded)
+    columns, tool_write = _event_columns(dialect, guarded=guarded)
 
     def lookup(match: plans.Match) -> Select[Any]:
-        return select(*columns).where(match(event.c.run), unread)
+        return select(*columns).where(match(event.c.run), tool_write)
 
     rows = plans.for_values(dialect, Integer(), runs, lookup, "finished")
     return plans.by_index(dialect, rows, event, "run_sequence")
