@@ -78,16 +78,15 @@ def match_own_rows(
     `automation`: whether the database has a readable be_users table; without one no row is automation's."""
     _fill_ai(connection, records, writes)
     statistics(batch_ai)
-    connection.execute(
-        insert(batch_channel).from_select(
-            ["tablename", "recuid", "channel", "run_uid"],
-            select(batch_ai.c.tablename, batch_ai.c.recuid, batch_ai.c.channel, batch_ai.c.run_uid).where(
-                batch_ai.c.event_uid == batch_ai.c.channel
-            ),
-        )
-    )
     a = batch_ai
     name = exact(connection.dialect.name, a.c.tablename)
+    # The channels of the records written more than once: a row of one finds its writer's among them.
+    shared = select(a.c.tablename, a.c.recuid, a.c.channel, a.c.run_uid).where(
+        a.c.event_uid == a.c.channel, a.c.record_writes > 1
+    )
+    connection.execute(
+        insert(batch_channel).from_select(["tablename", "recuid", "channel", "run_uid"], shared)
+    )
     writers = (
         select(
             name.label("tablename"),
@@ -145,6 +144,7 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
             channel,
             rank,
             case((due, 1), else_=0),
+            r.c.ai_writes,
         ).select_from(joined)
         rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_record")
         connection.execute(insert(batch_ai).from_select(columns, rows))
@@ -160,6 +160,7 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
         w.c.event_uid,
         literal(1),
         literal(1),
+        r.c.ai_writes,
     ).select_from(r.join(w, and_(same_record(dialect, r, w), r.c.ai_writes <= 1)))
     connection.execute(insert(batch_ai).from_select(columns, plans.in_order(dialect, alone)))
     joined, found = writes_of()
@@ -213,6 +214,32 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
         ),
         "history",
     )
+    # A record several backend users wrote: the channel of the writes whose backend user wrote the row.
+    if plans.probes_grouped_subquery(dialect):
+        # The record's channels by user, built once with a key: one probe per row, not a look-up of every
+        # channel's run (a hot record written by forty users: forty for each of its rows).
+        writer_run = run.alias("writer_run")
+        writers = (
+            select(
+                c.c.tablename,
+                c.c.recuid,
+                writer_run.c.be_user.label("userid"),
+                func.min(c.c.channel).label("channel"),
+            )
+            .select_from(c.join(writer_run, writer_run.c.uid == c.c.run_uid))
+            .group_by(*record_partition(dialect, c), writer_run.c.be_user)
+            .subquery("writers")
+        )
+        on = and_(r.c.channels > 1, same_record(dialect, found, writers), writers.c.userid == found.c.userid)
+        joined = joined.outerjoin(writers, on)
+        shared: ColumnElement[Any] = writers.c.channel
+    else:
+        shared = (
+            select(func.min(c.c.channel))
+            .select_from(c.join(run, run.c.uid == c.c.run_uid))
+            .where(same_record(dialect, found, c), run.c.be_user == found.c.userid)
+            .scalar_subquery()
+        )
     live = case((func.coalesce(found.c.workspace, 0) == 0, 1), else_=0)
     if automation:
         users = schema.be_users
@@ -220,15 +247,8 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
         by_automation: ColumnElement[Any] = case((found.c.userid.in_(cli), 1), else_=0)
     else:
         by_automation = literal(0)
-    # The channel of the writes whose backend user wrote the row; asked only of rows that can be own rows.
-    writer = (
-        select(func.min(c.c.channel))
-        .select_from(c.join(run, run.c.uid == c.c.run_uid))
-        .where(same_record(dialect, found, c), run.c.be_user == found.c.userid)
-        .scalar_subquery()
-    )
     by_single = case((single.c.be_user == found.c.userid, r.c.channel))
-    channel = case((r.c.channels == 1, by_single), else_=writer)
+    channel = case((r.c.channels == 1, by_single), else_=shared)
     scope = run_scope(dialect, found.c.correlation_id)
     named = case(
         (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())

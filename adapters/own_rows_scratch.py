@@ -4,7 +4,8 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
     batch_ai         every AI write of the batch's records (any run, due or not: the rows each inserted
                      are AI rows for all), with its channel: the smallest event uid among the record's writes
                      whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
-    batch_channel    one write of each channel, through which a history row finds its writer's channel
+    batch_channel    one write of each channel of the records written more than once, through which a
+                     history row of a record several backend users wrote finds its writer's channel
     batch_writer     per record, its channels, and the one channel and its run where it has only one: the
                      record's rows then meet that run's backend user once, not a channel per row
     batch_history    every retained row of the records: live (workspace 0), written by automation (the
@@ -57,6 +58,7 @@ batch_ai = _temporary(
     integer_column("channel"),
     integer_column("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
     Column("due", SmallInteger, nullable=False),
+    integer_column("record_writes"),  # the AI writes of its record (tx_runrecord_batch_record.ai_writes)
 )
 batch_channel = _temporary(
     "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")

@@ -235,6 +235,17 @@ def seeks_last_per_row(dialect: str) -> bool:
     return dialect == SQLITE
 
 
+def probes_grouped_subquery(dialect: str) -> bool:
+    """Whether a join with a grouped subquery builds the subquery once, keyed by the join's columns, and
+    probes it per row, rather than asking a correlated subquery of every row.
+
+    SQLite materializes it with an automatic index, PostgreSQL hashes it: a hot record's history rows each
+    found the writer's channel among forty in one probe (the history rows of a batch at scale 0.05, wide
+    shape: 1.51 s against 0.78 s on PostgreSQL, 1.66 s against 1.07 s on SQLite at 0.1, measured). MariaDB
+    took longer with it than with the correlated subquery: 2.25 s against 1.47 s for the default shape's."""
+    return not is_mariadb(dialect)
+
+
 def delete_matching(
     dialect: str, table: Table, column: ColumnElement[Any], key: ColumnElement[Any]
 ) -> Delete:
