@@ -306,14 +306,18 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
     ai_row = or_(h.c.named_run.is_not(None), select(own.c.uid).where(own.c.uid == h.c.uid).exists())
     in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
-    after = and_(
+    in_deletes = and_(delete, decision.stamped_in(DELETES.stamped, span))
+    # The look-up of AI rows last: MariaDB asks the conditions in this order, and reads every row of the
+    # record for each write (its index gives the record, not the floor's range).
+    kept = and_(
         same_record(dialect, m, h),
         h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
         decision.inserted_in(HUMAN_ROWS.inserted, span),
         h.c.live == 1,
+        or_(in_window, in_deletes),
+        asked,
         or_(delete, ~ai_row),
     )
-    in_deletes = and_(delete, decision.stamped_in(DELETES.stamped, span))
     rows = (
         select(
             m.c.event_uid,
@@ -325,7 +329,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
             h.c.automation,
             case((in_window, 1), else_=0),
         )
-        .select_from(m.join(h, and_(after, or_(in_window, in_deletes), asked)))
+        .select_from(m.join(h, kept))
         .where(m.c.due == 1)
     )
     connection.execute(insert(batch_window).from_select([c.name for c in batch_window.c], rows))
