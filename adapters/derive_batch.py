@@ -313,7 +313,9 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         same_record(dialect, m, h),
         h.c.floor >= m.c.boundary_floor,  # the index's range: every row after the boundary is in it
         decision.inserted_in(HUMAN_ROWS.inserted, span),
-        h.c.live == 1,
+        # SQLite, with the statistics of a batch with hot records, built an index of the batch's rows on the
+        # record and `live` for the statement instead (1.2 s against 0.5 s for the wide shape at 0.1).
+        plans.not_for_an_index(dialect, h.c.live) == 1,
         or_(in_window, in_deletes),
         asked,
         or_(delete, ~ai_row),

@@ -247,6 +247,13 @@ def probes_grouped_subquery(dialect: str) -> bool:
     return not is_mariadb(dialect)
 
 
+def not_for_an_index(dialect: str, column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The column as a value no index may be built or used for: SQLite's documented `+column` (there `column +
+    0`), which keeps its planner from building an automatic index on the term for one statement. Elsewhere
+    the column itself."""
+    return column + 0 if dialect == SQLITE else column
+
+
 def delete_matching(
     dialect: str, table: Table, column: ColumnElement[Any], key: ColumnElement[Any]
 ) -> Delete:
