@@ -149,11 +149,11 @@ def _read_finished_runs(connection: Connection) -> None:
 def _event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
     """The columns a target is read from, and the condition of a tool_write event.
 
-    An event read before is read again (the range's LATE_EVENTS, a kept run's events) and its target left
-    as it is by the table's key (insert_or_ignore_select), not skipped by a look-up in the table: filled by
-    the statement that looks, it read on PostgreSQL whose statistics were taken while it was empty (a first
-    night after a database-wide ANALYZE) every row inserted so far again for each event, 11.7 s for 50,000
-    targets (measured), quadratic in their number."""
+    An event read before (the range's LATE_EVENTS, a kept run's events) is read again, and the table's key
+    leaves its stored target as it is (insert_or_ignore_select). It is not skipped by a look-up in the
+    targets table: the statement fills that table, and PostgreSQL, whose statistics were taken while it was
+    empty (a first night after a database-wide ANALYZE), read every target inserted so far again for each
+    event: 11.7 s for 50,000 targets (measured), quadratic in their number."""
     event = schema.agentrun_event
     document = sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document")
     return [event.c.uid, event.c.run, event.c.crdate, document], event.c.kind == EventKind.TOOL_WRITE.value

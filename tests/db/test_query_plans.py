@@ -302,9 +302,9 @@ def test_the_mirror_looks_a_runs_observed_row_up_by_nr_llms_correlation_index(
 
 # A statement's plan reading the table (not only inserting into it), as each dialect names it.
 READS_TABLE = {
-    "sqlite": r"^(?:SCAN|SEARCH) {}\b",
-    "postgresql": r"(?:Scan|Scan using \w+) on {}\b|Bitmap Index Scan on {}_",
-    "mariadb": r"^{} key=",
+    "sqlite": r"^(?:SCAN|SEARCH) {table}\b",
+    "postgresql": r"(?:Scan|Scan using \w+) on {table}\b|Bitmap Index Scan on {table}_",
+    "mariadb": r"^{table} key=",
 }
 
 
@@ -322,7 +322,7 @@ def test_a_first_night_reads_the_targets_from_the_events_alone_whatever_the_stat
     summary, explained = _derive_explained(site_engine, dialect)
 
     filling = [plan for statement, plan in explained if "INTO tx_runrecord_write_target" in statement]
-    reads = READS_TABLE[dialect].format(*[schema.write_target.name] * 2)
+    reads = READS_TABLE[dialect].format(table=schema.write_target.name)
     assert summary.writes_derived == PAGES
     assert filling, explained
     assert not [plan for plan in filling if re.search(reads, plan, re.M)], filling
