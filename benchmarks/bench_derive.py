@@ -24,6 +24,12 @@ database, then measures, each in a fresh process on the same engine (peak memory
 Goals, each judged in the same run: full within 3x the minimum; at least 10x faster than the per-write loop
 on PostgreSQL and MariaDB, 3x on SQLite; a night under 5% of the full run; every job process under 200 MB.
 
+With `--against CHECKOUT` (another clone or `git worktree` of runrecord, its .venv installed with `make
+.venv/.installed`) the benchmark builds the installation and only times this checkout's job and the other's
+on it, back to back, `--rounds` times each, each from the installation as it was built (benchmarks.versus):
+
+    python -m benchmarks.bench_derive --engine sqlite --scale 0.2 --against ../runrecord-3762606
+
 The installation is benchmarks.installation's: sys_history numbered in insertion order and stamped as TYPO3
 stamps it (exec and worker strategies, the chatting editor's hand edits, `_cli_` tasks), in the shape asked
 for (`--shape`).
@@ -63,6 +69,7 @@ from adapters import schema
 from adapters.database import make_engine
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
+from benchmarks import versus
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from benchmarks.installation import (
     CHUNK,
@@ -475,6 +482,32 @@ def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[s
     return {"engine": engine_name, "scale": scale, "shape": shape.name, "counts": counts, **figures}
 
 
+def _against(engine_name: str, scale: float, shape: Shape, directory: Path, rounds: int) -> int:
+    """Build the installation and time the two checkouts' jobs on it back to back (benchmarks.versus)."""
+    try:
+        other = versus.checkout(directory)
+    except versus.VersusError as error:
+        print(f"bench_derive: {error}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as scratch:
+        url, drop = scratch_database(engine_name, Path(scratch))
+        try:
+            counts = build(url, full_plan(scale, shape))
+            print(f"built {sum(counts.values()):,} rows: {_listed(counts)}", flush=True)
+            mine, other = versus.back_to_back(url, other, max(rounds, 1))
+        except versus.VersusError as error:
+            print(f"bench_derive: {error}", file=sys.stderr)
+            return 1
+        finally:
+            drop()
+    print(
+        f"derive-outcomes on {engine_name}, scale {scale:g}, shape {shape.name}: this checkout and "
+        f"{other.name}, back to back, {len(mine.runs)} rounds; seconds of each round (the job's own time)"
+    )
+    print("\n".join(versus.report_lines(mine, other)))
+    return 0
+
+
 def _listed(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n:,}" for name, n in counts.items())
 
@@ -603,7 +636,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=int, default=1_000, help="writes the per-write loop measures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="only time this checkout's job and that of another checkout (its .venv installed), back to back",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each job")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        return _against(args.engine, args.scale, SHAPES[args.shape], args.against, args.rounds)
     figures = measure(args.engine, args.scale, SHAPES[args.shape], args.sample)
     print("\n".join(report_lines(figures)))
     if args.json:

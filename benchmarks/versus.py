@@ -1,0 +1,166 @@
+"""derive-outcomes of this checkout and of another, back to back on one installation (bench_derive --against).
+
+Each run starts from the installation as it was built: every `tx_runrecord_` table dropped, the rows the
+previous run mirrored into tx_nrllm_call_outcome deleted, then the checkout's own `runrecord init-db` and
+`runrecord derive-outcomes --json`, each in its own process. The figure compared is the job's own time (the
+summary's `seconds`), not the process's start-up. The two jobs alternate, the other checkout's first in odd
+rounds, so that neither always runs on a warmer cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, func, inspect, select
+from sqlalchemy.engine import URL
+
+from adapters import upstream_schema
+from adapters.database import make_engine
+from adapters.schema import OUR_PREFIX
+from benchmarks.installation import NOW, WINDOW
+from core.table_names import is_table_name
+from core.time import DAY_S
+
+
+class VersusError(Exception):
+    """The other checkout cannot be run, or one of its commands failed."""
+
+
+@dataclass
+class Checkout:
+    name: str  # "this", or the other checkout's commit
+    directory: Path
+    runrecord: Path
+    runs: list[dict[str, Any]] = field(default_factory=list)  # per round: seconds, writes derived, phases
+
+    def seconds(self) -> list[float]:
+        return [float(run["seconds"]) for run in self.runs]
+
+
+def checkout(directory: Path) -> Checkout:
+    """The checkout at `directory`, run by its own installed command (`make` installs it in .venv)."""
+    runrecord = directory / ".venv" / "bin" / "runrecord"
+    if not runrecord.is_file():
+        raise VersusError(f"no {runrecord}: run `make .venv/.installed` in {directory} first")
+    return Checkout(_commit(directory), directory, runrecord)
+
+
+def this_checkout() -> Checkout:
+    return Checkout("this", Path(__file__).resolve().parent.parent, Path(sys.prefix) / "bin" / "runrecord")
+
+
+def _commit(directory: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(directory), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() if done.returncode == 0 else str(directory)
+
+
+def back_to_back(url: URL, other: Checkout, rounds: int) -> tuple[Checkout, Checkout]:
+    """Run this checkout's job and the other's `rounds` times each on the installation at `url`, alternating;
+    the installation is left as it was built, without this project's tables."""
+    mine = this_checkout()
+    mark = _last_observed(url)
+    for number in range(rounds):
+        order = (other, mine) if number % 2 == 0 else (mine, other)
+        for job in order:
+            reset(url, mark)
+            job.runs.append(_derive(job, url))
+    reset(url, mark)
+    return mine, other
+
+
+def _last_observed(url: URL) -> int:
+    """The greatest tx_nrllm_call_outcome uid before any job ran: the rows after it are the jobs' mirrors."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            rows = upstream_schema.call_outcome
+            return int(connection.execute(select(func.coalesce(func.max(rows.c.uid), 0))).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def reset(url: URL, mark: int) -> None:
+    """Drop every table of this project, whatever its version created, and the rows its jobs mirrored."""
+    engine = make_engine(url)
+    try:
+        with engine.begin() as connection:
+            quote = connection.dialect.identifier_preparer.quote
+            # Names from the database's own list, with our prefix and the shape of a table name only.
+            for name in inspect(connection).get_table_names():
+                if name.startswith(OUR_PREFIX) and is_table_name(name):
+                    connection.exec_driver_sql(f"DROP TABLE {quote(name)}")
+            rows = upstream_schema.call_outcome
+            connection.execute(delete(rows).where(rows.c.uid > mark))
+    finally:
+        engine.dispose()
+
+
+def _derive(job: Checkout, url: URL) -> dict[str, Any]:
+    target = url.render_as_string(hide_password=False)
+    _run(job, "init-db", "--db", target)
+    now = datetime.fromtimestamp(NOW, UTC).isoformat()
+    days = str(WINDOW // DAY_S)
+    output = _run(job, "derive-outcomes", "--db", target, "--now", now, "--window-days", days, "--json")
+    summary = json.loads(output)
+    derived = summary["writes"]["derived"]
+    return {"seconds": summary["seconds"], "writes": derived, "phases": summary.get("phases", {})}
+
+
+def _run(job: Checkout, *arguments: str) -> str:
+    # The other checkout imports its own packages: none of this process's search path.
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    command = [str(job.runrecord), *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=job.directory)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise VersusError(f"`runrecord {arguments[0]}` of {job.name} failed: {last}")
+    return done.stdout
+
+
+def report_lines(mine: Checkout, other: Checkout) -> list[str]:
+    """Each round's seconds of both jobs, their ratio in that round, and each part's mean."""
+    paired = [a / b for a, b in zip(mine.seconds(), other.seconds(), strict=True)]
+    label = f"this ÷ {other.name}"
+    width = max(len(label), len("setup"), *(len(name) for name in _parts(mine, other))) + 2
+
+    def row(what: str, values: list[float | None]) -> str:
+        return f"    {what:<{width}}" + "".join(f"{_shown(value):>10}" for value in values)
+
+    lines = [
+        "  seconds, round by round:",
+        row(other.name, [*other.seconds()]),
+        row("this", [*mine.seconds()]),
+        row(label, [*paired]) + f"   ({_slower(paired)})",
+        "  each part, the mean of the rounds:",
+        f"    {'':<{width}}{other.name:>10}{'this':>10}",
+    ]
+    lines += [row(name, [_mean(other, name), _mean(mine, name)]) for name in _parts(mine, other)]
+    return lines
+
+
+def _parts(mine: Checkout, other: Checkout) -> list[str]:
+    return list(dict.fromkeys([*other.runs[0]["phases"], *mine.runs[0]["phases"]]))
+
+
+def _slower(ratios: list[float]) -> str:
+    low, high = min(ratios), max(ratios)
+    span = f"{low - 1:+.0%}" if round(low, 2) == round(high, 2) else f"{low - 1:+.0%} to {high - 1:+.0%}"
+    return f"this is {span} against the other"
+
+
+def _mean(job: Checkout, phase: str) -> float | None:
+    values = [run["phases"][phase] for run in job.runs if phase in run["phases"]]
+    return sum(values) / len(values) if values else None
+
+
+def _shown(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

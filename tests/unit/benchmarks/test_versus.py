@@ -1,0 +1,57 @@
+"""bench_derive --against: two checkouts' jobs back to back, each on the installation as it was built."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, inspect, select
+from sqlalchemy.engine import URL
+
+from adapters import upstream_schema
+from adapters.database import make_engine
+from adapters.schema import OUR_PREFIX
+from benchmarks import bench_derive, versus
+from benchmarks.installation import SHAPES, build, full_plan
+
+THIS = Path(__file__).resolve().parents[3]
+
+
+def _installation(tmp_path: Path) -> URL:
+    url = URL.create("sqlite", database=str(tmp_path / "installation.sqlite"))
+    build(url, full_plan(0.0005, SHAPES["default"]))
+    return url
+
+
+def _left(url: URL) -> tuple[list[str], int]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            ours = [name for name in inspect(connection).get_table_names() if name.startswith(OUR_PREFIX)]
+            mirrored = connection.execute(select(func.count()).select_from(upstream_schema.call_outcome))
+            return ours, int(mirrored.scalar_one())
+    finally:
+        engine.dispose()
+
+
+def test_each_job_derives_the_same_installation_and_leaves_it_as_it_was_built(tmp_path: Path) -> None:
+    url = _installation(tmp_path)
+    # The other checkout is this one, run by the command of the interpreter running the tests.
+    itself = versus.Checkout("itself", THIS, Path(sys.prefix) / "bin" / "runrecord")
+    mine, other = versus.back_to_back(url, itself, rounds=2)
+    assert len(mine.runs) == len(other.runs) == 2
+    writes = {run["writes"] for run in [*mine.runs, *other.runs]}
+    assert len(writes) == 1 and writes.pop() > 0, "every run derived the same writes, from nothing derived"
+    assert all(run["seconds"] > 0 and "history" in run["phases"] for run in mine.runs)
+    assert _left(url) == ([], 0), "no table of ours and no mirrored row is left behind"
+    lines = versus.report_lines(mine, other)
+    assert any(line.strip().startswith(f"this ÷ {other.name}") for line in lines)
+
+
+def test_a_checkout_without_its_installed_command_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench_derive.main(["--against", str(tmp_path), "--scale", "0.0005"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "make .venv/.installed" in error
