@@ -10,6 +10,7 @@ installation's tables are probed per key through fenced LATERAL subqueries (adap
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -29,6 +30,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    update,
 )
 
 from adapters import schema
@@ -40,7 +42,6 @@ from adapters.own_rows_scratch import (
     batch_ai,
     batch_candidate,
     batch_channel,
-    batch_found,
     batch_history,
     batch_lane,
     batch_match,
@@ -102,16 +103,14 @@ def match_own_rows(
     statistics(batch_channel, batch_writer)
     _fill_history(connection, automation=automation)
     statistics(batch_history)
-    _fill_lanes(connection)
+    lanes = _fill_lanes(connection)
     statistics(batch_named, batch_lane)
-    multi = _fill_candidates(connection)
+    multi = _fill_candidates(connection, lanes)
     statistics(batch_multi, batch_candidate)
     if multi:
-        _fill_positions(connection)
+        _fill_positions(connection, lanes)
         statistics(batch_pos)
-    _fill_found(connection, multi)
-    statistics(batch_found)
-    _fill_matches(connection)
+    _fill_matches(connection, lanes, multi)
     _mark_own_rows(connection)
     statistics(batch_match, batch_own)
 
@@ -275,7 +274,17 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
     connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], rows))
 
 
-def _fill_lanes(connection: Connection) -> None:
+@dataclass(frozen=True)
+class _Lanes:
+    """Each AI write with its lane and its rank i (by written_at, event uid) within the lane: batch_ai itself
+    where no row of the batch names a run (a write's lane is then its channel), else batch_lane."""
+
+    table: Table
+    lane: ColumnElement[int]
+    rank: ColumnElement[int]
+
+
+def _fill_lanes(connection: Connection) -> _Lanes:
     dialect = connection.dialect.name
     h = batch_history
     # Rule 3: a write whose run rows of the record name is matched among those rows; every other write in
@@ -283,10 +292,7 @@ def _fill_lanes(connection: Connection) -> None:
     # write's lane is its channel, ranked already.
     a, n = batch_ai, batch_named
     if connection.execute(select(h.c.uid).where(h.c.named_run.is_not(None)).limit(1)).first() is None:
-        ranked = select(a.c.event_uid, a.c.tablename, a.c.recuid, a.c.written_at, a.c.due, a.c.channel)
-        ranked = ranked.add_columns(a.c.channel_rank)
-        connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], ranked))
-        return
+        return _Lanes(a, a.c.channel, a.c.channel_rank)
     name = exact(dialect, h.c.tablename)
     named = (
         select(name.label("tablename"), h.c.recuid, h.c.named_run)
@@ -302,17 +308,18 @@ def _fill_lanes(connection: Connection) -> None:
         a.outerjoin(n, and_(same_record(dialect, a, n), n.c.named_run == a.c.run_uid))
     )
     connection.execute(insert(batch_lane).from_select([c.name for c in batch_lane.c], lanes))
+    return _Lanes(batch_lane, batch_lane.c.lane, batch_lane.c.rank)
 
 
-def _fill_candidates(connection: Connection) -> bool:
+def _fill_candidates(connection: Connection, lanes: _Lanes) -> bool:
     """The lanes with more than one write, and their rows numbered; whether there are any."""
     dialect = connection.dialect.name
-    lanes = batch_lane
-    name = exact(dialect, lanes.c.tablename)
+    w = lanes.table
+    name = exact(dialect, w.c.tablename)
     multi = (
-        select(name.label("tablename"), lanes.c.recuid, lanes.c.lane)
-        .where(lanes.c.rank > 1)
-        .group_by(name, lanes.c.recuid, lanes.c.lane)
+        select(name.label("tablename"), w.c.recuid, lanes.lane.label("lane"))
+        .where(lanes.rank > 1)
+        .group_by(name, w.c.recuid, lanes.lane)
     )
     connection.execute(insert(batch_multi).from_select(["tablename", "recuid", "lane"], multi))
     if connection.execute(select(batch_multi.c.lane).limit(1)).first() is None:
@@ -327,22 +334,22 @@ def _fill_candidates(connection: Connection) -> bool:
     return True
 
 
-def _bound(lanes: Table) -> ColumnElement[int]:
+def _bound(lanes: _Lanes) -> ColumnElement[int]:
     """The latest insertion floor of a lane's rows a write may take: W's moment (rule 3), none for a named
     run (its rows are its own whatever their stamps)."""
-    return case((lanes.c.lane < 0, NO_FLOOR), else_=lanes.c.written_at + SAME_SAVE_S)
+    return case((lanes.lane < 0, NO_FLOOR), else_=lanes.table.c.written_at + SAME_SAVE_S)
 
 
-def _fill_positions(connection: Connection) -> None:
+def _fill_positions(connection: Connection, lanes: _Lanes) -> None:
     """p_i and the greedy pos_i = min over j >= i of (p_j - (j - i)) (core.own_rows.match_own_rows), for the
     writes of the lanes with more than one write."""
     dialect = connection.dialect.name
-    lanes, c, x = batch_lane, batch_candidate, batch_multi
+    w, c, x = lanes.table, batch_candidate, batch_multi
     bound = _bound(lanes)
     # The lane's rows inserted by W's moment: the last of them in (floor, n) order is the p-th, one seek.
     inserted = (
         select(c.c.n)
-        .where(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.floor <= bound)
+        .where(same_record(dialect, w, c), c.c.lane == lanes.lane, c.c.floor <= bound)
         .order_by(c.c.floor.desc(), c.c.n.desc())
         .limit(1)
         .scalar_subquery()
@@ -350,14 +357,14 @@ def _fill_positions(connection: Connection) -> None:
     counted = plans.fenced(
         dialect,
         select(
-            lanes.c.event_uid,
-            lanes.c.tablename,
-            lanes.c.recuid,
-            lanes.c.lane,
-            lanes.c.rank,
+            w.c.event_uid,
+            w.c.tablename,
+            w.c.recuid,
+            lanes.lane.label("lane"),
+            lanes.rank.label("rank"),
             func.coalesce(inserted, 0).label("p"),
         ).select_from(
-            lanes.join(x, and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)),
+            w.join(x, and_(same_record(dialect, w, x), x.c.lane == lanes.lane)),
         ),
     ).subquery("counted")
     left = func.min(counted.c.p - counted.c.rank).over(
@@ -369,89 +376,97 @@ def _fill_positions(connection: Connection) -> None:
     connection.execute(insert(batch_pos).from_select(["event_uid", "p", "pos"], positions))
 
 
-def _fill_found(connection: Connection, multi: bool) -> None:
+def _fill_matches(connection: Connection, lanes: _Lanes, multi: bool) -> None:
     """Each write's own row: the pos_i-th row of its lane (lanes of several writes), the last row of its lane
-    inserted by its moment (a lane of one write: pos = p); whether it cannot be told (pos < 1 <= p)."""
+    inserted by its moment (a lane of one write: pos = p); whether it cannot be told (pos < 1 <= p); and its
+    boundary, the own row or else rule 3's evidence: the last row of the record inserted by W's moment."""
     dialect = connection.dialect.name
-    lanes = batch_lane
-    columns = [c.name for c in batch_found.c]
+    w = lanes.table
+    columns = [c.name for c in batch_match.c]
+    moment = w.c.written_at + SAME_SAVE_S
     if multi:
         p, c = batch_pos, batch_candidate
         rows = select(
-            lanes.c.event_uid,
+            w.c.event_uid,
+            w.c.tablename,
+            w.c.recuid,
+            w.c.written_at,
+            w.c.due,
             c.c.uid,
             c.c.actiontype,
-            c.c.floor,
             case((and_(p.c.pos < 1, p.c.p >= 1), 1), else_=0),
+            func.coalesce(c.c.uid, 0),
+            # Every row after the last one inserted by W's moment has a floor beyond that moment.
+            func.coalesce(c.c.floor, moment),
         ).select_from(
-            lanes.join(p, p.c.event_uid == lanes.c.event_uid).outerjoin(
-                c, and_(same_record(dialect, lanes, c), c.c.lane == lanes.c.lane, c.c.n == p.c.pos)
+            w.join(p, p.c.event_uid == w.c.event_uid).outerjoin(
+                c, and_(same_record(dialect, w, c), c.c.lane == lanes.lane, c.c.n == p.c.pos)
             )
         )
-        connection.execute(insert(batch_found).from_select(columns, rows))
-    connection.execute(insert(batch_found).from_select(columns, _single_lanes(dialect)))
+        connection.execute(insert(batch_match).from_select(columns, rows))
+    connection.execute(insert(batch_match).from_select(columns, _single_lanes(dialect, lanes)))
+    _fill_evidence(connection)
 
 
-def _single_lanes(dialect: str) -> Select[Any]:
+def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
     """The own row of each write alone in its lane: the last of the lane's rows inserted by its moment, the
     one with the greatest uid (the floor never falls along the uids)."""
-    lanes, x, h = batch_lane, batch_multi, batch_history
-    alone = and_(same_record(dialect, lanes, x), x.c.lane == lanes.c.lane)
-    inserted = and_(same_record(dialect, lanes, h), h.c.lane == lanes.c.lane, h.c.floor <= _bound(lanes))
+    w, x, h = lanes.table, batch_multi, batch_history
+    alone = and_(same_record(dialect, w, x), x.c.lane == lanes.lane)
+    inserted = and_(same_record(dialect, w, h), h.c.lane == lanes.lane, h.c.floor <= _bound(lanes))
+    write = (w.c.event_uid, w.c.tablename, w.c.recuid, w.c.written_at, w.c.due)
+    moment = w.c.written_at + SAME_SAVE_S
     if plans.seeks_last_per_row(dialect):
         # One seek at the end of the lane's range of the index, and the row read by its uid.
         last = select(h.c.uid).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc()).limit(1)
         found = (
-            select(lanes.c.event_uid, last.scalar_subquery().label("uid"))
-            .select_from(lanes.outerjoin(x, alone))
+            select(*write, moment.label("moment"), last.scalar_subquery().label("uid"))
+            .select_from(w.outerjoin(x, alone))
             .where(x.c.lane.is_(None))
             .subquery("found")
         )
         own = h.alias("own")
-        return select(found.c.event_uid, own.c.uid, own.c.actiontype, own.c.floor, literal(0)).select_from(
-            found.outerjoin(own, own.c.uid == found.c.uid)
-        )
+        return select(
+            *(found.c[column.name] for column in write),
+            own.c.uid,
+            own.c.actiontype,
+            literal(0),
+            func.coalesce(own.c.uid, 0),
+            func.coalesce(own.c.floor, found.c.moment),
+        ).select_from(found.outerjoin(own, own.c.uid == found.c.uid))
     # Read in one grouped join: its action packed beside the uid in one integer (an action code is below
     # ACTION_CODES).
     packed = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
     single = (
         select(
-            lanes.c.event_uid, packed // ACTION_CODES, packed % ACTION_CODES, func.max(h.c.floor), literal(0)
+            *write,
+            packed // ACTION_CODES,
+            packed % ACTION_CODES,
+            literal(0),
+            func.coalesce(packed // ACTION_CODES, 0),
+            func.coalesce(func.max(h.c.floor), moment),
         )
-        .select_from(lanes.outerjoin(x, alone).outerjoin(h, inserted))
+        .select_from(w.outerjoin(x, alone).outerjoin(h, inserted))
         .where(x.c.lane.is_(None))
-        .group_by(lanes.c.event_uid)
+        .group_by(*write)
     )
     return plans.in_order(dialect, single)
 
 
-def _fill_matches(connection: Connection) -> None:
+def _fill_evidence(connection: Connection) -> None:
+    """Rule 3's evidence of each write without an own row: the last row of the record inserted by W's moment
+    (any row, any writer), else none (0)."""
     dialect = connection.dialect.name
-    lanes, f, h = batch_lane, batch_found, batch_history
-    moment = lanes.c.written_at + SAME_SAVE_S
-    # Rule 3's evidence: the last row of the record inserted by W's moment (any row, any writer).
+    m, h = batch_match, batch_history
     last_inserted = (
         select(h.c.uid)
-        .where(same_record(dialect, lanes, h), h.c.floor <= moment)
+        .where(same_record(dialect, m, h), h.c.floor <= m.c.written_at + SAME_SAVE_S)
         .order_by(h.c.floor.desc(), h.c.uid.desc())
         .limit(1)
         .scalar_subquery()
     )
-    own = f.c.own_uid.is_not(None)
-    rows = select(
-        lanes.c.event_uid,
-        lanes.c.tablename,
-        lanes.c.recuid,
-        lanes.c.written_at,
-        lanes.c.due,
-        f.c.own_uid,
-        f.c.own_action,
-        f.c.unclear,
-        case((own, f.c.own_uid), else_=func.coalesce(last_inserted, 0)),
-        # Every row after the last one inserted by W's moment has a floor beyond that moment.
-        case((own, f.c.own_floor), else_=moment),
-    ).select_from(lanes.join(f, f.c.event_uid == lanes.c.event_uid))
-    connection.execute(insert(batch_match).from_select([col.name for col in batch_match.c], rows))
+    evidence = update(m).where(m.c.own_uid.is_(None)).values(boundary=func.coalesce(last_inserted, 0))
+    connection.execute(evidence)
 
 
 def _mark_own_rows(connection: Connection) -> None:

@@ -13,15 +13,15 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
                      greatest tstamp up to it in uid order)
     batch_named      the runs rows of each record name
-    batch_lane       each AI write's lane and rank i (by written_at, event uid) within it
+    batch_lane       where rows name a run, each AI write's lane and rank i (by written_at, event uid)
+                     within it (elsewhere a write's lane is its channel, and batch_ai holds its rank)
     batch_multi      the lanes with more than one write; a lane of one write takes the last of its rows
                      inserted by W's moment (all of them for a named run), one range of an index
     batch_candidate  the rows of the lanes with more than one write, numbered in uid order within each
     batch_pos        of their writes, p_i (the lane's rows inserted by W's moment; all of them for a named
                      run) and the greedy pos_i = i + min over j >= i of (p_j - j)
-    batch_found      each write's own row (the pos_i-th of its lane), whether it cannot be told
-    batch_match      each write's own row, whether it is unclear, its boundary (the own row, else the last
-                     row inserted by t + SAME_SAVE_S, else 0) and evidence
+    batch_match      each write's own row (the pos_i-th of its lane), whether it cannot be told, its
+                     boundary (the own row, else the last row inserted by t + SAME_SAVE_S, else 0)
     batch_own        the own rows: with the rows a correlation id names, the AI rows of the records
 
 `sys_history.userid` and `be_user` are compared inside adapters.own_rows' statements only; no table here
@@ -111,14 +111,6 @@ batch_pos = _temporary(
     integer_column("event_uid", key=True),
     integer_column("p"),
     integer_column("pos"),
-)
-batch_found = _temporary(
-    "tx_runrecord_batch_found",
-    integer_column("event_uid", key=True),
-    integer_column("own_uid", nullable=True),
-    integer_column("own_action", nullable=True),
-    integer_column("own_floor", nullable=True),
-    Column("unclear", SmallInteger, nullable=False),
 )
 batch_match = _temporary(
     "tx_runrecord_batch_match",
