@@ -417,10 +417,10 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
     write = (w.c.event_uid, w.c.tablename, w.c.recuid, w.c.written_at, w.c.due)
     moment = w.c.written_at + SAME_SAVE_S
     if plans.seeks_last_per_row(dialect):
-        # One seek at the end of the lane's range of the index, and the row read by its uid.
-        last = select(h.c.uid).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc()).limit(1)
+        # One seek at the end of the lane's range of the index, and the row read by its rowid.
+        last = select(plans.sqlite_rowid(h)).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc())
         found = (
-            select(*write, moment.label("moment"), last.scalar_subquery().label("uid"))
+            select(*write, moment.label("moment"), last.limit(1).scalar_subquery().label("row"))
             .select_from(w.outerjoin(x, alone))
             .where(x.c.lane.is_(None))
             .subquery("found")
@@ -433,17 +433,17 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
             literal(0),
             func.coalesce(own.c.uid, 0),
             func.coalesce(own.c.floor, found.c.moment),
-        ).select_from(found.outerjoin(own, own.c.uid == found.c.uid))
+        ).select_from(found.outerjoin(own, plans.sqlite_rowid(own) == found.c.row))
     # Read in one grouped join: its action packed beside the uid in one integer (an action code is below
     # ACTION_CODES).
-    packed = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
+    greatest = func.max(cast(h.c.uid, BigInteger) * ACTION_CODES + h.c.actiontype)
     single = (
         select(
             *write,
-            packed // ACTION_CODES,
-            packed % ACTION_CODES,
+            greatest // ACTION_CODES,
+            greatest % ACTION_CODES,
             literal(0),
-            func.coalesce(packed // ACTION_CODES, 0),
+            func.coalesce(greatest // ACTION_CODES, 0),
             func.coalesce(func.max(h.c.floor), moment),
         )
         .select_from(w.outerjoin(x, alone).outerjoin(h, inserted))

@@ -73,9 +73,11 @@ batch_writer = _temporary(
     integer_column("channel", key=True),
     integer_column("run_uid"),
 )
+# No key: its rows are appended in the order they come (a record's rows together), and read through the
+# indexes below (SQLite reads a row found by a seek through its rowid).
 batch_history = _temporary(
     "tx_runrecord_batch_history",
-    integer_column("uid", key=True),
+    integer_column("uid"),
     Column("tablename", String(255), nullable=False),
     integer_column("recuid"),
     integer_column("tstamp"),

@@ -27,12 +27,13 @@ from sqlalchemy import (
     cast,
     delete,
     func,
+    literal_column,
     or_,
     select,
     true,
 )
 from sqlalchemy.dialects import postgresql as pg
-from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.sql.selectable import NamedFromClause, TableValuedAlias
 from sqlalchemy.types import TypeEngine
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
@@ -233,6 +234,12 @@ def seeks_last_per_row(dialect: str) -> bool:
     against 36 ms for the writes alone in their lanes of two batches at scale 0.02, measured); MariaDB
     cannot name the temporary table twice (`reopens_temporary`)."""
     return dialect == SQLITE
+
+
+def sqlite_rowid(rows: NamedFromClause) -> ColumnElement[int]:
+    """The rowid of a row of a SQLite table (or alias) declared without a key: the row is read by it in one
+    lookup, as by an integer primary key, while the table's rows are appended in whatever order they come."""
+    return literal_column(f"{rows.name}.rowid", Integer)
 
 
 def probes_grouped_subquery(dialect: str) -> bool:
