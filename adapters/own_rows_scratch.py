@@ -145,7 +145,8 @@ _INDEXES = (
         batch_history.c.floor,
         batch_history.c.uid,
     ),
-    # A lane's rows in insertion order: the last of them inserted by a moment is one range.
+    # A lane's rows in insertion order: the last of them inserted by a moment is one range. Rows of no lane
+    # (no writer's, or no own-row action) are never read through it: PostgreSQL and SQLite leave them out.
     Index(
         "tx_runrecord_batch_history_lane",
         batch_history.c.tablename,
@@ -153,6 +154,8 @@ _INDEXES = (
         batch_history.c.lane,
         batch_history.c.floor,
         batch_history.c.uid,
+        postgresql_where=batch_history.c.lane.is_not(None),
+        sqlite_where=batch_history.c.lane.is_not(None),
     ),
     Index("tx_runrecord_batch_multi_lane", batch_multi.c.tablename, batch_multi.c.recuid, batch_multi.c.lane),
     Index(
