@@ -83,10 +83,12 @@ def fill_keys(connection: Connection, statistics: Statistics) -> None:
     )
 
     def fill(guarded: bool) -> None:
-        document = sqljson.json_document(dialect, found.c.history_data, guarded=guarded)
-        keys = sqljson.record_keys(dialect, document, found.c.actiontype)
-        rows = plans.in_order(dialect, select(found.c.uid, keys).select_from(joined))
-        connection.execute(insert(batch_keys).from_select(["uid", "fields"], rows))
+        # Each document parsed once (PostgreSQL would cast it again for each place the keys read it).
+        document = sqljson.json_document(dialect, found.c.history_data, guarded=guarded).label("document")
+        parsed = select(found.c.uid, found.c.actiontype, document).select_from(joined)
+        rows = plans.fenced(dialect, plans.in_order(dialect, parsed)).subquery("parsed")
+        keys = sqljson.record_keys(dialect, rows.c.document, rows.c.actiontype)
+        connection.execute(insert(batch_keys).from_select(["uid", "fields"], select(rows.c.uid, keys)))
 
     sqljson.cast_first(connection, fill)
     statistics(batch_keys)
