@@ -486,6 +486,7 @@ def _against(engine_name: str, scale: float, shape: Shape, directory: Path, roun
     """Build the installation and time the two checkouts' jobs on it back to back (benchmarks.versus)."""
     try:
         other = versus.checkout(directory)
+        versus.this_checkout()
     except versus.VersusError as error:
         print(f"bench_derive: {error}", file=sys.stderr)
         return 2

@@ -53,7 +53,11 @@ def checkout(directory: Path) -> Checkout:
 
 
 def this_checkout() -> Checkout:
-    return Checkout("this", Path(__file__).resolve().parent.parent, Path(sys.prefix) / "bin" / "runrecord")
+    """This checkout, run by the command installed beside the interpreter running the benchmark."""
+    runrecord = Path(sys.prefix) / "bin" / "runrecord"
+    if not runrecord.is_file():
+        raise VersusError(f"no {runrecord}: run the benchmark with the interpreter of this checkout's .venv")
+    return Checkout("this", Path(__file__).resolve().parent.parent, runrecord)
 
 
 def _commit(directory: Path) -> str:
