@@ -486,16 +486,16 @@ def _against(engine_name: str, scale: float, shape: Shape, directory: Path, roun
     """Build the installation and time the two checkouts' jobs on it back to back (benchmarks.versus)."""
     try:
         other = versus.checkout(directory)
-        versus.this_checkout()
     except versus.VersusError as error:
         print(f"bench_derive: {error}", file=sys.stderr)
         return 2
+    mine = versus.this_checkout()
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as scratch:
         url, drop = scratch_database(engine_name, Path(scratch))
         try:
             counts = build(url, full_plan(scale, shape))
             print(f"built {sum(counts.values()):,} rows: {_listed(counts)}", flush=True)
-            mine, other = versus.back_to_back(url, other, max(rounds, 1))
+            versus.back_to_back(url, mine, other, max(rounds, 1))
         except versus.VersusError as error:
             print(f"bench_derive: {error}", file=sys.stderr)
             return 1

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +26,8 @@ from adapters.schema import OUR_PREFIX
 from benchmarks.installation import NOW, WINDOW
 from core.table_names import is_table_name
 from core.time import DAY_S
+from tests.conftest import REPO_ROOT
+from tests.db import faults
 
 
 class VersusError(Exception):
@@ -37,7 +38,7 @@ class VersusError(Exception):
 class Checkout:
     name: str  # "this", or the other checkout's commit
     directory: Path
-    runrecord: Path
+    runrecord: list[str]  # the command that runs its `runrecord`
     runs: list[dict[str, Any]] = field(default_factory=list)  # per round: seconds, writes derived, phases
 
     def seconds(self) -> list[float]:
@@ -49,15 +50,12 @@ def checkout(directory: Path) -> Checkout:
     runrecord = directory / ".venv" / "bin" / "runrecord"
     if not runrecord.is_file():
         raise VersusError(f"no {runrecord}: run `make .venv/.installed` in {directory} first")
-    return Checkout(_commit(directory), directory, runrecord)
+    return Checkout(_commit(directory), directory, [str(runrecord)])
 
 
 def this_checkout() -> Checkout:
-    """This checkout, run by the command installed beside the interpreter running the benchmark."""
-    runrecord = Path(sys.prefix) / "bin" / "runrecord"
-    if not runrecord.is_file():
-        raise VersusError(f"no {runrecord}: run the benchmark with the interpreter of this checkout's .venv")
-    return Checkout("this", Path(__file__).resolve().parent.parent, runrecord)
+    """This checkout, run by the interpreter running the benchmark."""
+    return Checkout("this", REPO_ROOT, faults.command())
 
 
 def _commit(directory: Path) -> str:
@@ -67,10 +65,10 @@ def _commit(directory: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else str(directory)
 
 
-def back_to_back(url: URL, other: Checkout, rounds: int) -> tuple[Checkout, Checkout]:
-    """Run this checkout's job and the other's `rounds` times each on the installation at `url`, alternating;
-    the installation is left as it was built, without this project's tables."""
-    mine = this_checkout()
+def back_to_back(url: URL, mine: Checkout, other: Checkout, rounds: int) -> None:
+    """Run the two checkouts' jobs `rounds` times each on the installation at `url`, alternating, each run's
+    figures kept in its checkout's `runs`; the installation is left as it was built, without this project's
+    tables."""
     mark = _last_observed(url)
     for number in range(rounds):
         order = (other, mine) if number % 2 == 0 else (mine, other)
@@ -78,7 +76,6 @@ def back_to_back(url: URL, other: Checkout, rounds: int) -> tuple[Checkout, Chec
             reset(url, mark)
             job.runs.append(_derive(job, url))
     reset(url, mark)
-    return mine, other
 
 
 def _last_observed(url: URL) -> int:
@@ -122,7 +119,7 @@ def _derive(job: Checkout, url: URL) -> dict[str, Any]:
 def _run(job: Checkout, *arguments: str) -> str:
     # The other checkout imports its own packages: none of this process's search path.
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    command = [str(job.runrecord), *arguments]
+    command = [*job.runrecord, *arguments]
     done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=job.directory)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]

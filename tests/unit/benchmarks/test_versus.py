@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +14,6 @@ from adapters.database import make_engine
 from adapters.schema import OUR_PREFIX
 from benchmarks import bench_derive, versus
 from benchmarks.installation import SHAPES, build, full_plan
-
-THIS = Path(__file__).resolve().parents[3]
 
 
 def _installation(tmp_path: Path) -> URL:
@@ -37,9 +35,9 @@ def _left(url: URL) -> tuple[list[str], int]:
 
 def test_each_job_derives_the_same_installation_and_leaves_it_as_it_was_built(tmp_path: Path) -> None:
     url = _installation(tmp_path)
-    # The other checkout is this one, run by the command of the interpreter running the tests.
-    itself = versus.Checkout("itself", THIS, Path(sys.prefix) / "bin" / "runrecord")
-    mine, other = versus.back_to_back(url, itself, rounds=1)
+    # The other checkout is this one again, under another name.
+    mine, other = versus.this_checkout(), replace(versus.this_checkout(), name="itself")
+    versus.back_to_back(url, mine, other, rounds=1)
     assert len(mine.runs) == len(other.runs) == 1
     writes = {run["writes"] for run in [*mine.runs, *other.runs]}
     assert len(writes) == 1 and writes.pop() > 0, "every run derived the same writes, from nothing derived"
