@@ -334,10 +334,15 @@ def _fill_candidates(connection: Connection, lanes: _Lanes) -> bool:
     return True
 
 
+def _moment(writes: Table) -> ColumnElement[int]:
+    """W's moment (rule 3): a row inserted by then has an insertion floor at most this."""
+    return writes.c.written_at + SAME_SAVE_S
+
+
 def _bound(lanes: _Lanes) -> ColumnElement[int]:
     """The latest insertion floor of a lane's rows a write may take: W's moment (rule 3), none for a named
     run (its rows are its own whatever their stamps)."""
-    return case((lanes.lane < 0, NO_FLOOR), else_=lanes.table.c.written_at + SAME_SAVE_S)
+    return case((lanes.lane < 0, NO_FLOOR), else_=_moment(lanes.table))
 
 
 def _fill_positions(connection: Connection, lanes: _Lanes) -> None:
@@ -383,7 +388,7 @@ def _fill_matches(connection: Connection, lanes: _Lanes, multi: bool) -> None:
     dialect = connection.dialect.name
     w = lanes.table
     columns = [c.name for c in batch_match.c]
-    moment = w.c.written_at + SAME_SAVE_S
+    moment = _moment(w)
     if multi:
         p, c = batch_pos, batch_candidate
         rows = select(
@@ -415,7 +420,7 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
     alone = and_(same_record(dialect, w, x), x.c.lane == lanes.lane)
     inserted = and_(same_record(dialect, w, h), h.c.lane == lanes.lane, h.c.floor <= _bound(lanes))
     write = (w.c.event_uid, w.c.tablename, w.c.recuid, w.c.written_at, w.c.due)
-    moment = w.c.written_at + SAME_SAVE_S
+    moment = _moment(w)
     if plans.seeks_last_per_row(dialect):
         # One seek at the end of the lane's range of the index, and the row read by its rowid.
         last = select(plans.sqlite_rowid(h)).where(inserted).order_by(h.c.floor.desc(), h.c.uid.desc())
@@ -460,7 +465,7 @@ def _fill_evidence(connection: Connection) -> None:
     m, h = batch_match, batch_history
     last_inserted = (
         select(h.c.uid)
-        .where(same_record(dialect, m, h), h.c.floor <= m.c.written_at + SAME_SAVE_S)
+        .where(same_record(dialect, m, h), h.c.floor <= _moment(m))
         .order_by(h.c.floor.desc(), h.c.uid.desc())
         .limit(1)
         .scalar_subquery()
