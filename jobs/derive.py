@@ -176,6 +176,8 @@ def derive_outcomes(
                 if stop is not None and stop():
                     summary.stopped = True
                     break
+                if result.runs_in_page < plan.limit:
+                    break  # a short page was the last: the next would only find none
         finally:
             _drop_quietly(connection)
     summary.seconds = time.perf_counter() - started
