@@ -236,6 +236,7 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
             func.min(w.written_at).label("first_write_at"),
             func.max(w.written_at).label("last_write_at"),
             func.min(w.event_uid).label("record_key"),
+            func.count().label("writes"),
         )
         .where(w.target_state != UNREADABLE)
         .group_by(name, w.recuid, w.target_state)
@@ -251,12 +252,17 @@ def _fill_records(connection: Connection, settings: BatchSettings, tables: list[
         ],
         else_=Presence.ROW_MISSING.value,
     )
+    # Whether the record has more than one AI write, of any run, in this batch or not: two of its writes in
+    # the batch say so; else a second row of its targets, one probe whatever a hot record's count.
     t = targets.target
-    ai_writes = (
-        select(func.count())
+    second = (
+        select(t.c.event_uid)
         .where(t.c.tablename == distinct.c.tablename, t.c.recuid == distinct.c.recuid)
+        .limit(1)
+        .offset(1)
         .scalar_subquery()
     )
+    ai_writes = case((distinct.c.writes > 1, 2), (second.is_not(None), 2), else_=1)
     records = select(
         distinct.c.tablename,
         distinct.c.recuid,

@@ -82,7 +82,7 @@ batch_record = _temporary(
     Column("presence", String(16), nullable=False),
     integer_column("first_write_at"),  # the first and the last write to the record in this batch
     integer_column("last_write_at"),
-    integer_column("ai_writes"),  # the record's AI writes of any run, in this batch or not
+    integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
 )
 batch_window = _temporary(

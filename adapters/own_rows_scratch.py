@@ -58,7 +58,7 @@ batch_ai = _temporary(
     integer_column("channel"),
     integer_column("channel_rank"),  # its rank i within its channel: its lane's, unless rows name its run
     Column("due", SmallInteger, nullable=False),
-    integer_column("record_writes"),  # the AI writes of its record (tx_runrecord_batch_record.ai_writes)
+    integer_column("record_writes"),  # 2 when its record has more than one AI write, else 1 (batch_record's)
 )
 batch_channel = _temporary(
     "tx_runrecord_batch_channel", *_record(), integer_column("channel"), integer_column("run_uid")
