@@ -296,3 +296,16 @@ def test_an_edit_back_to_the_value_before_the_write_is_reverted(installation_eng
 
     writes, _ = stored(installation_engine)
     assert writes[1] == Judged("edited", "", "reverted", DAY_S, (2, 3))
+
+
+def test_a_field_the_own_rows_text_names_twice_is_one_written_field(installation_engine: Engine) -> None:
+    site, _ = _one_write(OTHER_EDITOR, at=T - 3)
+    _, own = site.rows[1]
+    own["history_data"] = '{"oldRecord":{"title":"a"},"newRecord":{"title":"b","title":"b"}}'
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
