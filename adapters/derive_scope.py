@@ -44,31 +44,16 @@ from core.outcomes import BOOKKEEPING_FIELDS, FIELD_ACTIONS, RELEASE_FIELD, Acti
 FIELD_ACTION_VALUES = tuple(action.value for action in FIELD_ACTIONS)
 
 
-def fill_keys(connection: Connection, statistics: Statistics) -> None:
+def fill_keys(connection: Connection, statistics: Statistics) -> bool:
     """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): the own
     add or modify row of each due write whose window holds a change (only then do W's fields decide
     anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
-    record's draft rows since its previous publish)."""
+    record's draft rows since its previous publish). Returns whether a window holds a publish."""
     dialect = connection.dialect.name
-    h, w, m, a = own_rows_scratch.batch_history, batch_window, own_rows_scratch.batch_match, batch_window_agg
-    record = (h.c.tablename, h.c.recuid, h.c.uid)
-    publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
-    connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
-    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(FIELD_ACTION_VALUES))
-    connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
-    d, p = batch_draft_row, batch_publish
-    previous = (
-        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
-    )
-    moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
-        w.join(
-            d,
-            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
-        )
-    )
-    moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
-    connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
-    statistics(batch_draft_of)
+    w, m, a = batch_window, own_rows_scratch.batch_match, batch_window_agg
+    publishing = _window_publishes(connection)
+    if publishing:
+        _fill_drafts(connection, statistics)
     asking = m.join(a, a.c.event_uid == m.c.event_uid)
     wanted = union(
         select(m.c.own_uid.label("uid"))
@@ -92,9 +77,42 @@ def fill_keys(connection: Connection, statistics: Statistics) -> None:
 
     sqljson.cast_first(connection, fill)
     statistics(batch_keys)
+    return publishing
 
 
-def fill_scope(connection: Connection, statistics: Statistics) -> None:
+def _window_publishes(connection: Connection) -> bool:
+    """Whether a window of the batch holds a publish (most batches have none: no drafts to read then)."""
+    w = batch_window
+    found = select(w.c.uid).where(w.c.actiontype == Action.PUBLISH.value).limit(1)
+    return connection.execute(found).first() is not None
+
+
+def _fill_drafts(connection: Connection, statistics: Statistics) -> None:
+    """The drafts each publish of a window moved onto the record: the record's draft rows since its previous
+    publish (DESIGN.md rule 4, workspaces)."""
+    dialect = connection.dialect.name
+    h, w = own_rows_scratch.batch_history, batch_window
+    record = (h.c.tablename, h.c.recuid, h.c.uid)
+    publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
+    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(FIELD_ACTION_VALUES))
+    connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
+    d, p = batch_draft_row, batch_publish
+    previous = (
+        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
+    )
+    moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
+        w.join(
+            d,
+            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
+        )
+    )
+    moved = moved.where(w.c.actiontype == Action.PUBLISH.value)
+    connection.execute(insert(batch_draft_of).from_select([c.name for c in batch_draft_of.c], moved))
+    statistics(batch_draft_of)
+
+
+def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bool) -> None:
     """The written and changed field names of each due write, the changes whose keys cannot be read, their
     counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
     key lists batch_keys holds; values compared in SQL only."""
@@ -114,10 +132,14 @@ def fill_scope(connection: Connection, statistics: Statistics) -> None:
     modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
     modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
     connection.execute(insert(batch_changed).from_select(columns, modified))
-    source, field = sqljson.array_elements(dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals)
-    published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
-    connection.execute(insert(batch_changed).from_select(columns, published.where(field.not_in(bookkeeping))))
-    _fill_unreadable(connection)
+    if publishing:
+        source, field = sqljson.array_elements(
+            dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals
+        )
+        published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
+        published = published.where(field.not_in(bookkeeping))
+        connection.execute(insert(batch_changed).from_select(columns, published))
+    _fill_unreadable(connection, publishing=publishing)
     statistics(batch_written, batch_changed, batch_unreadable_agg)
     c, wr = batch_changed.c, batch_written.c
     human, known = c.automation == 0, wr.field.is_not(None)
@@ -139,7 +161,7 @@ def fill_scope(connection: Connection, statistics: Statistics) -> None:
     _fill_reverted(connection)
 
 
-def _fill_unreadable(connection: Connection) -> None:
+def _fill_unreadable(connection: Connection, *, publishing: bool) -> None:
     """The window's changes whose keys cannot be read: a modify's history_data, or a publish without drafts
     or with a draft whose history_data cannot be read (core.outcomes._changed_keys gives None)."""
     w, k, d = batch_window, batch_keys, batch_draft_of
@@ -150,18 +172,19 @@ def _fill_unreadable(connection: Connection) -> None:
         .where(w.c.actiontype == Action.MODIFY.value, k.c.fields.is_(None))
     )
     connection.execute(insert(batch_unreadable).from_select(columns, modifies))
-    publishes = (
-        select(w.c.event_uid, w.c.uid, w.c.automation)
-        .select_from(
-            w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
-                k, k.c.uid == d.c.draft_uid
+    if publishing:
+        publishes = (
+            select(w.c.event_uid, w.c.uid, w.c.automation)
+            .select_from(
+                w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
+                    k, k.c.uid == d.c.draft_uid
+                )
             )
+            .where(w.c.actiontype == Action.PUBLISH.value)
+            .group_by(w.c.event_uid, w.c.uid, w.c.automation)
+            .having(or_(func.count(d.c.draft_uid) == 0, func.count(d.c.draft_uid) > func.count(k.c.fields)))
         )
-        .where(w.c.actiontype == Action.PUBLISH.value)
-        .group_by(w.c.event_uid, w.c.uid, w.c.automation)
-        .having(or_(func.count(d.c.draft_uid) == 0, func.count(d.c.draft_uid) > func.count(k.c.fields)))
-    )
-    connection.execute(insert(batch_unreadable).from_select(columns, publishes))
+        connection.execute(insert(batch_unreadable).from_select(columns, publishes))
     u = batch_unreadable.c
     human = u.automation == 0
     counts = select(
