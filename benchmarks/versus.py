@@ -100,7 +100,12 @@ def reset(url: URL, mark: int) -> None:
                 if name.startswith(OUR_PREFIX) and is_table_name(name):
                     connection.exec_driver_sql(f"DROP TABLE {quote(name)}")
             rows = upstream_schema.call_outcome
-            connection.execute(delete(rows).where(rows.c.uid > mark))
+            if mark == 0 and connection.dialect.name != "sqlite":
+                # Built empty: emptied as it was, without the dead rows a DELETE leaves to the next run
+                # (PostgreSQL's index entries, InnoDB's purge), which made each round slower than the last.
+                connection.exec_driver_sql(f"TRUNCATE TABLE {quote(rows.name)}")
+            else:
+                connection.execute(delete(rows).where(rows.c.uid > mark))
     finally:
         engine.dispose()
 
