@@ -310,7 +310,14 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     )
     delete = h.c.actiontype == Action.DELETE.value
     asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
-    ai_row = or_(h.c.named_run.is_not(None), select(own.c.uid).where(own.c.uid == h.c.uid).exists())
+    owned: ColumnElement[bool]
+    if plans.hashes_a_list(dialect):
+        # The own rows of the batch's writes hashed once from their match rows (batch_own stays empty).
+        owner = own_rows_scratch.batch_match.alias("owner")
+        owned = h.c.uid.in_(select(owner.c.own_uid).where(owner.c.own_uid.is_not(None)))
+    else:
+        owned = select(own.c.uid).where(own.c.uid == h.c.uid).exists()
+    ai_row = or_(h.c.named_run.is_not(None), owned)
     in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
     in_deletes = and_(delete, decision.stamped_in(DELETES.stamped, span))
     # The look-up of AI rows last: MariaDB asks the conditions in this order, and reads every row of the

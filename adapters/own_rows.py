@@ -111,7 +111,8 @@ def match_own_rows(
         _fill_positions(connection, lanes)
         statistics(batch_pos)
     _fill_matches(connection, lanes, multi)
-    _mark_own_rows(connection)
+    if not plans.hashes_a_list(connection.dialect.name):
+        _mark_own_rows(connection)
     statistics(batch_match, batch_own)
 
 

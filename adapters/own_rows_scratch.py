@@ -22,7 +22,8 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      run) and the greedy pos_i = i + min over j >= i of (p_j - j)
     batch_match      each write's own row (the pos_i-th of its lane), whether it cannot be told, its
                      boundary (the own row, else the last row inserted by t + SAME_SAVE_S, else 0)
-    batch_own        the own rows: with the rows a correlation id names, the AI rows of the records
+    batch_own        the own rows: with the rows a correlation id names, the AI rows of the records (not
+                     filled where the window hashes them from batch_match: plans.hashes_a_list)
 
 `sys_history.userid` and `be_user` are compared inside adapters.own_rows' statements only; no table here
 holds either (a channel is an event uid).
