@@ -80,16 +80,14 @@ def match_own_rows(
     _fill_ai(connection, records, writes)
     statistics(batch_ai)
     a = batch_ai
-    dialect = connection.dialect.name
-    name = exact(dialect, a.c.tablename)
-    if not plans.probes_grouped_subquery(dialect):
-        # The channels of the records written more than once, with the key a row's look-up of its writer's
-        # goes by (elsewhere the history statement groups them out of batch_ai itself).
-        connection.execute(
-            insert(batch_channel).from_select(
-                ["tablename", "recuid", "channel", "run_uid"], _shared_channels()
-            )
-        )
+    name = exact(connection.dialect.name, a.c.tablename)
+    # The channels of the records written more than once: a row of one finds its writer's among them.
+    shared = select(a.c.tablename, a.c.recuid, a.c.channel, a.c.run_uid).where(
+        a.c.event_uid == a.c.channel, a.c.record_writes > 1
+    )
+    connection.execute(
+        insert(batch_channel).from_select(["tablename", "recuid", "channel", "run_uid"], shared)
+    )
     writers = (
         select(
             name.label("tablename"),
@@ -116,14 +114,6 @@ def match_own_rows(
     if not plans.hashes_a_list(connection.dialect.name):
         _mark_own_rows(connection)
     statistics(batch_match, batch_own)
-
-
-def _shared_channels() -> Select[Any]:
-    """One write of each channel of the records written more than once: a history row of one finds its
-    writer's channel among them."""
-    a = batch_ai
-    shared = a.c.event_uid == a.c.channel, a.c.record_writes > 1
-    return select(a.c.tablename, a.c.recuid, a.c.channel, a.c.run_uid).where(*shared)
 
 
 def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
@@ -229,16 +219,15 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
         # The record's channels by user, built once with a key: one probe per row, not a look-up of every
         # channel's run (a hot record written by forty users: forty for each of its rows).
         writer_run = run.alias("writer_run")
-        channels = _shared_channels().subquery("channels")
         writers = (
             select(
-                channels.c.tablename,
-                channels.c.recuid,
+                c.c.tablename,
+                c.c.recuid,
                 writer_run.c.be_user.label("userid"),
-                func.min(channels.c.channel).label("channel"),
+                func.min(c.c.channel).label("channel"),
             )
-            .select_from(channels.join(writer_run, writer_run.c.uid == channels.c.run_uid))
-            .group_by(*record_partition(dialect, channels), writer_run.c.be_user)
+            .select_from(c.join(writer_run, writer_run.c.uid == c.c.run_uid))
+            .group_by(*record_partition(dialect, c), writer_run.c.be_user)
             .subquery("writers")
         )
         on = and_(r.c.channels > 1, same_record(dialect, found, writers), writers.c.userid == found.c.userid)

@@ -5,8 +5,7 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      are AI rows for all), with its channel: the smallest event uid among the record's writes
                      whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
     batch_channel    one write of each channel of the records written more than once, through which a
-                     history row of a record several backend users wrote finds its writer's channel (MariaDB;
-                     elsewhere the history statement groups them out of batch_ai itself)
+                     history row of a record several backend users wrote finds its writer's channel
     batch_writer     per record, its channels, and the one channel and its run where it has only one: the
                      record's rows then meet that run's backend user once, not a channel per row
     batch_history    every retained row of the records: live (workspace 0), written by automation (the
