@@ -250,9 +250,10 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
     by_single = case((single.c.be_user == found.c.userid, r.c.channel))
     channel = case((r.c.channels == 1, by_single), else_=shared)
     scope = run_scope(dialect, found.c.correlation_id)
-    named = case(
-        (scope.is_not(None), select(func.min(run.c.uid)).where(run.c.uuid == scope).scalar_subquery())
-    )
+    # min(uid + 0): PostgreSQL, without statistics of the runs, read min(uid) as a walk of the primary key
+    # until a run of that uuid came, every run for each row; min(uid + 0) is read through the uuid's index.
+    first_run = select(func.min(run.c.uid + 0)).where(run.c.uuid == scope).scalar_subquery()
+    named = case((scope.is_not(None), first_run))
     # One level, the window beside the row's own columns: a row's channel is asked only for its lane, and a
     # run a row names only where its correlation id has a run's scope (no row of today's nr-llm).
     lane = case((_is_candidate(live, found.c.actiontype), func.coalesce(-named, channel)))
