@@ -79,8 +79,7 @@ batch_writer = _temporary(
 batch_history = _temporary(
     "tx_runrecord_batch_history",
     integer_column("uid"),
-    Column("tablename", String(255), nullable=False),
-    integer_column("recuid"),
+    *_record(),
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("live", SmallInteger, nullable=False),
