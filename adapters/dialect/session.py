@@ -157,20 +157,8 @@ def _creating(dialect: Dialect, table: Table) -> tuple[str, ...]:
 
 def drop_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
     """Drop a job's temporary tables from its connection: in one statement where the dialect takes a list."""
-    dialect = connection.dialect.name
-    if not tables:
-        return
-    if dialect == POSTGRESQL:
-        connection.exec_driver_sql(
-            "DROP TABLE IF EXISTS " + ", ".join(f"pg_temp.{table.name}" for table in tables)
-        )
-    elif is_mariadb(dialect):
-        connection.exec_driver_sql(
-            "DROP TEMPORARY TABLE IF EXISTS " + ", ".join(table.name for table in tables)
-        )
-    else:
-        for table in tables:
-            connection.exec_driver_sql(drop_temporary_table(dialect, table))
+    for statement in _dropping(connection.dialect.name, tables):
+        connection.exec_driver_sql(statement)
 
 
 def analyze(connection: Connection, *tables: Table) -> None:
@@ -207,12 +195,15 @@ def empty_temporary_tables(connection: Connection, tables: Sequence[Table]) -> N
         connection.exec_driver_sql(f"DELETE FROM {table.name}")
 
 
-def drop_temporary_table(dialect: str, table: Table) -> str:
-    """DROP of a temporary table that can never reach a permanent table of the same name."""
+def _dropping(dialect: str, tables: Sequence[Table]) -> list[str]:
+    """DROP of temporary tables that can never reach a permanent table of the same name: one statement for all
+    of them where the dialect takes a list (PostgreSQL, MariaDB), one a table on SQLite."""
+    if not tables:
+        return []
     if dialect == POSTGRESQL:
-        return f"DROP TABLE IF EXISTS pg_temp.{table.name}"
-    if dialect == SQLITE:
-        return f"DROP TABLE IF EXISTS temp.{table.name}"
+        return ["DROP TABLE IF EXISTS " + ", ".join(f"pg_temp.{table.name}" for table in tables)]
     if is_mariadb(dialect):
-        return f"DROP TEMPORARY TABLE IF EXISTS {table.name}"
+        return ["DROP TEMPORARY TABLE IF EXISTS " + ", ".join(table.name for table in tables)]
+    if dialect == SQLITE:
+        return [f"DROP TABLE IF EXISTS temp.{table.name}" for table in tables]
     raise NotImplementedError(f"no temporary tables for the {dialect} dialect")
