@@ -175,10 +175,13 @@ def _fill_ai(connection: Connection, records: Table, writes: Table) -> None:
     # The writes of one record by runs of one backend user share a channel; a write whose run is gone has
     # one of its own. be_user only partitions here: it is never selected out of the statement.
     # One partition and order for both windows: one sort. The record by its integer key, cheaper to compare
-    # than its table name and uid.
+    # than its table name and uid. The channel is the first write's event uid: a frame up to the current row
+    # (SQLite computed the minimum over the whole partition at 9 ms a batch against 5).
     partition = [r.c.record_key, writer.c.be_user]
     order = (found.c.written_at, found.c.event_uid)
-    same_user = func.min(found.c.event_uid).over(partition_by=partition, order_by=order, rows=(None, None))
+    same_user = func.first_value(found.c.event_uid).over(
+        partition_by=partition, order_by=order, rows=(None, 0)
+    )
     rank = func.row_number().over(partition_by=partition, order_by=order)
     gone = writer.c.uid.is_(None)
     inserted(joined, found, case((gone, found.c.event_uid), else_=same_user), case((gone, 1), else_=rank))

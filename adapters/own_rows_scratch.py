@@ -2,8 +2,9 @@
 job's connection, created with the other batch tables (adapters.derive_scratch):
 
     batch_ai         every AI write of the batch's records (any run, due or not: the rows each inserted
-                     are AI rows for all), with its channel: the smallest event uid among the record's writes
-                     whose runs act as the same backend user (tx_nrllm_agentrun.be_user, compared in SQL only)
+                     are AI rows for all), with its channel: the event uid of the first (by written_at,
+                     event uid) of the record's writes whose runs act as the same backend user
+                     (tx_nrllm_agentrun.be_user, compared in SQL only)
     batch_channel    one write of each channel of the records written more than once, through which a
                      history row of a record several backend users wrote finds its writer's channel
     batch_writer     per record, its channels, and the one channel and its run where it has only one: the

@@ -102,8 +102,8 @@ class HistoryRow:
     """One sys_history row of the written record; only the keys of history_data, never its values.
 
     Who wrote it is known only as comparisons made inside SQL: `channel` names the AI writes of this record
-    whose run's backend user wrote the row (the smallest event uid among them, Write.channel), `by_automation`
-    that the `_cli_` user wrote it, `restores` which rows' old values its new values equal."""
+    whose run's backend user wrote the row (one event uid among them names them all, Write.channel),
+    `by_automation` that the `_cli_` user wrote it, `restores` which rows' old values its new values equal."""
 
     uid: int
     tstamp: int
@@ -129,8 +129,8 @@ class HistoryRow:
 class Write:
     """One tool_write event: W wrote record `uid` of `table` at `written_at` (the event's crdate, t).
 
-    `channel` groups the AI writes of one record whose runs act as the same backend user (compared in SQL: the
-    smallest event uid among them); `run` is the run's uuid."""
+    `channel` groups the AI writes of one record whose runs act as the same backend user (compared in SQL: one
+    event uid among them names them all); `run` is the run's uuid."""
 
     event_uid: int
     table: str

@@ -260,8 +260,8 @@ def _show_conversation(
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1, max=5_000),
-    default=5_000,  # jobs.derive.BATCH_SIZE: fewer commits, memory still flat (about 90 MB)
+    type=click.IntRange(min=1, max=50_000),  # jobs.derive.MAX_BATCH_SIZE
+    default=10_000,  # jobs.derive.BATCH_SIZE
     show_default=True,
     help="Runs per batch; each batch is one transaction.",
 )
