@@ -76,6 +76,8 @@ EVENT_MARK = "tx_nrllm_agentrun_event"
 # The statuses of a run that may still write (DOMAIN.md lists every status nr-llm sets).
 UNFINISHED_STATUSES = tuple(sorted(status.value for status in RunStatus if status not in FINISHED_STATUSES))
 _TARGET_COLUMNS = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
+# The members of a tool_write event's payload that name its target (DOMAIN.md).
+_TABLE_KEY, _UID_KEY = "writeTargetTable", "writeTargetUid"
 
 _OBSERVED = tuple(outcome.value for outcome in CallOutcome)
 
@@ -179,13 +181,13 @@ def _of_runs(dialect: str, runs: Sequence[int], *, guarded: bool) -> Select[Any]
 
 def _targets_query(dialect: str, events: Select[Any]) -> Select[Any]:
     """The targets of the events (uid, run, crdate, parsed payload `document`), read from their payloads."""
-    parsed = plans.fenced(dialect, events).subquery("parsed")
+    parsed = sqljson.with_members(dialect, plans.fenced(dialect, events), (_TABLE_KEY, _UID_KEY))
     return select(
         parsed.c.uid,
         parsed.c.run,
         parsed.c.crdate,
-        sqljson.json_string(dialect, parsed.c.document, "writeTargetTable", MAX_TABLE_NAME),
-        sqljson.json_uid(dialect, parsed.c.document, "writeTargetUid"),
+        sqljson.json_string(dialect, parsed, _TABLE_KEY, MAX_TABLE_NAME),
+        sqljson.json_uid(dialect, parsed, _UID_KEY),
     )
 
 
