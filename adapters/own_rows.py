@@ -88,6 +88,13 @@ def match_own_rows(
     connection.execute(
         insert(batch_channel).from_select(["tablename", "recuid", "channel", "run_uid"], shared)
     )
+    # A record's writer: its only AI write's channel as it is; the channels of a record written more than
+    # once grouped (SQLite grouped every record at 13 ms a batch against 9 for both statements).
+    columns = [c.name for c in batch_writer.c]
+    alone = select(a.c.tablename, a.c.recuid, literal(1), a.c.channel, a.c.run_uid).where(
+        a.c.record_writes <= 1
+    )
+    connection.execute(insert(batch_writer).from_select(columns, alone))
     writers = (
         select(
             name.label("tablename"),
@@ -96,10 +103,10 @@ def match_own_rows(
             func.min(a.c.channel),
             func.min(a.c.run_uid),
         )
-        .where(a.c.event_uid == a.c.channel)
+        .where(a.c.event_uid == a.c.channel, a.c.record_writes > 1)
         .group_by(name, a.c.recuid)
     )
-    connection.execute(insert(batch_writer).from_select([c.name for c in batch_writer.c], writers))
+    connection.execute(insert(batch_writer).from_select(columns, writers))
     statistics(batch_channel, batch_writer)
     _fill_history(connection, automation=automation)
     statistics(batch_history)
