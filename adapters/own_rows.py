@@ -467,7 +467,9 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
         )
         .select_from(w.outerjoin(x, alone).outerjoin(h, inserted))
         .where(x.c.lane.is_(None))
-        .group_by(*write)
+        # By the write's key alone, on which its other columns depend: MariaDB then reads the writes in its
+        # order without sorting them (86 ms against 80 ms a batch of 10,000 runs).
+        .group_by(w.c.event_uid)
     )
     # MariaDB read the rows through the floor's index, every row of the record for each write (58 ms against
     # 44 ms for a batch of 10,000 writes at scale 0.05); the lane's index gives the lane's rows.
