@@ -48,7 +48,7 @@ _NAME = String(MAX_TABLE_NAME)
 
 
 def _temporary(name: str, *columns: Any) -> Table:
-    return temporary_table(_scratch, name, *columns)
+    return temporary_table(_scratch, name, *columns, in_memory=True)
 
 
 def human_column(action: Action) -> str:

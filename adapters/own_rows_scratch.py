@@ -44,7 +44,7 @@ _NAME = String(MAX_TABLE_NAME)
 
 
 def _temporary(name: str, *columns: Any) -> Table:
-    return temporary_table(TABLES, name, *columns)
+    return temporary_table(TABLES, name, *columns, in_memory=True)
 
 
 def _record() -> tuple[Column[str], Column[int]]:

@@ -200,16 +200,19 @@ def _run_batch(
 
 def _retried(connection: Connection, work: Callable[[], _T]) -> _T:
     """`work` in one transaction, tried again from the start when only a concurrent transaction was in the
-    way (a deadlock, a lock timeout, a busy SQLite file): everything it writes is insert-or-ignore or
-    recomputed, so a second attempt gives the same rows."""
+    way (a deadlock, a lock timeout, a busy SQLite file), or at once with its tables on disk when one it kept
+    in memory was full (MariaDB): everything it writes is insert-or-ignore or recomputed, so a second attempt
+    gives the same rows."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
             with connection.begin():
                 return work()
         except DBAPIError as error:
-            if attempt == ATTEMPTS or not sqlsession.is_retryable(error):
+            spilled = sqlsession.spill_to_disk(connection, error)
+            if attempt == ATTEMPTS or not (spilled or sqlsession.is_retryable(error)):
                 raise
-            time.sleep(RETRY_PAUSE_S * attempt)
+            if not spilled:
+                time.sleep(RETRY_PAUSE_S * attempt)
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 

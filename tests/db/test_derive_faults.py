@@ -1,6 +1,7 @@
 """derive-outcomes after a crash: killed with SIGKILL at any moment, or its database connection ended in the
 middle of a batch, the next run completes, and the rows are those of an uninterrupted run, none twice
-(003_…: derived once, and the answer is final).
+(003_…: derived once, and the answer is final). A batch whose table outgrows the memory MariaDB keeps it in
+is tried again with its tables on disk, with the same rows.
 
 The installation is the demo generator's (every outcome, reason and kind of bad row it plants), derived in
 small batches so that a kill finds the job between and inside many transactions. The uninterrupted run's
@@ -17,9 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from adapters import schema
+from adapters.dialect import session as sqlsession
+from core.time import DAY_S
+from jobs.derive import derive_outcomes
 from tests.db import faults
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -103,3 +108,23 @@ def test_a_connection_ended_mid_batch_fails_the_command_with_one_line_and_the_ne
     assert failed.stderr.count("\n") == 1 and failed.stderr.startswith(f"runrecord: error: {JOB} on ")
     assert left.count(schema.run_outcome.name) < case.expected.count(schema.run_outcome.name)
     assert differences == []
+
+
+@pytest.mark.parametrize("dialect", ["mariadb"], indirect=True)
+def test_a_batch_table_that_outgrows_mariadbs_memory_goes_to_disk_and_the_rows_are_an_uninterrupted_runs(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults.restore(case.engine, case.pristine)
+    monkeypatch.setattr(sqlsession, "MEMORY_TABLE_BYTES", 16_384)  # the least MariaDB takes
+    spilled: list[bool] = []
+
+    def spill_to_disk(connection: Connection, error: DBAPIError) -> bool:
+        spilled.append(real_spill(connection, error))
+        return spilled[-1]
+
+    real_spill = sqlsession.spill_to_disk
+    monkeypatch.setattr(sqlsession, "spill_to_disk", spill_to_disk)
+    derive_outcomes(case.engine, now=int(NOW.timestamp()), window_s=7 * DAY_S, batch_size=BATCH)
+
+    assert spilled == [True]
+    assert faults.stored(case.engine, OUTPUT, case.pristine).differences(case.expected) == []
