@@ -22,10 +22,11 @@ _RETRYABLE_POSTGRESQL = frozenset({"40001", "40P01"})
 
 # MariaDB keeps a batch table that asks for it in memory (ENGINE=MEMORY, its indexes B-trees): InnoDB writes
 # undo for every row of a temporary table, about 1.4 µs a row inserted against 0.1 µs in memory (measured;
-# derive-outcomes at scale 0.05 took 3.9 s against 5.1 s). A table in memory holds at most this many bytes;
-# a batch whose table outgrows it fails with "table is full", and the job's tables are kept on disk from then
-# on (spill_to_disk).
-MEMORY_TABLE_BYTES = 256 * 1024 * 1024
+# derive-outcomes at scale 0.05 took 4.0 s against 5.1 s). A table in memory holds at most this many bytes
+# (MariaDB also sizes its allocations by it: the server held 155 MB more at the peak of that job, 370 MB with
+# 256 MB a table); a batch whose table outgrows it fails with "table is full", and the job's tables are kept
+# on disk from then on (spill_to_disk).
+MEMORY_TABLE_BYTES = 64 * 1024 * 1024
 _TABLE_FULL_MARIADB = 1114
 _IN_MEMORY = "runrecord_in_memory"  # Table.info: MariaDB may keep the table in memory
 _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on disk
