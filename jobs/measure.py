@@ -28,9 +28,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from adapters import clock, measure_facts, rates, settings, tallies
 from adapters.conversations import count_conversations
@@ -66,6 +68,9 @@ JOB = "measure-rates"
 # below every driver's parameter limit.
 BATCH_SIZE = 20_000
 MAX_BATCH_SIZE = 50_000
+
+_T = TypeVar("_T")
+
 # A row stamped this long before a mark is read again: a transaction that committed after the last
 # measurement read the tables can carry a tstamp older than the newest one it saw.
 RESCAN_MARGIN_S = 300
@@ -189,21 +194,11 @@ def _measure(
     timer("changed")
     after = 0
     while True:
-        with connection.begin():
-            scope: UidRange | list[int]
-            if listed is None:
-                upto = batch_end(connection, after=after, size=batch_size)
-                if upto is None:
-                    break
-                scope = UidRange(after, upto)
-                following = upto
-            else:
-                scope = listed[after : after + batch_size]
-                if not scope:
-                    break
-                following = after + batch_size
-            timer("batch_end")
-            changed |= _count(summary, measure_batch(connection, scope, now=now, timer=timer))
+        following = _spilling(
+            connection, partial(_next_batch, connection, summary, listed, after, batch_size, changed, timer)
+        )
+        if following is None:
+            break
         timer("commit")
         after = following
         summary.batches += 1
@@ -212,15 +207,17 @@ def _measure(
         if stop_requested():
             summary.stopped = True
             return
-    with connection.begin():
-        unnamed, periods = measure_unnamed_runs(
+    unnamed, periods = _spilling(
+        connection,
+        lambda: measure_unnamed_runs(
             connection,
             run_uid=None if touched is None or since is None else since.run_uid,
             run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
             now=now,
             timer=timer,
-        )
-        changed |= periods
+        ),
+    )
+    changed |= periods
     timer("commit")
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
@@ -256,6 +253,45 @@ def _measure(
             now=now,
         )
     timer("rates")
+
+
+def _next_batch(
+    connection: Connection,
+    summary: Summary,
+    listed: list[int] | None,
+    after: int,
+    batch_size: int,
+    changed: set[tuple[Grain, date]],
+    timer: PhaseTimer,
+) -> int | None:
+    """Measure the batch after `after` (a conversation uid, or a place in `listed`), counted into `summary`
+    and `changed`; where the next batch starts, or None when there is no batch left."""
+    scope: UidRange | list[int]
+    if listed is None:
+        upto = batch_end(connection, after=after, size=batch_size)
+        if upto is None:
+            return None
+        scope, following = UidRange(after, upto), upto
+    else:
+        scope = listed[after : after + batch_size]
+        if not scope:
+            return None
+        following = after + batch_size
+    timer("batch_end")
+    changed |= _count(summary, measure_batch(connection, scope, now=summary.now, timer=timer))
+    return following
+
+
+def _spilling(connection: Connection, work: Callable[[], _T]) -> _T:
+    """`work` in one transaction, done once more with the job's batch tables on disk when one that MariaDB
+    kept in memory was full (adapters.dialect.session.spill_to_disk)."""
+    while True:
+        try:
+            with connection.begin():
+                return work()
+        except DBAPIError as error:
+            if not sqlsession.spill_to_disk(connection, error):
+                raise
 
 
 def _since(stored: dict[str, int]) -> Marks | None:

@@ -30,7 +30,7 @@ NAME_LENGTH = 255  # the longest run uuid a message or record entry may name and
 
 
 def _table(name: str, *columns: Column[Any]) -> Table:
-    return temporary_table(_scratch, f"tx_runrecord_m_{name}", *columns)
+    return temporary_table(_scratch, f"tx_runrecord_m_{name}", *columns, in_memory=True)
 
 
 def _flag(name: str) -> Column[object]:

@@ -1,6 +1,7 @@
 """measure-rates after a crash: killed with SIGKILL at any moment, or its database connection ended in the
 middle of a unit of work, the next run completes, and the facts, rates, marks and alerts are those of an
-uninterrupted run, none twice.
+uninterrupted run, none twice. A batch whose table outgrows the memory MariaDB keeps it in is done again with
+its tables on disk, with the same rows.
 
 The installation is the demo generator's, its outcomes derived first; before every attempt it is put back
 as it was then (tests/db/faults.py), measure-rates' own bookkeeping included.
@@ -15,11 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from adapters import schema
+from adapters.dialect import session as sqlsession
 from core.time import DAY_S
 from jobs.derive import derive_outcomes
+from jobs.measure import measure_rates
 from tests.db import faults
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -108,3 +112,23 @@ def test_a_connection_ended_mid_transaction_fails_the_command_with_one_line_and_
     )
     assert left.count(schema.rate.name) == 0
     assert differences == []
+
+
+@pytest.mark.parametrize("dialect", ["mariadb"], indirect=True)
+def test_a_batch_table_that_outgrows_mariadbs_memory_goes_to_disk_and_the_rows_are_an_uninterrupted_runs(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults.restore(case.engine, case.pristine)
+    monkeypatch.setattr(sqlsession, "MEMORY_TABLE_BYTES", 16_384)  # the least MariaDB takes
+    spilled: list[bool] = []
+
+    def spill_to_disk(connection: Connection, error: DBAPIError) -> bool:
+        spilled.append(real_spill(connection, error))
+        return spilled[-1]
+
+    real_spill = sqlsession.spill_to_disk
+    monkeypatch.setattr(sqlsession, "spill_to_disk", spill_to_disk)
+    measure_rates(case.engine, now=int(NOW.timestamp()), window_s=7 * DAY_S)
+
+    assert spilled == [True]
+    assert faults.stored(case.engine, OUTPUT, case.pristine).differences(case.expected) == []
