@@ -179,8 +179,9 @@ def _creating(dialect: Dialect, table: Table, memory: bool) -> tuple[str, ...]:
     if (table.name, memory) not in compiled:
         ddl: list[ExecutableDDLElement] = [CreateTable(table), *(CreateIndex(i) for i in table.indexes)]
         create, *indexes = (str(element.compile(dialect=dialect)).strip() for element in ddl)
-        if memory:  # a MEMORY table's indexes are hashes unless they say otherwise: no ranges, no order
-            create, indexes = f"{create} ENGINE=MEMORY", [f"{index} USING BTREE" for index in indexes]
+        if memory:  # a MEMORY table's keys are hashes unless they say otherwise: no ranges, no order
+            create = create.replace("PRIMARY KEY (", "PRIMARY KEY USING BTREE (") + " ENGINE=MEMORY"
+            indexes = [f"{index} USING BTREE" for index in indexes]
         compiled[(table.name, memory)] = (create, *indexes)
     return compiled[(table.name, memory)]
 
