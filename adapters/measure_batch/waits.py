@@ -151,8 +151,17 @@ def fill_waits(connection: Connection) -> None:
         e.run == k.run,
         e.kind == EventKind.APPROVAL.value,
     )
+    # The runs that need their waits first, as a table of their own: as `IN (…)` MariaDB flattened it into a
+    # semi-join, ordered the events before the counts, and read every event of the installation (0.8 s
+    # against 0.02 s at scale 0.02 of the wide shape, measured, depending on the events' statistics).
+    runs = needed.distinct().subquery("needed")
     joined, found = plans.inner_probe(
-        d, scratch.count, event, on, [e.uid, e.run, e.sequence, e.crdate], "approval"
+        d,
+        runs.join(scratch.count, k.run == runs.c.run_uid),
+        event,
+        on,
+        [e.uid, e.run, e.sequence, e.crdate],
+        "approval",
     )
     ev = found.c
     # The event before it: found in the (run, sequence) index alone (its uid is in every dialect's index
@@ -174,10 +183,10 @@ def fill_waits(connection: Connection) -> None:
     steps: Select[Any] = (
         select(ev.run.label("run"), started.label("started"), ev.crdate.label("ended"))
         .select_from(joined)
-        .where(k.approvals > 0, k.run.in_(needed))
+        .where(k.approvals > 0)
     )
     steps = plans.in_order(d, plans.by_index(d, steps, event, "run_sequence"))
-    waits = plans.fenced(d, steps).subquery("waits")
+    waits = plans.evaluated_once(steps).subquery("waits")
     # No event before it: no wait (core.waits pairs each approval with the event before it).
     approvals = select(waits.c.run, waits.c.started, waits.c.ended).where(waits.c.started.is_not(None))
     connection.execute(insert(scratch.wait).from_select(columns, approvals))
