@@ -30,12 +30,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import Connection, Engine, MetaData, Table, create_engine, event, func, inspect, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 from sqlalchemy.sql import FromClause
 
 from adapters import schema
 from adapters.database import make_engine
+from adapters.dialect import session as sqlsession
 from adapters.schema import VERSION_TABLE
 from data.generate import generate
 from jobs.schema_setup import init_installation
@@ -374,3 +377,19 @@ def _kill_and_rerun(attempt: Attempt, moment: float) -> tuple[Kill, str, list[st
         + f" of {uninterrupted}; the process {'running' if kill.while_running else 'already ended'}"
     )
     return kill, when_killed, differences
+
+
+# --- MariaDB's tables in memory, full -----------------------------------------------------------------------
+def memory_full(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """MariaDB's batch tables in memory capped at the least it takes (16 KB), so that a job's first batch
+    fills one; the list records each answer of adapters.dialect.session.spill_to_disk."""
+    monkeypatch.setattr(sqlsession, "MEMORY_TABLE_BYTES", 16_384)
+    answers: list[bool] = []
+    spill = sqlsession.spill_to_disk
+
+    def recorded(connection: Connection, error: DBAPIError) -> bool:
+        answers.append(spill(connection, error))
+        return answers[-1]
+
+    monkeypatch.setattr(sqlsession, "spill_to_disk", recorded)
+    return answers

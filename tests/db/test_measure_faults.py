@@ -16,11 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Engine
 
 from adapters import schema
-from adapters.dialect import session as sqlsession
 from core.time import DAY_S
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
@@ -119,15 +117,8 @@ def test_a_batch_table_that_outgrows_mariadbs_memory_goes_to_disk_and_the_rows_a
     case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     faults.restore(case.engine, case.pristine)
-    monkeypatch.setattr(sqlsession, "MEMORY_TABLE_BYTES", 16_384)  # the least MariaDB takes
-    spilled: list[bool] = []
+    spilled = faults.memory_full(monkeypatch)
 
-    def spill_to_disk(connection: Connection, error: DBAPIError) -> bool:
-        spilled.append(real_spill(connection, error))
-        return spilled[-1]
-
-    real_spill = sqlsession.spill_to_disk
-    monkeypatch.setattr(sqlsession, "spill_to_disk", spill_to_disk)
     measure_rates(case.engine, now=int(NOW.timestamp()), window_s=7 * DAY_S)
 
     assert spilled == [True]
