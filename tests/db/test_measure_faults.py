@@ -113,7 +113,7 @@ def test_a_connection_ended_mid_transaction_fails_the_command_with_one_line_and_
 
 
 @pytest.mark.parametrize("dialect", ["mariadb"], indirect=True)
-def test_a_batch_table_that_outgrows_mariadbs_memory_goes_to_disk_and_the_rows_are_an_uninterrupted_runs(
+def test_a_measurement_whose_table_outgrows_mariadbs_memory_goes_on_on_disk_with_an_uninterrupted_runs_rows(
     case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     faults.restore(case.engine, case.pristine)
