@@ -120,7 +120,7 @@ def _keep_unfinished(connection: Connection) -> None:
     def lookup(match: plans.Match) -> Select[Any]:
         return select(run.c.uid).where(match(run.c.status))
 
-    runs = plans.for_values(dialect, String(), UNFINISHED_STATUSES, lookup, "unfinished")
+    runs = plans.for_values(dialect, String(), UNFINISHED_STATUSES, lookup, "unfinished", skewed=True)
     runs = plans.by_index(dialect, runs, run, "status_lookup")
     connection.execute(bulk.insert_or_ignore_select(dialect, unfinished_run, ["run_uid"], runs))
 
