@@ -33,6 +33,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.selectable import NamedFromClause, TableValuedAlias
 from sqlalchemy.types import TypeEngine
 
@@ -169,7 +170,9 @@ def for_values(
     frequency.
     """
     if dialect == POSTGRESQL and skewed:
-        listed = bindparam(f"{name}_values", sorted(set(values)), expanding=True, literal_execute=True)
+        listed: BindParameter[Any] = bindparam(
+            f"{name}_values", sorted(set(values)), expanding=True, literal_execute=True
+        )
         return lookup(lambda column: column.in_(listed))
     if dialect == POSTGRESQL:
         keys = key_table(f"{name}_key", {"value": (kind, sorted(set(values)))})
