@@ -387,6 +387,7 @@ def test_a_night_reads_the_runs_not_finished_through_nr_llms_key_where_nearly_ev
     # An installation's statistics, in which one status covers nearly every run: a lookup planned once for
     # any status (a LATERAL per value) read the whole table for each of the four statuses on PostgreSQL,
     # a night's fixed cost growing with every run the installation ever had (4 x 33,611 runs, measured).
+    # Here every run has completed, as on the installation it was measured on.
     run = schema.agentrun
     with site_engine.begin() as connection:
         first = connection.execute(select(func.max(run.c.uid))).scalar_one() + 1
