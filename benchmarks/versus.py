@@ -133,7 +133,8 @@ def _run(job: Checkout, *arguments: str) -> str:
 
 
 def report_lines(mine: Checkout, other: Checkout) -> list[str]:
-    """Each round's seconds of both jobs, their ratio in that round, and each part's mean."""
+    """Each round's seconds of both jobs, their ratio in that round, the best round of each, and each part's
+    mean."""
     paired = [a / b for a, b in zip(mine.seconds(), other.seconds(), strict=True)]
     label = f"this ÷ {other.name}"
     width = max(len(label), len("setup"), *(len(name) for name in _parts(mine, other))) + 2
@@ -146,6 +147,7 @@ def report_lines(mine: Checkout, other: Checkout) -> list[str]:
         row(other.name, [*other.seconds()]),
         row("this", [*mine.seconds()]),
         row(label, [*paired]) + f"   ({_slower(paired)})",
+        _best(mine, other),
         "  each part, the mean of the rounds:",
         f"    {'':<{width}}{other.name:>10}{'this':>10}",
     ]
@@ -161,6 +163,15 @@ def _slower(ratios: list[float]) -> str:
     low, high = min(ratios), max(ratios)
     span = f"{low - 1:+.0%}" if round(low, 2) == round(high, 2) else f"{low - 1:+.0%} to {high - 1:+.0%}"
     return f"this is {span} against the other"
+
+
+def _best(mine: Checkout, other: Checkout) -> str:
+    # A machine's noise only ever adds time: the fastest round of each job is the one least disturbed.
+    fastest, theirs = min(mine.seconds()), min(other.seconds())
+    return (
+        f"  best of {len(mine.runs)} rounds: this {fastest:.3f} s, {other.name} {theirs:.3f} s "
+        f"({_slower([fastest / theirs])})"
+    )
 
 
 def _mean(job: Checkout, phase: str) -> float | None:

@@ -53,3 +53,17 @@ def test_a_checkout_without_its_installed_command_is_refused_in_one_line(
     assert bench_derive.main(["--against", str(tmp_path), "--scale", "0.0005"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and "make .venv/.installed" in error
+
+
+def _timed(name: str, *seconds: float) -> versus.Checkout:
+    runs = [{"seconds": value, "writes": 1, "phases": {"history": value / 2}} for value in seconds]
+    return versus.Checkout(name, Path("."), [], runs)
+
+
+def test_the_report_sets_the_fastest_round_of_each_job_beside_the_other() -> None:
+    mine, other = _timed("this", 11.2, 12.3, 11.0), _timed("3762606", 11.8, 10.2, 10.8)
+
+    lines = versus.report_lines(mine, other)
+
+    best = [line.strip() for line in lines if line.strip().startswith("best of")]
+    assert best == ["best of 3 rounds: this 11.000 s, 3762606 10.200 s (this is +8% against the other)"]
