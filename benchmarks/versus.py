@@ -168,8 +168,9 @@ def _slower(ratios: list[float]) -> str:
 def _best(mine: Checkout, other: Checkout) -> str:
     # A machine's noise only ever adds time: the fastest round of each job is the one least disturbed.
     fastest, theirs = min(mine.seconds()), min(other.seconds())
+    rounds = f"{len(mine.runs)} round{'s' if len(mine.runs) != 1 else ''}"
     return (
-        f"  best of {len(mine.runs)} rounds: this {fastest:.3f} s, {other.name} {theirs:.3f} s "
+        f"  best of {rounds}: this {fastest:.3f} s, {other.name} {theirs:.3f} s "
         f"({_slower([fastest / theirs])})"
     )
 
