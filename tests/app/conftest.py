@@ -14,15 +14,13 @@ from streamlit.testing.v1 import AppTest
 
 from adapters.database import parse_url
 from dashboard.access import SIGNED_IN_KEY, issue_token
+from dashboard.navigation import SIGN_IN
 from data.generate import campaign_tours
 from tests.app.installations import SMALL_DEMO, bad_rows, measured_copy, small_demo
 from tests.conftest import NOW, REPO_ROOT
 
 APP = str(REPO_ROOT / "dashboard" / "app.py")
 TIMEOUT_S = 60
-# Before its first run AppTest finds a page by its file's name, which must then be the page's url_path
-# (dashboard.navigation): every view's but the sign-in's (sign_in.py at /sign-in).
-_NAMED_AS_THEIR_FILE = frozenset({"rates", "runs", "run", "conversation", "health"})
 # All the small demo holds: the conversations it asks for and its SEO campaign's tours (data/generate.py).
 SMALL_DEMO_CONVERSATIONS = SMALL_DEMO + campaign_tours(SMALL_DEMO)
 
@@ -92,14 +90,17 @@ def run_dashboard(
     app = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
     if administrator:
         app.session_state[SIGNED_IN_KEY] = issue_token()
-    if page is None:
-        return app.run()
-    app.query_params.update(query or {})
-    if page in _NAMED_AS_THEIR_FILE:
-        # Opened at its own path, as a browser opens a link to it: the default page is not run first.
+    # Before its first run AppTest finds a page by its file's name, which is every view's url_path but the
+    # sign-in's (dashboard.navigation): a view is opened at its own path, as a browser opens a link to it,
+    # without running the default page first.
+    if page is not None and page != SIGN_IN.stem:
+        app.query_params.update(query or {})
         return app.switch_page(f"views/{page}.py").run()
     app.run()
-    return app.switch_page(f"views/{page}.py").run()
+    if page is not None:
+        app.query_params.update(query or {})
+        app.switch_page(f"views/{page}.py").run()
+    return app
 
 
 @pytest.fixture
