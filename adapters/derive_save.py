@@ -88,8 +88,7 @@ def save(connection: Connection, *, now: int, window_s: int, statistics: Statist
         window_s=window_s,
     )
     mirrored = _mirror(connection, now)
-    derivable = select(r.c.run_uid).where(r.c.derivable == 1)
-    targets.forget_pending(connection, derivable)
+    targets.forget_pending(connection, r.c.run_uid, r.c.derivable == 1)
     runs_by_outcome, writes = _count(connection)
     return Saved(len(mine), mirrored, runs_by_outcome, writes)
 

@@ -41,6 +41,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Delete,
     FromClause,
     Integer,
     Join,
@@ -95,9 +96,11 @@ def extend_targets(connection: Connection) -> None:
         connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
     sqljson.cast_first(connection, in_range)
+    new = target.c.event_uid > start
     # No DISTINCT: SQLite would read the whole run index for it instead of the primary key's range.
-    touched = select(target.c.run_uid).where(target.c.event_uid > start)
-    _recompute_pending(connection, lambda run_uid: run_uid.in_(touched))
+    touched = select(target.c.run_uid).where(new)
+    forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
+    _recompute_pending(connection, lambda run_uid: run_uid.in_(touched), forget)
     _read_finished_runs(connection)
     if highest is not None:
         _set_mark(connection, EVENT_MARK, int(highest))
@@ -144,7 +147,8 @@ def _read_finished_runs(connection: Connection) -> None:
         connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
     sqljson.cast_first(connection, by_run)
-    _recompute_pending(connection, lambda run_uid: plans.in_values(dialect, run_uid, finished))
+    forget = delete(pending_run).where(plans.in_values(dialect, pending_run.c.run_uid, finished))
+    _recompute_pending(connection, lambda run_uid: plans.in_values(dialect, run_uid, finished), forget)
     connection.execute(delete(u).where(plans.in_values(dialect, u.c.run_uid, finished)))
 
 
@@ -202,11 +206,12 @@ def _held(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
 
 
 def _recompute_pending(
-    connection: Connection, runs: Callable[[ColumnElement[int]], ColumnElement[bool]]
+    connection: Connection, runs: Callable[[ColumnElement[int]], ColumnElement[bool]], forget: Delete
 ) -> None:
-    """The pending rows of the runs `runs` picks (a condition on a run uid column), from all their targets."""
+    """The pending rows of the runs `runs` picks (a condition on a run uid column), from all their targets,
+    after `forget` has deleted their old ones."""
     dialect = connection.dialect.name
-    connection.execute(delete(pending_run).where(runs(pending_run.c.run_uid)))
+    connection.execute(forget)
     rows = (
         select(target.c.run_uid, func.max(target.c.written_at), func.count())
         .where(runs(target.c.run_uid), ~_answered(target.c.run_uid))
@@ -318,6 +323,8 @@ def due_page_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Sele
     ).select_from(joined)
 
 
-def forget_pending(connection: Connection, runs: Select[Any]) -> None:
-    """Drop the pending rows of the runs (a select of run uids): they have their outcome now."""
-    connection.execute(delete(pending_run).where(pending_run.c.run_uid.in_(runs)))
+def forget_pending(connection: Connection, run_uid: ColumnElement[int], where: ColumnElement[bool]) -> None:
+    """Drop the pending rows of the runs (a run uid column of the rows `where` picks): they have their
+    outcome now."""
+    dialect = connection.dialect.name
+    connection.execute(plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, run_uid, where))

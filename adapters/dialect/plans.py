@@ -287,16 +287,23 @@ def not_for_an_index(dialect: str, column: ColumnElement[Any]) -> ColumnElement[
 
 
 def delete_matching(
-    dialect: str, table: Table, column: ColumnElement[Any], key: ColumnElement[Any]
+    dialect: str,
+    table: Table,
+    column: ColumnElement[Any],
+    key: ColumnElement[Any],
+    where: ColumnElement[bool] | None = None,
 ) -> Delete:
-    """DELETE the rows of `table` whose `column` equals a non-NULL `key` (a column of a batch table).
+    """DELETE the rows of `table` whose `column` equals a non-NULL `key` (a column of a batch table, or of
+    another table's rows that `where` picks).
 
     MariaDB before 11.1 runs `DELETE … WHERE column IN (SELECT …)` as a subquery asked again for every row of
-    the table (6.9 s for 19,000 facts against 19,000 keys, measured): there it is a multi-table DELETE, the
-    batch table joined to the target's key; the others answer the IN with a semi-join."""
+    the table (6.9 s for 19,000 facts against 19,000 keys, measured), and where the subquery reads a range
+    it reads the range again for each (0.24 s for 1,049 pending runs against 11,000 new targets): there it is
+    a multi-table DELETE, the key's table joined to the target's key; the others answer the IN with a
+    semi-join."""
     if is_mariadb(dialect):
-        return delete(table).where(column == key)
-    return delete(table).where(column.in_(select(key).where(key.is_not(None))))
+        return delete(table).where(column == key, *([] if where is None else [where]))
+    return delete(table).where(column.in_(select(key).where(key.is_not(None) if where is None else where)))
 
 
 def inner_probe(
