@@ -444,7 +444,7 @@ def test_pending_rows_are_forgotten_by_their_runs_never_by_a_subquery_asked_of_e
     assert (first.writes_derived, summary.writes_derived) == (0, PAGES)
     assert all(forgetting.values()), "\n\n".join(statement for statement, _ in explained)
     per_row = [
-        plan for plans in forgetting.values() for plan in plans if _asks_a_subquery_per_row(plan, dialect)
+        plan for found in forgetting.values() for plan in found if _asks_a_subquery_per_row(plan, dialect)
     ]
     assert not per_row, per_row
 
