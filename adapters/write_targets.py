@@ -146,10 +146,12 @@ def _read_finished_runs(connection: Connection) -> None:
         query = _targets_query(dialect, _of_runs(dialect, finished, guarded=guarded))
         connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
+    def listed(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
+        return plans.in_values(dialect, run_uid, finished)
+
     sqljson.cast_first(connection, by_run)
-    forget = delete(pending_run).where(plans.in_values(dialect, pending_run.c.run_uid, finished))
-    _recompute_pending(connection, lambda run_uid: plans.in_values(dialect, run_uid, finished), forget)
-    connection.execute(delete(u).where(plans.in_values(dialect, u.c.run_uid, finished)))
+    _recompute_pending(connection, listed, delete(pending_run).where(listed(pending_run.c.run_uid)))
+    connection.execute(delete(u).where(listed(u.c.run_uid)))
 
 
 def _event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
