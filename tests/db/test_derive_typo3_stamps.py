@@ -186,11 +186,11 @@ def test_a_write_75_s_into_a_long_turn_is_matched_to_its_row_stamped_at_the_turn
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(installation_engine, page, ai_row(T - 75), hand(T + HOUR))
+    own, edit = plant(installation_engine, page, ai_row(T - 75), hand(T + HOUR))
 
     (result,) = derived(installation_engine, write)
 
-    assert result.edit_scope == "same_fields"
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
 
 
 def test_a_write_of_a_worker_started_three_days_before_is_matched_to_its_row(
@@ -199,12 +199,11 @@ def test_a_write_of_a_worker_started_three_days_before_is_matched_to_its_row(
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(installation_engine, page, ai_row(T - 3 * DAY), hand(T + DAY))
+    own, edit = plant(installation_engine, page, ai_row(T - 3 * DAY), hand(T + DAY))
 
     (result,) = derived(installation_engine, write)
 
-    assert result.outcome == "edited"
-    assert result.edit_scope == "same_fields"
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
 
 
 def test_a_worker_restarted_inside_the_window_writes_ai_rows_not_human_edits(
@@ -214,11 +213,16 @@ def test_a_worker_restarted_inside_the_window_writes_ai_rows_not_human_edits(
         page = a_page(site)
         _, first = one_write(site, page)
         _, second = one_write(site, page, at=T + DAY)
-    plant(installation_engine, page, ai_row(T - 2 * DAY), ai_row(T + DAY // 2, title="Zweiter"))
+    own_first, own_second = plant(
+        installation_engine, page, ai_row(T - 2 * DAY), ai_row(T + DAY // 2, title="Zweiter")
+    )
 
     results = derived(installation_engine, first, second)
 
-    assert [r.outcome for r in results] == [ACCEPTED, ACCEPTED]
+    assert results == [
+        Outcome(ACCEPTED, decided_by=(own_first,)),
+        Outcome(ACCEPTED, decided_by=(own_second,)),
+    ]
 
 
 def test_a_rewrite_by_a_second_run_a_day_later_is_no_human_edit_of_the_first(
@@ -228,11 +232,16 @@ def test_a_rewrite_by_a_second_run_a_day_later_is_no_human_edit_of_the_first(
         page = a_page(site)
         _, first = one_write(site, page)
         _, second = one_write(site, page, at=T + DAY, editor=OTHER_EDITOR)
-    plant(installation_engine, page, ai_row(T - 3), ai_row(T + DAY - 4, by=OTHER_EDITOR, title="Neu"))
+    own_first, own_second = plant(
+        installation_engine, page, ai_row(T - 3), ai_row(T + DAY - 4, by=OTHER_EDITOR, title="Neu")
+    )
 
     results = derived(installation_engine, first, second)
 
-    assert [r.outcome for r in results] == [ACCEPTED, ACCEPTED]
+    assert results == [
+        Outcome(ACCEPTED, decided_by=(own_first,)),
+        Outcome(ACCEPTED, decided_by=(own_second,)),
+    ]
 
 
 def test_the_chatting_editors_hand_edit_between_two_ai_writes_edits_the_first_only(
@@ -242,14 +251,16 @@ def test_the_chatting_editors_hand_edit_between_two_ai_writes_edits_the_first_on
         page = a_page(site)
         _, first = one_write(site, page)
         _, second = one_write(site, page, at=T + 2 * HOUR)
-    own, edit, _ = plant(
+    own, edit, own_second = plant(
         installation_engine, page, ai_row(T - 3), hand(T + HOUR, by=EDITOR), ai_row(T + 2 * HOUR - 10)
     )
 
     results = derived(installation_engine, first, second)
 
-    assert results[0] == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
-    assert results[1].outcome == ACCEPTED
+    assert results == [
+        Outcome("edited", edit_scope="same_fields", decided_by=(own, edit)),
+        Outcome(ACCEPTED, decided_by=(own_second,)),
+    ]
 
 
 def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
@@ -275,7 +286,7 @@ def test_a_draft_published_after_the_window_is_accepted_unchanged(installation_e
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(
+    own, _, _ = plant(
         installation_engine,
         page,
         ai_row(T - 3),
@@ -285,7 +296,7 @@ def test_a_draft_published_after_the_window_is_accepted_unchanged(installation_e
 
     (result,) = derived(installation_engine, write)
 
-    assert result.outcome == ACCEPTED
+    assert result == Outcome(ACCEPTED, decided_by=(own,))
 
 
 def test_a_cli_task_that_overwrote_the_title_is_unknown_changed_by_automation(
@@ -305,18 +316,18 @@ def test_a_cli_task_on_another_field_changes_nothing(installation_engine: Engine
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(installation_engine, page, ai_row(T - 3), hand(T + DAY, by=CLI, description="Automatisch"))
+    own, _ = plant(installation_engine, page, ai_row(T - 3), hand(T + DAY, by=CLI, description="Automatisch"))
 
     (result,) = derived(installation_engine, write)
 
-    assert result.outcome == ACCEPTED
+    assert result == Outcome(ACCEPTED, decided_by=(own,))
 
 
 def test_an_editor_who_restored_the_old_title_reverted_the_write(installation_engine: Engine) -> None:
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(
+    own, edit = plant(
         installation_engine,
         page,
         ai_row(T - 3, before="Produkte"),
@@ -325,15 +336,14 @@ def test_an_editor_who_restored_the_old_title_reverted_the_write(installation_en
 
     (result,) = derived(installation_engine, write)
 
-    assert result.outcome == "edited"
-    assert result.edit_scope == "reverted"
+    assert result == Outcome("edited", edit_scope="reverted", decided_by=(own, edit))
 
 
 def test_a_rewrite_of_the_title_that_is_not_a_revert_is_same_fields(installation_engine: Engine) -> None:
     with installation(installation_engine) as site:
         page = a_page(site)
         _, write = one_write(site, page)
-    plant(
+    own, edit = plant(
         installation_engine,
         page,
         ai_row(T - 3, before="Produkte"),
@@ -342,7 +352,7 @@ def test_a_rewrite_of_the_title_that_is_not_a_revert_is_same_fields(installation
 
     (result,) = derived(installation_engine, write)
 
-    assert result.edit_scope == "same_fields"
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
 
 
 def test_a_row_whose_correlation_id_names_the_run_is_its_own_whatever_its_stamp(
@@ -370,9 +380,11 @@ def test_two_writes_with_one_row_between_them_leave_the_first_unknown_own_row_un
         page = a_page(site)
         _, first = one_write(site, page)
         _, second = one_write(site, page, at=T + HOUR)
-    plant(installation_engine, page, ai_row(T - 10), hand(T + DAY))
+    own_second, edit = plant(installation_engine, page, ai_row(T - 10), hand(T + DAY))
 
     results = derived(installation_engine, first, second)
 
-    assert results[0] == Outcome("unknown", reason="own_row_unclear")
-    assert results[1].outcome == "edited"
+    assert results == [
+        Outcome("unknown", reason="own_row_unclear"),
+        Outcome("edited", edit_scope="same_fields", decided_by=(own_second, edit)),
+    ]
