@@ -18,14 +18,17 @@ from core.time import DAY_S
 from data import generate as generator
 from data.generate import Progress, campaign_tours, default_manifest, generate
 from data.own_transcript import ALT_TEXT_SKILL
+from data.processes import ProcessingChoice
 from data.story import (
     CAMPAIGN_REQUEST,
     CAMPAIGN_WEEK_WEIGHTS,
     CANARY_CONFIGURATION,
     CANARY_PROMOTED_SHARE,
     CANARY_SHARE,
+    KEPT_RECORD_CASES,
     SEO_SKILL,
 )
+from jobs.demo import ensure_demo_database
 from jobs.schema_setup import init_installation
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
@@ -284,6 +287,26 @@ def test_the_demo_plants_every_kind_of_row_the_rules_are_about(tmp_path: Path, r
     assert oldest >= horizon
     assert {1, 2, 3, 4, 5} <= actions
     assert default_manifest(parse_url(url)) == tmp_path / "demo.manifest.json"
+
+
+def test_the_demo_stamps_its_history_both_ways_and_plants_every_case_of_the_stamping_rules(
+    tmp_path: Path,
+) -> None:
+    url = parse_url(f"sqlite:///{tmp_path / 'demo.sqlite'}")
+    ensure_demo_database(url, now=NOW)
+    summary = json.loads((tmp_path / "demo.manifest.json").read_text())["summary"]
+
+    strategies = summary["writes_by_processing"]
+    assert set(strategies) == {ProcessingChoice.EXEC.value, ProcessingChoice.WORKER.value}
+    assert min(strategies.values()) > sum(strategies.values()) // 3
+    assert summary["worker_writes_with_a_restart_in_their_window"] > 0
+    cases = {case for case, _ in KEPT_RECORD_CASES} | {
+        "write_in_a_later_round",
+        "second_run_rewrite",
+        "hand_edit_between_writes",
+        "run_named_by_correlation_id",
+    }
+    assert {case for case, count in summary["planted_cases"].items() if count > 0} >= cases
 
 
 @pytest.mark.parametrize(
