@@ -38,7 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import table as table_clause
 
-from adapters import decision, derive_save, derive_scope, own_rows, own_rows_scratch, schema
+from adapters import decision, derive_save, derive_scope, own_rows, own_rows_scratch
 from adapters import write_targets as targets
 from adapters.derive_scratch import (
     BATCH_TABLES,
@@ -63,7 +63,7 @@ from adapters.derive_scratch import (
 from adapters.dialect import aggregate, plans
 from adapters.dialect import session as sqlsession
 from adapters.dialect.exact import exact, exact_values, read_exact, same_record
-from adapters.history import RecordTable, TableCatalog
+from adapters.history import RecordTable, TableCatalog, reads_automation
 from core.outcomes import CHANGE_ACTIONS, WINDOW_TESTS, Action, CallOutcome, Presence, WriteTest
 from core.table_names import is_table_name
 from core.window import DELETES, HUMAN_ROWS
@@ -140,7 +140,7 @@ def derive_batch(
         connection,
         batch_record,
         batch_write,
-        automation=catalog.has_columns(schema.be_users.name, "uid", "username"),
+        automation=reads_automation(catalog),
         statistics=statistics,
     )
     timer("history")

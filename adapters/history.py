@@ -182,6 +182,12 @@ class TableCatalog:
         return self._tables[name]
 
 
+def reads_automation(catalog: TableCatalog) -> bool:
+    """Whether the database can name the `_cli_` user (DESIGN.md rule 4): a be_users table with its uid and
+    username; without one every row that is no AI write's own counts as a person's."""
+    return catalog.has_columns(schema.be_users.name, "uid", "username")
+
+
 def presence_query(dialect: str, table: RecordTable, uids: Collection[int]) -> Select[Any]:
     """uid and deleted (when the table has that column) of the records still in the table."""
     # The name comes from TableCatalog, i.e. from the database's own list, never from a payload unchecked.
@@ -246,7 +252,7 @@ def reference_history(
         )
         writer_of_run = {int(uid): int(writer) for uid, writer in connection.execute(same_user)}
     catalog = TableCatalog(connection)
-    automation = catalog.has_columns(schema.be_users.name, "uid", "username")
+    automation = reads_automation(catalog)
     rows: dict[RecordKey, list[HistoryRow]] = {}
     channels: dict[int, int | None] = {}
     for (table, uid), pairs in sorted(writes.items()):

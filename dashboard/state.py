@@ -334,6 +334,12 @@ def stuck_conversations(url: str, data: common.Marks, at: int) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
+def reads_automation_user(url: str, data: common.Marks) -> bool:
+    """Whether be_users names the `_cli_` user (DESIGN.md rule 4)."""
+    return health.reads_automation_user(_engine(url))
+
+
+@st.cache_data(ttl=HEALTH_TTL_S, show_spinner=False)
 def horizon(url: str, data: common.Marks, at: int, window: int) -> health.HorizonView:
     """The history horizon against the window, now."""
     return health.horizon_now(_engine(url), data.tables, now=at, window_s=window)

@@ -17,7 +17,7 @@ from adapters import job_log as job_rows
 from adapters import schema
 from adapters.database import reported
 from adapters.health import Reading
-from adapters.history import oldest_retained_tstamp
+from adapters.history import TableCatalog, oldest_retained_tstamp, reads_automation
 from core import health as rules
 from core import job_runs as liveness
 from core.formatting import duration
@@ -156,6 +156,12 @@ def horizon_now(engine: Engine, tables: frozenset[str], *, now: int, window_s: i
             oldest = oldest_retained_tstamp(connection)
     reading = rules.horizon(oldest, now, window_s)
     return HorizonView(reading.level.value, reading.oldest, reading.span_s, reading.window_s, reading.warning)
+
+
+def reads_automation_user(engine: Engine) -> bool:
+    """Whether derive-outcomes can tell the `_cli_` user's rows from a person's (adapters.history)."""
+    with reported(engine, "reading the backend users' columns"), engine.connect() as connection:
+        return reads_automation(TableCatalog(connection))
 
 
 def _age(seconds: int | None) -> str:

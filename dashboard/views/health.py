@@ -24,6 +24,7 @@ with guard.reading():
         else None
     )
     horizon = state.horizon(url, version.jobs, state.now(), state.window_s())
+    automation = state.reads_automation_user(url, version.jobs)
 
 st.header("Jobs")
 health_panels.jobs(freshness, runs, key="jobs")
@@ -32,12 +33,12 @@ st.header("Stuck conversations")
 health_panels.stuck(stuck, key="stuck")
 st.header("History horizon against the window")
 health_panels.horizon(horizon, key="horizon")
-if schema.be_users.name not in version.tables:
+if not automation:
     # DESIGN.md rule 4: only be_users names the `_cli_` user that scheduler tasks and CLI commands act as.
     st.warning(
-        "This database has no be_users table, so runrecord cannot tell a scheduler task or a CLI command "
-        "(the _cli_ user) from a person: every sys_history row that is no AI write's own counts as a "
-        "human change."
+        "This database has no be_users table with uid and username, so runrecord cannot tell a scheduler "
+        "task or a CLI command (the _cli_ user) from a person: every sys_history row that is no AI write's "
+        "own counts as a human change."
     )
 st.header("Pending derivations")
 health_panels.pending(reading, key="pending")

@@ -77,6 +77,22 @@ def test_an_installation_without_be_users_reads_every_row_as_human_and_health_sa
     assert any("no be_users table" in w.value and "_cli_" in w.value for w in without.warning)
 
 
+def test_a_be_users_table_without_usernames_is_read_as_none_and_health_says_so(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "be-users-without-username.sqlite"
+    shutil.copy(make_url(measured_db_url).database or "", copy)
+    engine = make_engine(f"sqlite:///{copy}")
+    with engine.begin() as connection:
+        connection.execute(text("DROP TABLE be_users"))
+        connection.execute(text("CREATE TABLE be_users (uid INTEGER PRIMARY KEY)"))
+    engine.dispose()
+
+    app = _health(dashboard, f"sqlite:///{copy}")
+
+    assert any("no be_users table with uid and username" in w.value for w in app.warning)
+
+
 def test_health_lists_a_stuck_conversation_by_uid_and_status_only(
     dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
 ) -> None:
