@@ -10,11 +10,13 @@ the target of every tool_write event and the runs still pending.
   nr-llm's own index on correlation_id (KEY correlation, DOMAIN.md).
 
 **No event is lost, however late it commits.** An event's uid is drawn when it is inserted, and it becomes
-visible when its transaction commits: a run's long transaction (nr-llm writes its events as it goes) may
-commit events whose uids lie far below those read since. What holds them back is the run: nr-llm claims and
-updates the run's row while it runs (claimed_by, lease_expires, its counters; our reading of DOMAIN.md, not
-yet confirmed in nr-llm's source), so its row is there, not finished, until the transaction that writes its
-events has committed, and it finishes (completed, failed, cancelled) with or after them. So a night
+visible when its transaction commits: an installation whose writer held a transaction open could commit
+events whose uids lie far below those read since. What holds them back is the run. nr-llm inserts the run's
+row (running, or queued for a worker) before its first event, appends each event with an insert of its own as
+the loop goes, and settles the row to its terminal status once, after the last one (AgentRunRepository:
+startRun or enqueueRun, recordEvent, finishRun; neither nr-llm nor the chat opens a transaction around
+them). So a run's row is there, not finished, until its events have committed, and it finishes (completed,
+failed, cancelled) with or after them. So a night
 
 1. notes the highest event uid there is (the next night reads the events above it);
 2. keeps every run that is not finished in tx_runrecord_unfinished_run (nr-llm's KEY status_lookup);
