@@ -309,3 +309,30 @@ def test_a_field_the_own_rows_text_names_twice_is_one_written_field(installation
 
     writes, _ = stored(installation_engine)
     assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
+
+
+@pytest.mark.parametrize("after_s", [2, 3], ids=["at-the-later-writes-bound", "a-second-past-it"])
+def test_a_writer_row_at_a_later_writes_bound_is_read_as_core_reads_it(
+    installation_engine: Engine, after_s: int
+) -> None:
+    site = Planted()
+    site.pages[1] = 0
+    first, _ = site.run(EDITOR)
+    later, _ = site.run(EDITOR)
+    site.write(first, 1, T)
+    site.write(later, 1, T + 3600)
+    own = {"oldRecord": {"title": "a"}, "newRecord": {"title": "b"}}
+    site.row(T, 1, Action.MODIFY, at=T - 3, by=EDITOR, data=own)
+    row = {"oldRecord": {"title": "b"}, "newRecord": {"title": "c"}}
+    site.row(T + 3600 + after_s, 1, Action.MODIFY, at=T + 3600 + after_s, by=EDITOR, data=row)
+    with installation_engine.begin() as connection:
+        site.save(connection)
+
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    writes, _ = stored(installation_engine)
+    assert writes == _reference(installation_engine, site)
+    if after_s == 2:  # the row is the later write's own: an AI row, no edit of the first write
+        assert [writes[1].outcome, writes[2].outcome] == ["accepted_unchanged", "accepted_unchanged"]
+    else:  # the later write takes the first write's row, and the row edits it
+        assert [writes[1].reason, writes[2].outcome] == ["own_row_unclear", "edited"]

@@ -17,6 +17,7 @@ from core.outcomes import (
     Presence,
     UnknownReason,
     WriteFacts,
+    WriteOutcome,
     decide,
 )
 from core.own_rows import match_own_rows
@@ -162,6 +163,23 @@ def test_a_row_of_ws_writer_stamped_at_t_plus_2_s_can_be_its_own_and_at_t_plus_3
     assert at_bound.decided_by == (10,)
     assert past_bound.outcome is UNKNOWN
     assert past_bound.reason is UnknownReason.NO_HISTORY_ROW
+
+
+def test_a_writer_row_at_a_later_writes_t_plus_2_s_is_its_own_and_at_t_plus_3_s_a_hand_edit_of_it():
+    # At t' + 3 s the row was not inserted by the later write's moment: that write takes the lane's last row
+    # inserted by then (W's), and W, left without one, cannot be told (rule 3, from the last write backwards).
+    later = a_write(T + HOUR_S, event_uid=502, run="run-2")
+
+    def both(at: int) -> dict[int, WriteOutcome]:
+        rows = (own_row(at=T - 3), a_row(11, at, Action.MODIFY, ("bodytext",), channel=EDITOR))
+        return classify_writes([a_write(), later], rows, Presence.PRESENT, LONG_AGO, WINDOW)
+
+    at_bound, past_bound = both(T + HOUR_S + 2), both(T + HOUR_S + 3)
+
+    assert (at_bound[501].outcome, at_bound[501].decided_by) == (ACCEPTED, (10,))
+    assert (at_bound[502].outcome, at_bound[502].decided_by) == (ACCEPTED, (11,))
+    assert (past_bound[501].outcome, past_bound[501].reason) == (UNKNOWN, UnknownReason.OWN_ROW_UNCLEAR)
+    assert (past_bound[502].outcome, past_bound[502].decided_by) == (EDITED, (10, 11))
 
 
 def test_a_row_inserted_after_a_row_stamped_past_t_plus_2_s_is_not_ws_own():
