@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import insert, make_url, select, text
 from streamlit.testing.v1 import AppTest
 
@@ -60,37 +61,32 @@ def test_health_shows_the_history_horizon_against_the_window_and_the_pending_der
     assert int(labels["Writes pending derivation"]) > 0  # the runs still inside their window
 
 
-def test_an_installation_without_be_users_reads_every_row_as_human_and_health_says_so(
-    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ("DROP TABLE be_users",),
+        ("DROP TABLE be_users", "CREATE TABLE be_users (uid INTEGER PRIMARY KEY)"),
+    ],
+    ids=["without-be-users", "be-users-without-username"],
+)
+def test_an_installation_without_a_readable_be_users_reads_every_row_as_human_and_health_says_so(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path, statements: tuple[str, ...]
 ) -> None:
-    copy = tmp_path / "without-be-users.sqlite"
+    copy = tmp_path / "users.sqlite"
     shutil.copy(make_url(measured_db_url).database or "", copy)
     engine = make_engine(f"sqlite:///{copy}")
     with engine.begin() as connection:
-        connection.execute(text("DROP TABLE be_users"))
+        for statement in statements:
+            connection.execute(text(statement))
     engine.dispose()
 
     with_users = _health(dashboard, measured_db_url)
     without = _health(dashboard, f"sqlite:///{copy}")
 
     assert not any("no be_users table" in w.value for w in with_users.warning)
-    assert any("no be_users table" in w.value and "_cli_" in w.value for w in without.warning)
-
-
-def test_a_be_users_table_without_usernames_is_read_as_none_and_health_says_so(
-    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
-) -> None:
-    copy = tmp_path / "be-users-without-username.sqlite"
-    shutil.copy(make_url(measured_db_url).database or "", copy)
-    engine = make_engine(f"sqlite:///{copy}")
-    with engine.begin() as connection:
-        connection.execute(text("DROP TABLE be_users"))
-        connection.execute(text("CREATE TABLE be_users (uid INTEGER PRIMARY KEY)"))
-    engine.dispose()
-
-    app = _health(dashboard, f"sqlite:///{copy}")
-
-    assert any("no be_users table with uid and username" in w.value for w in app.warning)
+    assert any(
+        "no be_users table with uid and username" in w.value and "_cli_" in w.value for w in without.warning
+    )
 
 
 def test_health_lists_a_stuck_conversation_by_uid_and_status_only(
