@@ -311,16 +311,26 @@ def test_a_field_the_own_rows_text_names_twice_is_one_written_field(installation
     assert writes[1] == Judged("edited", "", "same_fields", DAY_S, (2, 3))
 
 
-@pytest.mark.parametrize("after_s", [2, 3], ids=["at-the-later-writes-bound", "a-second-past-it"])
+# At the later write's bound the row is that write's own, an AI row and no edit of the first write; a second
+# past it the later write takes the first write's row (rule 3, from the last write backwards), and the row
+# edits it.
+@pytest.mark.parametrize(
+    ("after_s", "first", "later"),
+    [
+        (2, ("accepted_unchanged", ""), ("accepted_unchanged", "")),
+        (3, ("unknown", "own_row_unclear"), ("edited", "")),
+    ],
+    ids=["at-the-later-writes-bound", "a-second-past-it"],
+)
 def test_a_writer_row_at_a_later_writes_bound_is_read_as_core_reads_it(
-    installation_engine: Engine, after_s: int
+    installation_engine: Engine, after_s: int, first: tuple[str, str], later: tuple[str, str]
 ) -> None:
     site = Planted()
     site.pages[1] = 0
-    first, _ = site.run(EDITOR)
-    later, _ = site.run(EDITOR)
-    site.write(first, 1, T)
-    site.write(later, 1, T + 3600)
+    first_run, _ = site.run(EDITOR)
+    later_run, _ = site.run(EDITOR)
+    site.write(first_run, 1, T)
+    site.write(later_run, 1, T + 3600)
     own = {"oldRecord": {"title": "a"}, "newRecord": {"title": "b"}}
     site.row(T, 1, Action.MODIFY, at=T - 3, by=EDITOR, data=own)
     row = {"oldRecord": {"title": "b"}, "newRecord": {"title": "c"}}
@@ -332,7 +342,4 @@ def test_a_writer_row_at_a_later_writes_bound_is_read_as_core_reads_it(
 
     writes, _ = stored(installation_engine)
     assert writes == _reference(installation_engine, site)
-    if after_s == 2:  # the row is the later write's own: an AI row, no edit of the first write
-        assert [writes[1].outcome, writes[2].outcome] == ["accepted_unchanged", "accepted_unchanged"]
-    else:  # the later write takes the first write's row, and the row edits it
-        assert [writes[1].reason, writes[2].outcome] == ["own_row_unclear", "edited"]
+    assert [(writes[1].outcome, writes[1].reason), (writes[2].outcome, writes[2].reason)] == [first, later]
