@@ -478,8 +478,9 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
 
 
 def _fill_evidence(connection: Connection) -> None:
-    """Rule 3's evidence of each write without an own row: the last row of the record inserted by W's moment
-    (any row, any writer), else none (0)."""
+    """Rule 3's evidence of each due write without an own row: the last row of the record inserted by W's
+    moment (any row, any writer), else none (0). Only a due write's boundary is read (its window, its facts
+    and deciders); a write of the batch's records that is not due keeps 0."""
     dialect = connection.dialect.name
     m, h = batch_match, batch_history
     last_inserted = (
@@ -489,7 +490,11 @@ def _fill_evidence(connection: Connection) -> None:
         .limit(1)
         .scalar_subquery()
     )
-    evidence = update(m).where(m.c.own_uid.is_(None)).values(boundary=func.coalesce(last_inserted, 0))
+    # MariaDB reads a record's rows backwards from its last for each write it asks: the writes of a hot
+    # record that are not due cost 0.15 s a batch at scale 0.05 of the wide shape, for a boundary unread.
+    evidence = (
+        update(m).where(m.c.own_uid.is_(None), m.c.due == 1).values(boundary=func.coalesce(last_inserted, 0))
+    )
     connection.execute(evidence)
 
 
