@@ -12,12 +12,15 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    Select,
+    and_,
     delete,
     or_,
     select,
 )
 
 from adapters import schema
+from adapters.dialect import plans
 from adapters.measure_marks import Marks
 from core.facts import Fact
 from core.periods import Grain
@@ -40,16 +43,13 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
     Rows stamped up to margin_s before a mark are read again, for a transaction that committed late. None
     when more than `limit` changed: then reading every conversation costs about the same.
     """
-    c, m, r, e, f = conversation.c, message.c, agentrun.c, event.c, fact.c
+    c, m, e, f = conversation.c, message.c, event.c, fact.c
     queries = [
         select(c.uid).where(
             or_(c.tstamp >= marks.conversation_tstamp - margin_s, c.uid > marks.conversation_uid)
         ),
         select(m.conversation).where(m.uid > marks.message_uid).distinct(),
-        select(f.conversation_uid)
-        .join(agentrun, r.uid == f.run_uid)
-        .where(f.message_uid == 0, f.conversation_uid > 0, r.tstamp >= marks.run_tstamp - margin_s)
-        .distinct(),
+        _of_changed_runs(connection.dialect.name, marks.run_tstamp - margin_s),
         # Driven from the new events (a range of their primary key), each run's fact found by its key: a
         # join would read every fact and probe its run's events.
         select(f.conversation_uid)
@@ -67,6 +67,18 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
             if len(found) > limit:
                 return None
     return found
+
+
+def _of_changed_runs(dialect: str, since: int) -> Select[Any]:
+    """The conversations of the runs stamped at or after `since`: the runs first (the run table has no
+    index on tstamp: one pass over it), each run's fact then found by its key. A join from the facts read
+    every fact and looked up its run: 30 ms against 5 ms for 33,000 facts on PostgreSQL, whose statistics
+    of a fact table filled since they were taken promised five (measured)."""
+    r, f = agentrun.c, fact.c
+    changed = plans.evaluated_once(select(r.uid).where(r.tstamp >= since)).subquery("changed")
+    on = and_(f.run_uid == changed.c.uid, f.message_uid == 0, f.conversation_uid > 0)
+    joined, found = plans.inner_probe(dialect, changed, fact, on, (f.conversation_uid,), "changed_fact")
+    return plans.in_order(dialect, select(found.c.conversation_uid).select_from(joined).distinct())
 
 
 # --- facts ----------------------------------------------------------------------------------------------

@@ -630,6 +630,33 @@ def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
     assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OPEN_WEEK) == (1, 1, 0)
 
 
+def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted_again(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        runs = [talk(site, OLD + n * DAY, "Erledigt.") for n in range(5)]
+    measure(installation_engine)
+    oldest = runs[0]
+    with installation_engine.begin() as connection:
+        # nr-llm settles a run's row once more (its configuration, here), nothing else of its conversation.
+        connection.execute(
+            update(schema.agentrun)
+            .where(schema.agentrun.c.uid == oldest.uid)
+            .values(configuration_identifier="seo-assistant", tstamp=NOW - 600)
+        )
+
+    summary = measure(installation_engine)
+
+    # The changed run's conversation, and the newest one again (the rescan margin of the mark).
+    assert summary.conversations == 2 and not summary.all_conversations
+    f = schema.measure_fact.c
+    with installation_engine.connect() as connection:
+        stored = connection.execute(
+            select(f.configuration_identifier).where(f.run_uid == oldest.uid, f.message_uid == 0)
+        ).scalar_one()
+    assert stored == "seo-assistant"
+
+
 def test_a_late_run_in_a_closed_period_is_reported_and_the_stored_period_is_not_rewritten(
     installation_engine: Engine,
 ) -> None:
