@@ -227,9 +227,6 @@ def cast_first(connection: Connection, run: Callable[[bool], _T]) -> _T:
     return run(True)
 
 
-# A \u0000 or a surrogate escape that is an escape (after an even run of backslashes): PostgreSQL's json
-
-
 def needs_ordinals(dialect: str) -> bool:
     """Whether `array_elements` joins a table of ordinals (0, 1, …) to unnest an array: MariaDB, whose
     JSON_TABLE SQLAlchemy cannot state. The table must reach the longest array's length."""
