@@ -134,12 +134,24 @@ def analyze_statements(dialect: str, table: Table) -> list[str]:
     return []
 
 
-def temporary_table(metadata: MetaData, name: str, *columns: Any, in_memory: bool = False) -> Table:
+# The share of a page PostgreSQL fills on insert in a batch table whose rows are updated in place: the rest
+# holds the new version of each row on its page, so that an update of a column no index holds writes no index
+# entry (a heap-only tuple). The waits flag of 20,000 runs, each set: 167 ms against 30 ms (measured).
+UPDATED_FILLFACTOR = 50
+
+
+def temporary_table(
+    metadata: MetaData, name: str, *columns: Any, in_memory: bool = False, updated_in_place: bool = False
+) -> Table:
     """A batch table of one connection, declared with its column types (create_temporary_tables makes it).
 
     `in_memory`: MariaDB keeps it in memory (MEMORY_TABLE_BYTES) unless a column is TEXT or BLOB, which that
-    engine cannot hold."""
-    table = Table(name, metadata, *columns, prefixes=["TEMPORARY"])
+    engine cannot hold. `updated_in_place`: most of its rows are updated after they are inserted
+    (UPDATED_FILLFACTOR)."""
+    options: dict[str, Any] = (
+        {"postgresql_with": {"fillfactor": UPDATED_FILLFACTOR}} if updated_in_place else {}
+    )
+    table = Table(name, metadata, *columns, prefixes=["TEMPORARY"], **options)
     table.info[_IN_MEMORY] = in_memory and not any(
         isinstance(column.type, (Text, LargeBinary)) for column in table.columns
     )

@@ -35,8 +35,14 @@ NAME_LENGTH = 255  # the longest run uuid a message or record entry may name and
 _IN_MEMORY = frozenset({"changed", "count", "counted", "go_on", "judged", "named", "user", "verdict", "wait"})
 
 
-def _table(name: str, *columns: Column[Any]) -> Table:
-    return temporary_table(_scratch, f"tx_runrecord_m_{name}", *columns, in_memory=name in _IN_MEMORY)
+def _table(name: str, *columns: Column[Any], updated_in_place: bool = False) -> Table:
+    return temporary_table(
+        _scratch,
+        f"tx_runrecord_m_{name}",
+        *columns,
+        in_memory=name in _IN_MEMORY,
+        updated_in_place=updated_in_place,
+    )
 
 
 def _flag(name: str) -> Column[object]:
@@ -96,6 +102,7 @@ run = _table(
     integer_column("started_at"),
     _flag("finished"),
     _flag("waited"),
+    updated_in_place=True,  # waited, from the approval events its run's counts found (runs.fill_runs)
 )
 # What the database counted of their events (core.measured_runs.EventCounts); no row: no events. The uids
 # of the first and last approval event (NULL: none); doubtful: how many of its events core cannot read
