@@ -158,8 +158,12 @@ FACT_COLUMNS = [column.name for column in scratch.fact.c]
 def _fill_counted(connection: Connection) -> None:
     """Once per conversation, not once per run it names: the run its "go on" is counted at and its state."""
     s = scratch.conversation.c
-    at = _counted_at(s.uid)
-    query = select(s.uid, at, _go_on_state(s.uid)).where(at.is_not(None))
+    # The run looked up once per conversation, then asked whether there is one: named in the WHERE too, it
+    # was looked up twice (PostgreSQL, 133 ms against 60 ms a batch of 20,000 conversations, measured).
+    found = plans.evaluated_once(select(s.uid, _counted_at(s.uid).label("run_uid"))).subquery("counted_at")
+    query = select(found.c.uid, found.c.run_uid, _go_on_state(found.c.uid)).where(
+        found.c.run_uid.is_not(None)
+    )
     connection.execute(insert(scratch.counted).from_select(["conversation", "run_uid", "go_on"], query))
     scratch.analyze(connection, scratch.counted)
 
