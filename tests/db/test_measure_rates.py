@@ -638,7 +638,7 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
     measure(installation_engine)
     oldest = runs[0]
     with installation_engine.begin() as connection:
-        # nr-llm settles a run's row once more (its configuration, here), nothing else of its conversation.
+        # The run's row changes (its configuration, here), and nothing else of its conversation.
         connection.execute(
             update(schema.agentrun)
             .where(schema.agentrun.c.uid == oldest.uid)
