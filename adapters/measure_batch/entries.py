@@ -165,14 +165,17 @@ def fill_entries(connection: Connection) -> None:
         lists = select(s.uid).where(s.record_stored == 1, s.record_problem == 0)
         source = _record_document(d, guarded=guarded).where(conversation.c.uid.in_(lists)).subquery("source")
         items, _, item = doc_members.array_items(d, source.c.record, ENTRY_MEMBERS)
+        rows, (uid,), item = doc_members.fragmented(
+            d, source.join(items, literal(True)), [source.c.uid], item, ENTRY_MEMBERS, "entry_members"
+        )
         query = select(
-            source.c.uid,
+            uid,
             doc.string(d, *item.at(("runUuid",)), scratch.NAME_LENGTH),
             func.coalesce(doc.integer(d, *item.at(("position",))), 0),
             doc.integer(d, *item.at(("segment",))),
             flag(func.coalesce(doc.array_length(d, *item.at(("writes",))) > 0, False)),
             flag(readable_entry(d, item)),
-        ).select_from(source.join(items, literal(True)))
+        ).select_from(rows)
         columns = ["conversation", "run_uuid", "position", "segment", "writes", "readable"]
         connection.execute(insert(scratch.entry).from_select(columns, query))
 

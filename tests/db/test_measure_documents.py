@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Engine, String, literal, select
 
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
-from adapters.dialect.document_members import Members, member_table
+from adapters.dialect.document_members import Members, fragmented, member_table
 from adapters.dialect.names import is_mariadb
 
 MEMBERS: tuple[doc.Path, ...] = (("n",), ("l",), ("d",), ("d", "t"))
@@ -24,15 +24,19 @@ Reading = Callable[[str, Members], ColumnElement[Any]]
 
 
 def _both(engine: Engine, text: str, reading: Reading) -> tuple[Any, Any]:
-    """The reading of the text as a document, and through member_table's fragments."""
+    """The reading of the text as a document, and through its members' fragments: member_table's (MariaDB),
+    else fragmented's (SQLite from 3.38; elsewhere the document again)."""
     with engine.connect() as connection:
         dialect = connection.dialect.name
         source = select(literal(text, String).label("payload")).subquery("source")
         document = doc.document(dialect, source.c.payload)
         direct = connection.execute(select(reading(dialect, Members(document))).select_from(source))
         table, members = member_table(dialect, document, MEMBERS, "member")
-        joined = source if table is None else source.outerjoin(table, literal(True))
-        through = connection.execute(select(reading(dialect, members)).select_from(joined))
+        if table is not None:
+            rows: Any = source.outerjoin(table, literal(True))
+        else:
+            rows, _, members = fragmented(dialect, source, [], members, MEMBERS, "member")
+        through = connection.execute(select(reading(dialect, members)).select_from(rows))
         return direct.scalar_one(), through.scalar_one()
 
 
