@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import Result
-from sqlalchemy import Engine, event, select, update
+from sqlalchemy import Engine, event, insert, select, update
 
 from adapters import measure_marks, schema
 from adapters.database import make_engine
@@ -655,6 +655,36 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
             select(f.configuration_identifier).where(f.run_uid == oldest.uid, f.message_uid == 0)
         ).scalar_one()
     assert stored == "seo-assistant"
+
+
+def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_counted_again(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        runs = [talk(site, OLD + n * DAY, "Erledigt.") for n in range(5)]
+    measure(installation_engine)
+    oldest = runs[0]
+    e = schema.agentrun_event.c
+    with installation_engine.begin() as connection:
+        last = connection.execute(
+            select(e.sequence).where(e.run == oldest.uid).order_by(e.sequence.desc())
+        ).first()
+        connection.execute(
+            insert(schema.agentrun_event).values(
+                run=oldest.uid,
+                sequence=(0 if last is None else int(last[0])) + 1,
+                kind="tool_result",
+                round=1,
+                duration_ms=0,
+                payload='{"toolName": "get_page", "toolIsError": false}',
+                crdate=OLD + 600,
+            )
+        )
+
+    summary = measure(installation_engine)
+
+    # The run's conversation, found by its new event, and the newest one again (the rescan margin).
+    assert summary.conversations == 2 and not summary.all_conversations
 
 
 def test_a_late_run_in_a_closed_period_is_reported_and_the_stored_period_is_not_rewritten(
