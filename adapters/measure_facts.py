@@ -43,22 +43,15 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
     Rows stamped up to margin_s before a mark are read again, for a transaction that committed late. None
     when more than `limit` changed: then reading every conversation costs about the same.
     """
-    c, m, e, f = conversation.c, message.c, event.c, fact.c
+    d = connection.dialect.name
+    c, m, r, e = conversation.c, message.c, agentrun.c, event.c
     queries = [
         select(c.uid).where(
             or_(c.tstamp >= marks.conversation_tstamp - margin_s, c.uid > marks.conversation_uid)
         ),
         select(m.conversation).where(m.uid > marks.message_uid).distinct(),
-        _of_changed_runs(connection.dialect.name, marks.run_tstamp - margin_s),
-        # Driven from the new events (a range of their primary key), each run's fact found by its key: a
-        # join would read every fact and probe its run's events.
-        select(f.conversation_uid)
-        .where(
-            f.run_uid.in_(select(e.run).where(e.uid > marks.event_uid)),
-            f.message_uid == 0,
-            f.conversation_uid > 0,
-        )
-        .distinct(),
+        _conversations_of(d, select(r.uid).where(r.tstamp >= marks.run_tstamp - margin_s)),
+        _conversations_of(d, select(e.run).where(e.uid > marks.event_uid).distinct()),
     ]
     found: set[int] = set()
     for query in queries:
@@ -69,14 +62,16 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
     return found
 
 
-def _of_changed_runs(dialect: str, since: int) -> Select[Any]:
-    """The conversations of the runs stamped at or after `since`: the runs first (the run table has no
-    index on tstamp: one pass over it), each run's fact then found by its key. A join from the facts read
-    every fact and looked up its run: 30 ms against 4 ms for 33,000 facts on PostgreSQL, whose statistics
-    of a fact table filled since they were taken promised five (measured)."""
-    r, f = agentrun.c, fact.c
-    changed = plans.evaluated_once(select(r.uid).where(r.tstamp >= since)).subquery("changed")
-    on = and_(f.run_uid == changed.c.uid, f.message_uid == 0, f.conversation_uid > 0)
+def _conversations_of(dialect: str, runs: Select[Any]) -> Select[Any]:
+    """The conversations whose facts name the `runs`: the runs stamped since a mark (the run table has no
+    index on tstamp: one pass over it) or those of the new events (a range of their primary key), each run's
+    fact then found by its key. A join from the facts read every fact and looked up its run: 30 ms against
+    4 ms for 33,000 facts on PostgreSQL, whose statistics of a fact table filled since they were taken
+    promised five (measured)."""
+    f = fact.c
+    changed = plans.evaluated_once(runs).subquery("changed")
+    run_uid = changed.c[0]
+    on = and_(f.run_uid == run_uid, f.message_uid == 0, f.conversation_uid > 0)
     joined, found = plans.inner_probe(dialect, changed, fact, on, (f.conversation_uid,), "changed_fact")
     return plans.in_order(dialect, select(found.c.conversation_uid).select_from(joined).distinct())
 
