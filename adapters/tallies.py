@@ -125,24 +125,32 @@ def fact_tallies(
     return tallies
 
 
-def _run_facts() -> Any:
+def _run_facts(grain: Grain, open_from: date | None, periods: Collection[date]) -> tuple[Any, Any, Any]:
+    """The run facts of the periods counted, joined to their derived runs: (the join, the facts' columns,
+    their period's column).
+
+    Only the open periods (a rerun's): those facts first, found through the ended_at index in a subquery
+    read once, each derived run then looked up by its key. SQLite, without statistics of these tables, read
+    every derived run in key order and looked its fact up instead (15 ms against 1 ms for the open week of
+    66,000 runs, measured)."""
     f, o = fact.c, run_outcome.c
-    return run_outcome.join(fact, and_(f.run_uid == o.run_uid, f.message_uid == 0))
+    chosen = and_(f.message_uid == 0, _in_periods(grain, open_from, periods))
+    if open_from is None or periods:
+        return run_outcome.join(fact, and_(f.run_uid == o.run_uid, chosen)), f, _period_column(grain)
+    columns = (f.run_uid, f.week_start, f.day_start, f.configuration_identifier, f.skill_identifier)
+    facts = plans.evaluated_once(select(*columns).where(chosen)).subquery("run_fact")
+    period = facts.c.week_start if grain is Grain.WEEK else facts.c.day_start
+    return run_outcome.join(facts, facts.c.run_uid == o.run_uid), facts.c, period
 
 
 def outcome_tallies(
     connection: Connection, grain: Grain, *, open_from: date | None, periods: Collection[date]
 ) -> list[OutcomeTally]:
     """Derived runs counted per period of the run's end, configuration, skill, outcome and rule version."""
-    f, o = fact.c, run_outcome.c
-    period = _period_column(grain)
+    o = run_outcome.c
+    joined, f, period = _run_facts(grain, open_from, periods)
     keys = (period, f.configuration_identifier, f.skill_identifier, o.outcome, o.rule_version)
-    query = (
-        select(*keys, func.count())
-        .select_from(_run_facts())
-        .where(_in_periods(grain, open_from, periods))
-        .group_by(*keys)
-    )
+    query = select(*keys, func.count()).select_from(joined).group_by(*keys)
     return [
         OutcomeTally(day_of(row[0]), row[1], row[2], str(row[3]), int(row[5]), str(row[4] or ""))
         for row in connection.execute(query).all()
@@ -156,18 +164,19 @@ def edited_tallies(
     (core.counting.edited_tallies): a run's scope is the first of core.counting.SCOPE_PRECEDENCE among its
     EDITED writes, the lowest position in that order that one of them names; NULL when none names one (or
     the run has no EDITED write)."""
-    f, o, w = fact.c, run_outcome.c, write_outcome.c
+    o, w = run_outcome.c, write_outcome.c
     edited = CallOutcome.EDITED.value
-    joined = _run_facts().outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
+    run_facts, f, period = _run_facts(grain, open_from, periods)
+    joined = run_facts.outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
     # Byte for byte, as core.counting reads a scope (MariaDB's collation would take "Same_Fields " for one).
     d = connection.dialect.name
     known = exact_values(d, [scope.value for scope in SCOPE_PRECEDENCE])
     position = case({value: rank for rank, value in enumerate(known)}, value=exact(d, w.edit_scope))
-    groups = (_period_column(grain), f.configuration_identifier, f.skill_identifier, o.rule_version)
+    groups = (period, f.configuration_identifier, f.skill_identifier, o.rule_version)
     runs = (
         select(*(column.label(f"k{index}") for index, column in enumerate(groups)), func.min(position))
         .select_from(joined)
-        .where(o.outcome == edited, _in_periods(grain, open_from, periods))
+        .where(o.outcome == edited)
         .group_by(o.run_uid, *groups)
         .subquery("edited_runs")
     )

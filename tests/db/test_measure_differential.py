@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,42 @@ def test_the_database_gives_each_edited_run_the_first_scope_of_its_edited_writes
         assert any(len(scopes) > 1 for scopes in scopes_of_run.values())  # precedence decides somewhere
     finally:
         engine.dispose()
+
+
+def test_the_open_periods_alone_are_counted_as_the_same_periods_of_every_count(empty_db_url: str) -> None:
+    """A rerun counts only the periods from the first open one on (and those listed): their derived and
+    EDITED runs are read from those facts first, and count as in the tallies of every period."""
+    generate(empty_db_url, create_tables=init_installation, conversations=150, seed=7, now=NOW)
+    engine = make_engine(empty_db_url)
+    now = int(NOW.timestamp())
+    try:
+        derive_outcomes(engine, now=now, window_s=WINDOW)
+        measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK,))
+        with engine.connect() as connection:
+            for grain in Grain:
+                every: dict[str, Any] = {"open_from": None, "periods": ()}
+                all_outcomes = tallies.outcome_tallies(connection, grain, **every)
+                all_edited = tallies.edited_tallies(connection, grain, **every)
+                periods = sorted({tally.period for tally in all_outcomes})
+                assert len(periods) > 2 and {tally.period for tally in all_edited}
+                for first_open in (periods[0], periods[len(periods) // 2], periods[-1]):
+                    for listed in ((), (periods[0],)):
+                        chosen = {"open_from": first_open, "periods": listed}
+                        found = tallies.outcome_tallies(connection, grain, **chosen)
+                        assert _sorted(found) == _counted(all_outcomes, first_open, listed)
+                        found_edited = tallies.edited_tallies(connection, grain, **chosen)
+                        assert _sorted(found_edited) == _counted(all_edited, first_open, listed)
+    finally:
+        engine.dispose()
+
+
+def _sorted(found: Any) -> list[Any]:
+    return sorted(found, key=repr)
+
+
+def _counted(every: Any, first_open: date, listed: tuple[date, ...]) -> list[Any]:
+    """The tallies of the periods from `first_open` on and of the `listed` ones."""
+    return _sorted(t for t in every if t.period >= first_open or t.period in listed)
 
 
 # --- hypothesis-built conversations --------------------------------------------------------------------
