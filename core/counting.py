@@ -10,8 +10,8 @@ excluded.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import date
 from enum import StrEnum
 from itertools import groupby
@@ -23,6 +23,7 @@ from core.go_on import GoOnPath, GoOnPaths
 from core.groups import Group, groups_of
 from core.metrics import Metric
 from core.outcomes import CallOutcome, EditScope
+from core.periods import Grain, period_of
 from core.waits import GoOnState
 
 
@@ -323,6 +324,25 @@ def rate_counts(
         runs = open_tally.runs
         result.add(Metric.WINDOW_OPEN, open_tally.period, source, Count(runs, runs, 0))
     return result
+
+
+_Tally = TypeVar("_Tally", FactTally, OutcomeTally, EditedTally, OpenTally)
+
+
+def in_grain(
+    day_tallies: Iterable[_Tally], grain: Grain, first_open: date, listed: Collection[date]
+) -> list[_Tally]:
+    """Tallies of days as the tallies of `grain`'s periods from `first_open` on and of the `listed` ones.
+
+    A week's tallies are its days' with the week for their period: `rate_counts` adds every tally into its
+    period's counts, and a run's week is the week of its day, so the facts are counted once for both
+    grains."""
+    chosen: list[_Tally] = []
+    for tally in day_tallies:
+        period = period_of(tally.period, grain)
+        if period >= first_open or period in listed:
+            chosen.append(tally if period == tally.period else replace(tally, period=period))
+    return chosen
 
 
 def _add_facts(result: RateCounts, tally: FactTally) -> None:

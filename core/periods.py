@@ -18,7 +18,11 @@ class Grain(StrEnum):
 
 def period_start(unix: int, grain: Grain) -> date:
     """The period holding a unix time, in UTC: the day itself, or the Monday of its ISO week."""
-    day = datetime.fromtimestamp(unix, UTC).date()
+    return period_of(datetime.fromtimestamp(unix, UTC).date(), grain)
+
+
+def period_of(day: date, grain: Grain) -> date:
+    """The period holding a UTC day: the day itself, or the Monday of its ISO week."""
     return day - timedelta(days=day.weekday()) if grain is Grain.WEEK else day
 
 

@@ -12,8 +12,9 @@ Two kinds of unit of work, one transaction each:
    window has not closed at `now`, or it is the current period), every period that has facts but no
    stored rates, and every closed period still stored with runs inside their window (it was last written
    while open; written once more now that their windows have closed); the database counts their facts,
-   derived outcomes and the runs still inside their window per group (adapters.tallies), core.counting
-   turns the counts into numerator, denominator and excluded, and the rows are upserted (adapters.rates).
+   derived outcomes and the runs still inside their window per day and group (adapters.tallies), once for
+   both grains (a week's counts are its days': core.counting.in_grain), core.counting turns the counts into
+   numerator, denominator and excluded, and the rows are upserted (adapters.rates).
    A row of such a period that no longer has data is deleted: a period without data is absent, never 0%.
    Other closed periods already stored are not touched, unless the stored rates are of an older
    RATES_VERSION (they lack a metric): then every period is written once more. The command prints
@@ -27,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -49,11 +50,19 @@ from adapters.measure_batch import (
 )
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
-from core.counting import GO_ON_PATH_METRICS, rate_counts
+from core.counting import (
+    GO_ON_PATH_METRICS,
+    EditedTally,
+    FactTally,
+    OpenTally,
+    OutcomeTally,
+    in_grain,
+    rate_counts,
+)
 from core.facts import MEASURE_VERSION, Exclusion
 from core.groups import ALL_RUNS
 from core.metrics import RATES_VERSION, Metric
-from core.periods import Grain
+from core.periods import Grain, period_length
 from core.window import check_window, window_cutoff
 from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
@@ -226,18 +235,24 @@ def _measure(
         # too: every period is written once more (the facts stay as they are).
         summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
         first_notice = first_notice_at(connection)
-        for grain in grains:
-            report, exclusions = _write_rates(
+        chosen = [
+            _rate_periods(
                 connection,
                 grain,
                 now=now,
                 window_s=summary.window_s,
                 rewrite_all=summary.rates_rewritten,
                 changed=changed,
-                first_notice=first_notice,
             )
-            summary.periods.append(report)
-            if grain is grains[0]:
+            for grain in grains
+        ]
+        counted = _day_tallies(
+            connection, chosen, now=now, window_s=summary.window_s, first_notice=first_notice
+        )
+        for written in chosen:
+            exclusions = _write_rates(connection, written, counted, now=now)
+            summary.periods.append(written.report)
+            if written.report.grain is grains[0]:
                 summary.exclusions = exclusions
         summary.first_notice = first_notice
         # As stored, every period summed: what the Rates page shows too.
@@ -327,7 +342,20 @@ def _count(summary: Summary, batch: BatchResult) -> frozenset[tuple[Grain, date]
 # --- rates -----------------------------------------------------------------------------------------------
 
 
-def _write_rates(
+@dataclass(frozen=True)
+class _RatePeriods:
+    """The periods of one grain a measurement writes: every open one (from `first_open` on) and the `listed`
+    closed ones (new, or closed since they were last written), with the report on them."""
+
+    report: PeriodReport
+    listed: frozenset[date]
+
+    @property
+    def first_open(self) -> date:
+        return self.report.first_open
+
+
+def _rate_periods(
     connection: Connection,
     grain: Grain,
     *,
@@ -335,9 +363,7 @@ def _write_rates(
     window_s: int,
     rewrite_all: bool,
     changed: set[tuple[Grain, date]],
-    first_notice: int | None,
-) -> tuple[PeriodReport, Counter[tuple[Metric, Exclusion]]]:
-    cutoff = window_cutoff(now, window_s)
+) -> _RatePeriods:
     first_open = tallies.first_open_period(connection, grain, now=now, window_s=window_s)
     report = PeriodReport(grain, first_open)
     closed = tallies.fact_periods(connection, grain, before=first_open)
@@ -351,22 +377,61 @@ def _write_rates(
     report.closing_periods = len(closing)
     report.kept_periods = len(kept)
     report.kept_changed = sum(1 for period in kept if (grain, period) in changed)
-    chosen: dict[str, Any] = {"open_from": first_open, "periods": new | closing}
-    counts = rate_counts(
-        tallies.fact_tallies(connection, grain, **chosen, first_notice=first_notice),
-        tallies.outcome_tallies(connection, grain, **chosen),
-        tallies.edited_tallies(connection, grain, **chosen),
+    return _RatePeriods(report, frozenset(new | closing))
+
+
+@dataclass(frozen=True)
+class _DayTallies:
+    facts: list[FactTally]
+    outcomes: list[OutcomeTally]
+    edited: list[EditedTally]
+    window_open: list[OpenTally]
+
+
+def _day_tallies(
+    connection: Connection,
+    chosen: Sequence[_RatePeriods],
+    *,
+    now: int,
+    window_s: int,
+    first_notice: int | None,
+) -> _DayTallies:
+    """The tallies of every day the grains write (core.counting.in_grain makes a week's of its days'): the
+    facts, derived outcomes and runs inside their window are counted once for both grains."""
+    first_open = min(periods.first_open for periods in chosen)
+    days: set[date] = set()
+    for periods in chosen:
+        length = period_length(periods.report.grain).days
+        days.update(period + timedelta(days=offset) for period in periods.listed for offset in range(length))
+    counted: dict[str, Any] = {"open_from": first_open, "periods": days}
+    return _DayTallies(
+        tallies.fact_tallies(connection, Grain.DAY, **counted, first_notice=first_notice),
+        tallies.outcome_tallies(connection, Grain.DAY, **counted),
+        tallies.edited_tallies(connection, Grain.DAY, **counted),
         # Every run inside its window ends at or after the cutoff, i.e. in an open period.
-        tallies.window_open_tallies(connection, grain, cutoff=cutoff),
+        tallies.window_open_tallies(connection, Grain.DAY, cutoff=window_cutoff(now, window_s)),
     )
-    counted = counts.rows()
-    deleted = rates.save_rates(connection, grain, counted, now=now, **chosen)
-    report.open_periods = len({period for (_, period, _), _ in counted if period >= first_open})
-    report.rows = len(counted)
-    report.deleted = deleted
+
+
+def _write_rates(
+    connection: Connection, periods: _RatePeriods, counted: _DayTallies, *, now: int
+) -> Counter[tuple[Metric, Exclusion]]:
+    report = periods.report
+    grain, first_open, listed = report.grain, periods.first_open, periods.listed
+    counts = rate_counts(
+        in_grain(counted.facts, grain, first_open, listed),
+        in_grain(counted.outcomes, grain, first_open, listed),
+        in_grain(counted.edited, grain, first_open, listed),
+        in_grain(counted.window_open, grain, first_open, listed),
+    )
+    rows = counts.rows()
+    chosen: dict[str, Any] = {"open_from": first_open, "periods": set(listed)}
+    report.deleted = rates.save_rates(connection, grain, rows, now=now, **chosen)
+    report.open_periods = len({period for (_, period, _), _ in rows if period >= first_open})
+    report.rows = len(rows)
     report.inside_window = sum(
         count.numerator
-        for (metric, _, group), count in counted
+        for (metric, _, group), count in rows
         if metric is Metric.WINDOW_OPEN and group == ALL_RUNS
     )
-    return report, counts.exclusions
+    return counts.exclusions

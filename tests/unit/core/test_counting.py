@@ -19,6 +19,7 @@ from core.counting import (
     OpenTally,
     OutcomeTally,
     edited_tallies,
+    in_grain,
     rate_counts,
 )
 from core.facts import Exclusion, conversation_facts
@@ -26,6 +27,7 @@ from core.go_on import GoOnPaths
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import Metric
 from core.outcomes import EditScope
+from core.periods import Grain
 from tests.unit.core.measure_helpers import Chat, T, a_run
 
 WEEK = date(2026, 10, 12)
@@ -314,3 +316,31 @@ def test_a_skill_less_conversation_is_its_own_group_and_a_run_without_conversati
 
     assert counts[(Metric.RUNS, WEEK, Group(GroupKind.SKILL, ""))] == Count(1, 1, 0)
     assert counts[(Metric.RUNS, WEEK, ALL_RUNS)] == Count(2, 2, 0)
+
+
+def test_a_week_counts_what_its_days_count_and_only_the_periods_written_are_kept() -> None:
+    monday = WEEK
+    days = [monday + timedelta(days=offset) for offset in (0, 3, 6, 7, 15)]  # three in one week
+    facts = [tally("wrote" if index % 2 else "nothing_saved", period=day) for index, day in enumerate(days)]
+    outcomes = [OutcomeTally(day, "content-assistant", "", "edited", 2, "v1") for day in days]
+    edited = [EditedTally(day, "content-assistant", "", EditScope.SAME_FIELDS, 1, "v2") for day in days]
+    window_open = [OpenTally(day, "content-assistant", "", 1) for day in days]
+    by_day = rate_counts(facts, outcomes, edited, window_open).counts
+
+    first_open, listed = monday + timedelta(days=14), (monday,)  # the week of days[3] is neither
+    weekly = rate_counts(
+        in_grain(facts, Grain.WEEK, first_open, listed),
+        in_grain(outcomes, Grain.WEEK, first_open, listed),
+        in_grain(edited, Grain.WEEK, first_open, listed),
+        in_grain(window_open, Grain.WEEK, first_open, listed),
+    ).counts
+
+    assert {period for _, period, _ in weekly} == {monday, monday + timedelta(days=14)}
+    for metric, period, group in weekly:
+        week_days = [day for day in days if period <= day < period + timedelta(days=7)]
+        first, *rest = (by_day[(metric, day, group)] for day in week_days)
+        assert weekly[(metric, period, group)] == sum(rest, first)
+    assert weekly[(Metric.RUNS, monday, ALL_RUNS)] == Count(3, 3, 0)
+    assert weekly[(Metric.EDITED_SAME_FIELDS, monday, ALL_RUNS)].rule_versions == {"v2"}
+    days_kept = in_grain(facts, Grain.DAY, monday + timedelta(days=6), (monday,))
+    assert [t.period for t in days_kept] == [monday, monday + timedelta(days=6), days[3], days[4]]
