@@ -20,6 +20,10 @@ not shape. It derives the outcomes
   messages whose text a text rule judged) plus the engine's count over runs and events (count(*) per run);
 * rerun: measure-rates again with no new data.
 
+With `--against CHECKOUT --rounds N` it times this checkout's full measure-rates (both grains) against the
+one at CHECKOUT instead, the two alternating on one installation, each run after its own derive-outcomes
+(benchmarks.versus; CHECKOUT needs its own .venv).
+
 Goals: full within 4x the baseline; the rerun under 5% of the full run; peak memory under 200 MB.
 """
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -34,12 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, literal, select, text
+from sqlalchemy.engine import URL
 
 from adapters import schema
 from adapters.database import make_engine
 from adapters.dialect import plans
 from adapters.measure_batch import answers, waits
-from benchmarks import installation
+from benchmarks import installation, versus
 from benchmarks.harness import in_process, peak_mb, scratch_database
 from core.periods import Grain
 from core.time import DAY_S
@@ -220,28 +226,22 @@ def main(argv: list[str] | None = None) -> int:
         default="generator",
         help="wide: benchmarks.installation's wide shape, scale x 1,000,000 writes (one conversation a run)",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time this checkout's measure-rates against the one at CHECKOUT, back to back",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each job")
     args = parser.parse_args(argv)
-    conversations = max(int(FULL_CONVERSATIONS * args.scale), 10)
+    if args.against is not None:
+        return _against(args)
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
         url, drop = scratch_database(args.engine, Path(directory))
         target = url.render_as_string(hide_password=False)
         uids_file = str(Path(directory) / "judged.json")
         try:
-            started = time.perf_counter()
-            if args.shape == "wide":
-                rows = sum(installation.build(url, installation.full_plan(args.scale, WIDE)).values())
-            else:
-                rows = generate(
-                    target, create_tables=init_installation, conversations=conversations, seed=1, now=NOW
-                ).rows
-            print(f"built {rows:,} rows in {time.perf_counter() - started:.0f} s", flush=True)
-            if args.shape == "small":
-                in_process(_reshape, target)
-            if args.engine == "postgresql":
-                engine = make_engine(target)
-                with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-                    connection.execute(text("VACUUM ANALYZE"))
-                engine.dispose()
+            _build(args, url)
             counts = in_process(_counts, target)
             in_process(_derive, target)
             floor = in_process(_floor, target)
@@ -252,6 +252,56 @@ def main(argv: list[str] | None = None) -> int:
             drop()
     print(json.dumps({"counts": counts, "full": full, "rerun": rerun}, indent=1, default=str))
     print("\n".join(_table(args, counts, floor, baseline, full, rerun)))
+    return 0
+
+
+def _build(args: argparse.Namespace, url: URL) -> None:
+    """The installation of the engine, scale and shape asked for, not yet derived."""
+    target = url.render_as_string(hide_password=False)
+    started = time.perf_counter()
+    if args.shape == "wide":
+        rows = sum(installation.build(url, installation.full_plan(args.scale, WIDE)).values())
+    else:
+        conversations = max(int(FULL_CONVERSATIONS * args.scale), 10)
+        rows = generate(
+            target, create_tables=init_installation, conversations=conversations, seed=1, now=NOW
+        ).rows
+    print(f"built {rows:,} rows in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.shape == "small":
+        in_process(_reshape, target)
+    if args.engine == "postgresql":
+        engine = make_engine(target)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(text("VACUUM ANALYZE"))
+        engine.dispose()
+
+
+def _against(args: argparse.Namespace) -> int:
+    """Build the installation and time the two checkouts' full measure-rates on it back to back, each after
+    its own derive-outcomes (benchmarks.versus)."""
+    try:
+        other = versus.checkout(args.against)
+    except versus.VersusError as error:
+        print(f"bench_measure: {error}", file=sys.stderr)
+        return 2
+    mine = versus.this_checkout()
+    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
+        url, drop = scratch_database(args.engine, Path(directory))
+        try:
+            _build(args, url)
+            timed = versus.measuring(int(NOW.timestamp()), WINDOW)
+            versus.back_to_back(url, mine, other, max(args.rounds, 1), timed)
+        except versus.VersusError as error:
+            print(f"bench_measure: {error}", file=sys.stderr)
+            return 1
+        finally:
+            drop()
+    print(
+        f"measure-rates (both grains, every fact counted) on {args.engine}, scale {args.scale:g}, shape "
+        f"{args.shape}: this checkout and {other.name}, back to back, {len(mine.runs)} rounds; seconds of "
+        "each round (the job's own time)"
+    )
+    print("\n".join(versus.report_lines(mine, other)))
     return 0
 
 

@@ -1,8 +1,10 @@
-"""derive-outcomes of this checkout and of another, back to back on one installation (bench_derive --against).
+"""A job of this checkout and of another, back to back on one installation (bench_derive and bench_measure
+--against).
 
 Each run starts from the installation as it was built: every `tx_runrecord_` table dropped, the rows the
 previous run mirrored into tx_nrllm_call_outcome deleted, then the checkout's own `runrecord init-db` and
-`runrecord derive-outcomes --json`, each in its own process. The figure compared is the job's own time (the
+`runrecord derive-outcomes --json`, each in its own process; for measure-rates, then the checkout's own
+measure-rates of both grains, in a process of its own. The figure compared is the job's own time (the
 summary's `seconds`), not the process's start-up. The two jobs alternate, the other checkout's first in odd
 rounds, so that neither always runs on a warmer cache.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +44,7 @@ class Checkout:
     directory: Path
     runrecord: list[str]  # the command that runs its `runrecord`
     runs: list[dict[str, Any]] = field(default_factory=list)  # per round: seconds, writes derived, phases
+    python: str = sys.executable  # the interpreter that imports its packages
 
     def seconds(self) -> list[float]:
         return [float(run["seconds"]) for run in self.runs]
@@ -50,7 +55,8 @@ def checkout(directory: Path) -> Checkout:
     runrecord = directory / ".venv" / "bin" / "runrecord"
     if not runrecord.is_file():
         raise VersusError(f"no {runrecord}: run `make .venv/.installed` in {directory} first")
-    return Checkout(_commit(directory), directory, [str(runrecord)])
+    python = str(directory / ".venv" / "bin" / "python")
+    return Checkout(_commit(directory), directory, [str(runrecord)], python=python)
 
 
 def this_checkout() -> Checkout:
@@ -65,16 +71,20 @@ def _commit(directory: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else str(directory)
 
 
-def back_to_back(url: URL, mine: Checkout, other: Checkout, rounds: int) -> None:
-    """Run the two checkouts' jobs `rounds` times each on the installation at `url`, alternating, each run's
-    figures kept in its checkout's `runs`; the installation is left as it was built, without this project's
-    tables."""
+Job = Callable[["Checkout", URL], dict[str, Any]]  # one timed run: seconds and phases
+
+
+def back_to_back(url: URL, mine: Checkout, other: Checkout, rounds: int, timed: Job | None = None) -> None:
+    """Run the two checkouts' jobs (`timed`, derive-outcomes when None) `rounds` times each on the
+    installation at `url`, alternating, each run's figures kept in its checkout's `runs`; the installation is
+    left as it was built, without this project's tables."""
+    run = timed or _derive
     mark = _last_observed(url)
     for number in range(rounds):
         order = (other, mine) if number % 2 == 0 else (mine, other)
         for job in order:
             reset(url, mark)
-            job.runs.append(_derive(job, url))
+            job.runs.append(run(job, url))
     reset(url, mark)
 
 
@@ -110,25 +120,57 @@ def reset(url: URL, mark: int) -> None:
         engine.dispose()
 
 
-def _derive(job: Checkout, url: URL) -> dict[str, Any]:
+def _derive(job: Checkout, url: URL, now: int = NOW) -> dict[str, Any]:
     target = url.render_as_string(hide_password=False)
     _run(job, "init-db", "--db", target)
-    now = datetime.fromtimestamp(NOW, UTC).isoformat()
+    at = datetime.fromtimestamp(now, UTC).isoformat()
     days = str(WINDOW // DAY_S)
-    output = _run(job, "derive-outcomes", "--db", target, "--now", now, "--window-days", days, "--json")
+    output = _run(job, "derive-outcomes", "--db", target, "--now", at, "--window-days", days, "--json")
     summary = json.loads(output)
     derived = summary["writes"]["derived"]
     return {"seconds": summary["seconds"], "writes": derived, "phases": summary.get("phases", {})}
 
 
+# measure-rates of both grains, as the scheduler runs it, with its phases (the command writes one grain).
+_MEASURE = """
+import json, sys
+from adapters.database import make_engine
+from core.periods import Grain
+from jobs.measure import measure_rates
+now, window_s = int(sys.argv[2]), int(sys.argv[3])
+summary = measure_rates(make_engine(sys.argv[1]), now=now, window_s=window_s, grains=(Grain.WEEK, Grain.DAY))
+found = {"seconds": summary.seconds, "phases": summary.phases, "conversations": summary.conversations}
+print(json.dumps(found))
+"""
+
+
+def measuring(now: int, window_s: int) -> Job:
+    """A timed run of measure-rates as of `now`, on the installation derived as of `now` first (untimed)."""
+
+    def run(job: Checkout, url: URL) -> dict[str, Any]:
+        _derive(job, url, now)
+        target = url.render_as_string(hide_password=False)
+        output = _python(job, _MEASURE, target, str(now), str(window_s))
+        return dict(json.loads(output))
+
+    return run
+
+
 def _run(job: Checkout, *arguments: str) -> str:
+    return _started(job, [*job.runrecord, *arguments], f"`runrecord {arguments[0]}`")
+
+
+def _python(job: Checkout, code: str, *arguments: str) -> str:
+    return _started(job, [job.python, "-c", code, *arguments], "measure-rates")
+
+
+def _started(job: Checkout, command: list[str], what: str) -> str:
     # The other checkout imports its own packages: none of this process's search path.
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    command = [*job.runrecord, *arguments]
     done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=job.directory)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise VersusError(f"`runrecord {arguments[0]}` of {job.name} failed: {last}")
+        raise VersusError(f"{what} of {job.name} failed: {last}")
     return done.stdout
 
 

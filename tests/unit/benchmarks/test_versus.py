@@ -13,7 +13,7 @@ from adapters import upstream_schema
 from adapters.database import make_engine
 from adapters.schema import OUR_PREFIX
 from benchmarks import bench_derive, versus
-from benchmarks.installation import SHAPES, build, full_plan
+from benchmarks.installation import NOW, SHAPES, WINDOW, build, full_plan
 
 
 def _installation(tmp_path: Path) -> URL:
@@ -67,3 +67,13 @@ def test_the_report_sets_the_fastest_round_of_each_job_beside_the_other() -> Non
 
     best = [line.strip() for line in lines if line.strip().startswith("best of")]
     assert best == ["best of 3 rounds: this 11.000 s, 3762606 10.200 s (this is +8% against the other)"]
+
+
+def test_each_measurement_counts_the_same_installation_from_nothing_measured(tmp_path: Path) -> None:
+    url = _installation(tmp_path)
+    mine, other = versus.this_checkout(), replace(versus.this_checkout(), name="itself")
+    versus.back_to_back(url, mine, other, rounds=1, timed=versus.measuring(NOW, WINDOW))
+    conversations = {run["conversations"] for run in [*mine.runs, *other.runs]}
+    assert len(conversations) == 1 and conversations.pop() > 0, "each run counted every conversation afresh"
+    assert all(run["seconds"] > 0 and "rates" in run["phases"] for run in [*mine.runs, *other.runs])
+    assert _left(url) == ([], 0), "no table of ours and no mirrored row is left behind"
