@@ -174,6 +174,11 @@ agentrun = Table(
     Index("run_uuid", "uuid"),
     # nr-llm's KEY status_lookup: a night reads the runs not finished yet through it (adapters.write_targets).
     Index("status_lookup", "status", "crdate"),
+    # nr-llm's other keys (KEY parent, be_user, crdate), named as the installation's SQLite schema names them:
+    # every statement is planned beside them, as on an installation (and none reads be_user).
+    Index("agentrun_parent", "pid"),
+    Index("agentrun_be_user", "be_user", "crdate"),
+    Index("agentrun_crdate", "crdate"),
 )
 
 agentrun_event = Table(
@@ -189,6 +194,8 @@ agentrun_event = Table(
     Column("payload", medium_text(), nullable=True),
     integer("crdate"),
     Index("run_sequence", "run", "sequence"),
+    Index("agentrun_event_parent", "pid"),
+    Index("agentrun_event_crdate", "crdate"),
 )
 
 call_outcome = Table(
@@ -204,6 +211,7 @@ call_outcome = Table(
     # DOMAIN.md): the mirror looks a run's observed row up by correlation_id (adapters.derive_batch._mirror).
     Index("correlation", "correlation_id"),
     Index("outcome_lookup", "outcome", "crdate"),
+    Index("call_outcome_parent", "pid"),
 )
 
 # --- upstream: the AI chat (nr-mcp-agent) -----------------------------------------------------------------
@@ -236,6 +244,12 @@ conversation = Table(
     Column("card_outcomes", medium_text(), nullable=True),
     integer("tstamp"),
     integer("crdate"),
+    # The chat's keys (its ext_tables.sql: be_user_archived, status_deleted_tstamp, be_user_status,
+    # current_request_id).
+    Index("conversation_be_user_archived", "be_user", "archived", "tstamp"),
+    Index("conversation_status_deleted_tstamp", "status", "deleted", "tstamp"),
+    Index("conversation_be_user_status", "be_user", "status", "deleted"),
+    Index("conversation_current_request_id", "current_request_id", "status"),
 )
 
 message = Table(

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from click.testing import Result
-from sqlalchemy import Column, Engine, Integer, MetaData, Table, inspect
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, UniqueConstraint, inspect
 
 from adapters.database import DatabaseUnavailableError, make_engine
 from adapters.revision import stored_revision
@@ -231,6 +231,33 @@ def test_the_upstream_tables_have_the_columns_of_an_installations_own_in_their_o
 
     assert {name: theirs.get(name) for name in ours_upstream} == ours_upstream
     assert "be_users" in ours_upstream and "be_users" not in REQUIRED_UPSTREAM
+
+
+def test_the_upstream_tables_have_the_keys_of_an_installations_own(installation_sql: Path) -> None:
+    """Every statement is planned beside the indexes an installation has, in the tests and the benchmarks
+    too; the chat's KEY current_request_id (its ext_tables.sql) is one the schema beside us leaves out."""
+    with sqlite3.connect(":memory:") as connection:
+        connection.executescript(installation_sql.read_text(encoding="utf-8"))
+        theirs = {
+            (table, tuple(column[2] for column in connection.execute(f"PRAGMA index_info('{index}')")))
+            for table, index in connection.execute(
+                "SELECT tbl_name, name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+        }
+    connection.close()
+    ours = {
+        (name, tuple(column.name for column in index.columns))
+        for name, table in upstream.tables.items()
+        for index in table.indexes
+    } | {
+        (name, tuple(column.name for column in constraint.columns))
+        for name, table in upstream.tables.items()
+        for constraint in table.constraints
+        if isinstance(constraint, UniqueConstraint)
+    }
+
+    assert ours - theirs == {("tx_nrmcpagent_conversation", ("current_request_id", "status"))}
+    assert theirs - ours == set()
 
 
 def test_init_db_creates_a_missing_sqlite_file(tmp_path: Path, run_cli: Callable[..., Result]) -> None:
