@@ -30,8 +30,10 @@ from adapters.schema import OUR_PREFIX
 from benchmarks.installation import NOW, WINDOW
 from core.table_names import is_table_name
 from core.time import DAY_S
-from tests.conftest import REPO_ROOT
-from tests.db import faults
+
+# This checkout. Nothing of the tests is imported here: the benchmarks' phases import this module in the
+# processes whose peak memory they report.
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class VersusError(Exception):
@@ -61,7 +63,7 @@ def checkout(directory: Path) -> Checkout:
 
 def this_checkout() -> Checkout:
     """This checkout, run by the interpreter running the benchmark."""
-    return Checkout("this", REPO_ROOT, faults.command())
+    return Checkout("this", REPO_ROOT, [sys.executable, "-c", "from jobs.cli import main; main()"])
 
 
 def _commit(directory: Path) -> str:

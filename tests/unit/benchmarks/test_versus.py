@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -77,3 +79,14 @@ def test_each_measurement_counts_the_same_installation_from_nothing_measured(tmp
     assert len(conversations) == 1 and conversations.pop() > 0, "each run counted every conversation afresh"
     assert all(run["seconds"] > 0 and "rates" in run["phases"] for run in [*mine.runs, *other.runs])
     assert _left(url) == ([], 0), "no table of ours and no mirrored row is left behind"
+
+
+def test_a_benchmark_phase_imports_nothing_of_the_tests() -> None:
+    """A phase runs in a process that imports its benchmark: its peak memory is the job's, not pytest's."""
+    code = (
+        "import sys, benchmarks.bench_derive, benchmarks.bench_measure; "
+        "print(sorted({name.split('.')[0] for name in sys.modules} & {'pytest', 'hypothesis', 'tests'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=versus.REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
