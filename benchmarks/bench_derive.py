@@ -64,6 +64,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy import table as table_clause
+from sqlalchemy.engine import URL
 
 from adapters import schema
 from adapters.database import make_engine
@@ -484,29 +485,13 @@ def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[s
 
 def _against(engine_name: str, scale: float, shape: Shape, directory: Path, rounds: int) -> int:
     """Build the installation and time the two checkouts' jobs on it back to back (benchmarks.versus)."""
-    try:
-        other = versus.checkout(directory)
-    except versus.VersusError as error:
-        print(f"bench_derive: {error}", file=sys.stderr)
-        return 2
-    mine = versus.this_checkout()
-    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as scratch:
-        url, drop = scratch_database(engine_name, Path(scratch))
-        try:
-            counts = build(url, full_plan(scale, shape))
-            print(f"built {sum(counts.values()):,} rows: {_listed(counts)}", flush=True)
-            versus.back_to_back(url, mine, other, max(rounds, 1))
-        except versus.VersusError as error:
-            print(f"bench_derive: {error}", file=sys.stderr)
-            return 1
-        finally:
-            drop()
-    print(
-        f"derive-outcomes on {engine_name}, scale {scale:g}, shape {shape.name}: this checkout and "
-        f"{other.name}, back to back, {len(mine.runs)} rounds; seconds of each round (the job's own time)"
-    )
-    print("\n".join(versus.report_lines(mine, other)))
-    return 0
+
+    def built(url: URL) -> None:
+        counts = build(url, full_plan(scale, shape))
+        print(f"built {sum(counts.values()):,} rows: {_listed(counts)}", flush=True)
+
+    title = f"derive-outcomes on {engine_name}, scale {scale:g}, shape {shape.name}"
+    return versus.compare("bench_derive", engine_name, directory, rounds, built, title)
 
 
 def _listed(counts: dict[str, int]) -> str:
@@ -637,13 +622,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=int, default=1_000, help="writes the per-write loop measures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    parser.add_argument(
-        "--against",
-        type=Path,
-        metavar="CHECKOUT",
-        help="only time this checkout's job and that of another checkout (its .venv installed), back to back",
-    )
-    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each job")
+    versus.add_options(parser, "derive-outcomes")
     args = parser.parse_args(argv)
     if args.against is not None:
         return _against(args.engine, args.scale, SHAPES[args.shape], args.against, args.rounds)

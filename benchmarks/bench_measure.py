@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -226,16 +226,17 @@ def main(argv: list[str] | None = None) -> int:
         default="generator",
         help="wide: benchmarks.installation's wide shape, scale x 1,000,000 writes (one conversation a run)",
     )
-    parser.add_argument(
-        "--against",
-        type=Path,
-        metavar="CHECKOUT",
-        help="time this checkout's measure-rates against the one at CHECKOUT, back to back",
-    )
-    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each job")
+    versus.add_options(parser, "measure-rates")
     args = parser.parse_args(argv)
     if args.against is not None:
-        return _against(args)
+        title = (
+            f"measure-rates (both grains, every fact counted) on {args.engine}, scale {args.scale:g}, "
+            f"shape {args.shape}"
+        )
+        timed = versus.measuring(int(NOW.timestamp()), WINDOW)
+        return versus.compare(
+            "bench_measure", args.engine, args.against, args.rounds, partial(_build, args), title, timed
+        )
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
         url, drop = scratch_database(args.engine, Path(directory))
         target = url.render_as_string(hide_password=False)
@@ -274,35 +275,6 @@ def _build(args: argparse.Namespace, url: URL) -> None:
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(text("VACUUM ANALYZE"))
         engine.dispose()
-
-
-def _against(args: argparse.Namespace) -> int:
-    """Build the installation and time the two checkouts' full measure-rates on it back to back, each after
-    its own derive-outcomes (benchmarks.versus)."""
-    try:
-        other = versus.checkout(args.against)
-    except versus.VersusError as error:
-        print(f"bench_measure: {error}", file=sys.stderr)
-        return 2
-    mine = versus.this_checkout()
-    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
-        url, drop = scratch_database(args.engine, Path(directory))
-        try:
-            _build(args, url)
-            timed = versus.measuring(int(NOW.timestamp()), WINDOW)
-            versus.back_to_back(url, mine, other, max(args.rounds, 1), timed)
-        except versus.VersusError as error:
-            print(f"bench_measure: {error}", file=sys.stderr)
-            return 1
-        finally:
-            drop()
-    print(
-        f"measure-rates (both grains, every fact counted) on {args.engine}, scale {args.scale:g}, shape "
-        f"{args.shape}: this checkout and {other.name}, back to back, {len(mine.runs)} rounds; seconds of "
-        "each round (the job's own time)"
-    )
-    print("\n".join(versus.report_lines(mine, other)))
-    return 0
 
 
 def _table(

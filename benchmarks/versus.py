@@ -11,10 +11,12 @@ rounds, so that neither always runs on a warmer cache.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +29,7 @@ from sqlalchemy.engine import URL
 from adapters import upstream_schema
 from adapters.database import make_engine
 from adapters.schema import OUR_PREFIX
+from benchmarks.harness import scratch_database
 from benchmarks.installation import NOW, WINDOW
 from core.table_names import is_table_name
 from core.time import DAY_S
@@ -50,6 +53,53 @@ class Checkout:
 
     def seconds(self) -> list[float]:
         return [float(run["seconds"]) for run in self.runs]
+
+
+def add_options(parser: argparse.ArgumentParser, job: str) -> None:
+    """A benchmark's --against CHECKOUT and --rounds N."""
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help=f"only time this checkout's {job} and another checkout's (its .venv installed), back to back",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: runs of each job")
+
+
+def compare(
+    program: str,
+    engine_name: str,
+    directory: Path,
+    rounds: int,
+    build: Callable[[URL], None],
+    title: str,
+    timed: Job | None = None,
+) -> int:
+    """Build an installation (`build`) on a scratch database of the engine, time this checkout's job and that
+    of the checkout at `directory` on it back to back (`back_to_back`), and print the report under `title`;
+    the exit status: 2 when the other checkout cannot be run, 1 when one of its commands failed."""
+    try:
+        other = checkout(directory)
+    except VersusError as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        return 2
+    mine = this_checkout()
+    with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as scratch:
+        url, drop = scratch_database(engine_name, Path(scratch))
+        try:
+            build(url)
+            back_to_back(url, mine, other, max(rounds, 1), timed)
+        except VersusError as error:
+            print(f"{program}: {error}", file=sys.stderr)
+            return 1
+        finally:
+            drop()
+    print(
+        f"{title}: this checkout and {other.name}, back to back, {len(mine.runs)} rounds; seconds of each "
+        "round (the job's own time)"
+    )
+    print("\n".join(report_lines(mine, other)))
+    return 0
 
 
 def checkout(directory: Path) -> Checkout:
