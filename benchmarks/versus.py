@@ -55,6 +55,9 @@ class Checkout:
         return [float(run["seconds"]) for run in self.runs]
 
 
+Job = Callable[[Checkout, URL], dict[str, Any]]  # one timed run: seconds and phases
+
+
 def add_options(parser: argparse.ArgumentParser, job: str) -> None:
     """A benchmark's --against CHECKOUT and --rounds N."""
     parser.add_argument(
@@ -121,9 +124,6 @@ def _commit(directory: Path) -> str:
         ["git", "-C", str(directory), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
     return done.stdout.strip() if done.returncode == 0 else str(directory)
-
-
-Job = Callable[["Checkout", URL], dict[str, Any]]  # one timed run: seconds and phases
 
 
 def back_to_back(url: URL, mine: Checkout, other: Checkout, rounds: int, timed: Job | None = None) -> None:
