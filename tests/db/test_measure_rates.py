@@ -612,13 +612,19 @@ def test_a_rerun_rewrites_the_open_periods_and_leaves_closed_ones_as_stored(
     assert summary.periods[0].kept_periods == 1 and summary.periods[0].new_periods == 0
 
 
+def _measured_days(engine: Engine) -> Run:
+    """Five conversations a day apart from OLD on, each a run that answers "Erledigt.", measured; the oldest
+    one's run."""
+    with installation(engine) as site:
+        runs = [talk(site, OLD + n * DAY, "Erledigt.") for n in range(5)]
+    measure(engine)
+    return runs[0]
+
+
 def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
     installation_engine: Engine,
 ) -> None:
-    with installation(installation_engine) as site:
-        for n in range(5):
-            talk(site, OLD + n * DAY, "Erledigt.")
-    measure(installation_engine)
+    _measured_days(installation_engine)
     with installation(installation_engine, seed=2) as site:
         talk(site, NOW - 3600, "Erledigt.")
 
@@ -633,10 +639,7 @@ def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
 def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted_again(
     installation_engine: Engine,
 ) -> None:
-    with installation(installation_engine) as site:
-        runs = [talk(site, OLD + n * DAY, "Erledigt.") for n in range(5)]
-    measure(installation_engine)
-    oldest = runs[0]
+    oldest = _measured_days(installation_engine)
     with installation_engine.begin() as connection:
         # The run's row changes (its configuration, here), and nothing else of its conversation.
         connection.execute(
@@ -660,10 +663,7 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
 def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_counted_again(
     installation_engine: Engine,
 ) -> None:
-    with installation(installation_engine) as site:
-        runs = [talk(site, OLD + n * DAY, "Erledigt.") for n in range(5)]
-    measure(installation_engine)
-    oldest = runs[0]
+    oldest = _measured_days(installation_engine)
     e = schema.agentrun_event.c
     with installation_engine.begin() as connection:
         last = connection.execute(
