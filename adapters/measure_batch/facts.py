@@ -423,18 +423,27 @@ def _compared() -> tuple[str, ...]:
 def mark_changed(connection: Connection) -> None:
     """Note the batch's facts that differ from the stored ones, and the stored facts of the batch's
     conversations that the batch no longer gives (scratch.changed)."""
-    f, sf, s = schema.measure_fact.c, scratch.fact.c, scratch.conversation.c
+    d = connection.dialect.name
+    fact, f, sf, s = schema.measure_fact, schema.measure_fact.c, scratch.fact.c, scratch.conversation.c
+    compared = _compared()
+    # Each of the batch's facts looks its stored fact up by key, once (PostgreSQL: a fenced probe; as
+    # NOT EXISTS its planner merged the batch's facts with every stored one, in key order).
     key = and_(f.run_uid == sf.run_uid, f.message_uid == sf.message_uid)
-    same = and_(key, *(f[name].is_not_distinct_from(sf[name]) for name in _compared()))
-    stored = select(f.uid).where(key).scalar_subquery()
-    fresh = select(sf.run_uid, sf.message_uid, stored, literal(1)).where(
-        ~exists(select(literal(1)).where(same))
-    )
+    looked_up = (f.uid, *(f[name] for name in compared))
+    joined, stored = plans.outer_probe(d, scratch.fact, fact, key, looked_up, "stored")
+    differs = or_(stored.c.uid.is_(None), *(stored.c[name].is_distinct_from(sf[name]) for name in compared))
+    fresh = select(sf.run_uid, sf.message_uid, stored.c.uid, literal(1)).select_from(joined).where(differs)
     columns = ["run_uid", "message_uid", "stored_uid", "fresh"]
     connection.execute(insert(scratch.changed).from_select(columns, fresh))
-    given = exists(select(literal(1)).where(key))
-    gone = select(f.run_uid, f.message_uid, f.uid, literal(0)).where(
-        f.conversation_uid.in_(select(s.uid)), ~given
+    # The stored facts of the batch's conversations, each conversation's looked up by its key.
+    joined, kept = plans.inner_probe(
+        d, scratch.conversation, fact, f.conversation_uid == s.uid, (f.run_uid, f.message_uid, f.uid), "kept"
+    )
+    given = exists(
+        select(literal(1)).where(sf.run_uid == kept.c.run_uid, sf.message_uid == kept.c.message_uid)
+    )
+    gone = (
+        select(kept.c.run_uid, kept.c.message_uid, kept.c.uid, literal(0)).select_from(joined).where(~given)
     )
     connection.execute(insert(scratch.changed).from_select(columns, gone))
     scratch.analyze(connection, scratch.changed)
