@@ -228,16 +228,21 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
     if plans.probes_grouped_subquery(dialect):
         # The record's channels by user, built once with a key: one probe per row, not a look-up of every
         # channel's run (a hot record written by forty users: forty for each of its rows).
+        # Each channel's run looked up by its key (PostgreSQL: a fenced probe; a plain join hashed every run
+        # of the installation for a batch's few hundred channels, measured).
         writer_run = run.alias("writer_run")
+        with_run, writer = plans.inner_probe(
+            dialect, c, writer_run, writer_run.c.uid == c.c.run_uid, (writer_run.c.be_user,), "writer_run"
+        )
         writers = (
             select(
                 c.c.tablename,
                 c.c.recuid,
-                writer_run.c.be_user.label("userid"),
+                writer.c.be_user.label("userid"),
                 func.min(c.c.channel).label("channel"),
             )
-            .select_from(c.join(writer_run, writer_run.c.uid == c.c.run_uid))
-            .group_by(*record_partition(dialect, c), writer_run.c.be_user)
+            .select_from(with_run)
+            .group_by(*record_partition(dialect, c), writer.c.be_user)
             .subquery("writers")
         )
         on = and_(r.c.channels > 1, same_record(dialect, found, writers), writers.c.userid == found.c.userid)

@@ -234,7 +234,32 @@ def _full_scans(plan: str, dialect: str, never: tuple[str, ...] = NEVER_SCANNED)
         pattern = r"^({}) key=None type=ALL"
     found = re.findall(pattern.format("|".join(never)), plan.replace("->", "").strip(), re.M)
     lines = [line.strip().lstrip("-> ") for line in plan.splitlines()]
-    return found + re.findall(pattern.format("|".join(never)), "\n".join(lines), re.M)
+    found += re.findall(pattern.format("|".join(never)), "\n".join(lines), re.M)
+    return found + (_unbounded_index_scans(plan, never) if dialect == "postgresql" else [])
+
+
+def _unbounded_index_scans(plan: str, never: tuple[str, ...]) -> list[str]:
+    """PostgreSQL: the tables an index scan reads whole, with no Index Cond and no Limit above it. With
+    sequential scans off (as `_explained` plans) a hash join reads the table it hashes that way instead."""
+    node = re.compile(r"Index (?:Only )?Scan (?:Backward )?using \w+ on ({})(?: |$)".format("|".join(never)))
+    lines = plan.splitlines()
+    found = []
+    for at, line in enumerate(lines):
+        scan = node.search(line)
+        if not scan:
+            continue
+        indent = len(line) - len(line.lstrip())
+        above = [earlier for earlier in lines[:at] if len(earlier) - len(earlier.lstrip()) < indent]
+        if above and "Limit" in above[-1]:
+            continue
+        details = []
+        for below in lines[at + 1 :]:
+            if len(below) - len(below.lstrip()) <= indent or "->" in below or ":" not in below:
+                break
+            details.append(below.strip())
+        if not any(detail.startswith("Index Cond:") for detail in details):
+            found.append(scan.group(1))
+    return found
 
 
 @contextmanager
