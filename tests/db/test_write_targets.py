@@ -208,6 +208,30 @@ def test_a_run_not_finished_stays_kept_and_one_whose_row_is_gone_is_let_go(
     assert (second.runs_derived, second.runs_unfinished) == (0, 1)
 
 
+def test_a_run_kept_unfinished_that_finishes_without_a_write_is_no_pending_run(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        idle = a_run(site)
+        end(idle)
+        busy = a_run(site, at=T + 60)
+        write(busy, a_page(site, "Geschrieben"), at=T + 60)
+        end(busy)
+    set_status(installation_engine, idle, "running")
+    with installation_engine.begin() as connection:
+        write_targets.extend_targets(connection)
+    set_status(installation_engine, idle, "completed")
+
+    with installation_engine.begin() as connection:
+        write_targets.extend_targets(connection)
+        pending = list(connection.execute(select(schema.pending_run.c.run_uid)).scalars())
+        counts = write_targets.pending(connection, cutoff=NOW - WINDOW)
+
+    assert pending == [busy.uid]
+    assert (counts.due, counts.inside_window, counts.unfinished) == (1, 0, 0)
+    assert kept(installation_engine) == []
+
+
 # What the SQL reads of a payload's target members, as JSON types: a table name as its decoded text of at most
 # 64 characters, a uid only as a JSON integer (core.events.write_target).
 MEMBERS: dict[str, tuple[str, tuple[str | None, int | None]]] = {
