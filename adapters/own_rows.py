@@ -227,9 +227,9 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
     # A record several backend users wrote: the channel of the writes whose backend user wrote the row.
     if plans.probes_grouped_subquery(dialect):
         # The record's channels by user, built once with a key: one probe per row, not a look-up of every
-        # channel's run (a hot record written by forty users: forty for each of its rows).
-        # Each channel's run looked up by its key (PostgreSQL: a fenced probe; a plain join hashed every run
-        # of the installation for a batch's few hundred channels, measured).
+        # channel's run (a hot record written by forty users: forty for each of its rows). Each channel's
+        # run is looked up by its key (PostgreSQL: a fenced probe; as a plain join it hashed every run of
+        # the installation for a night's few hundred channels, measured).
         writer_run = run.alias("writer_run")
         with_run, writer = plans.inner_probe(
             dialect, c, writer_run, writer_run.c.uid == c.c.run_uid, (writer_run.c.be_user,), "writer_run"

@@ -31,7 +31,8 @@ indexed and incremental: the range of new uids, the runs not finished (a few in 
 runs that finished since.
 
 Plans that do not depend on statistics: the events are read by a range of their primary key or by run, the
-pending runs by theirs; tests/db/test_query_plans.py checks them with EXPLAIN.
+pending runs by theirs, and on PostgreSQL each pending run's outcome and row by its key (`_unanswered`);
+tests/db/test_query_plans.py checks them with EXPLAIN.
 """
 
 from __future__ import annotations
@@ -210,7 +211,9 @@ def _answered(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
     return select(outcome.c.run_uid).where(outcome.c.run_uid == run_uid).exists()
 
 
-def _unanswered(dialect: str, left: FromClause, run_uid: ColumnElement[int]) -> tuple[FromClause, Any]:
+def _unanswered(
+    dialect: str, left: FromClause, run_uid: ColumnElement[int]
+) -> tuple[FromClause, ColumnElement[bool]]:
     """`left`, and the condition that the run of its `run_uid` has no outcome yet.
 
     PostgreSQL looks each row's run up in the derived runs' key (plans.outer_probe): as NOT EXISTS its
