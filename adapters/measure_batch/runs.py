@@ -55,12 +55,14 @@ def run_start() -> ColumnElement[Any]:
 EVENT_SPAN = 3
 
 
-def _event_span() -> Select[int, Any, Any]:
-    """How many events the batch's runs have, and the range of their uids (read from the index alone)."""
-    ev = event.c
-    return select(func.count(), func.min(ev.uid), func.max(ev.uid)).where(
-        ev.run.in_(select(scratch.run.c.uid))
-    )
+def _event_span(dialect: str) -> Select[Any]:
+    """How many events the batch's runs have, and the range of their uids (read from the index alone), each
+    run's events probed in it: as `run IN (…)`, MariaDB read the whole index for a later batch, every event
+    of the installation (349,692 entries, 92 ms, against 76 ms for the probes of 20,000 runs, measured)."""
+    ev, run = event.c, scratch.run.c
+    spanned: list[ColumnElement[Any]] = [func.count(), func.min(ev.uid), func.max(ev.uid)]
+    probed = select(*spanned).select_from(scratch.run.join(event, ev.run == run.uid))
+    return plans.keys_first(dialect, probed, scratch.run, event, "run_sequence")
 
 
 def _batch_events(dialect: str, query: Select[Any], span: Any) -> Select[Any]:
@@ -133,7 +135,7 @@ def fill_runs(connection: Connection) -> None:
         "last_event_at",
         "doubtful",
     ]
-    span = connection.execute(_event_span()).one() if plans.reads_key_ranges(d) else None
+    span = connection.execute(_event_span(d)).one() if plans.reads_key_ranges(d) else None
 
     def count(guarded: bool) -> None:
         # The one pass over the batch's events: everything else measure-rates asks of them is answered from

@@ -227,7 +227,8 @@ def _explained(
 
 def _full_scans(plan: str, dialect: str, never: tuple[str, ...] = NEVER_SCANNED) -> list[str]:
     if dialect == "sqlite":
-        pattern = r"^SCAN ({})(?: |$)"
+        # An automatic index is built from a read of the whole table.
+        pattern = r"^(?:SCAN ({0})(?: |$)|SEARCH ({0}) USING AUTOMATIC)"
     elif dialect == "postgresql":
         pattern = r"Seq Scan on ({})(?: |$)"
     else:
@@ -502,9 +503,19 @@ def test_no_statement_of_a_measure_rates_batch_reads_a_growing_table_whole(
     scans = [
         (statement, plan)
         for statement, plan in explained
-        if _full_scans(plan, dialect, MEASURE_NEVER_SCANNED)
+        if _full_scans(plan, dialect, MEASURE_NEVER_SCANNED) or _whole_index(plan, dialect)
     ]
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def _whole_index(plan: str, dialect: str) -> list[str]:
+    """MariaDB: the growing tables of MEASURE_NEVER_SCANNED whose index a statement reads whole (type=index).
+    A batch's events counted as `run IN (…)` read all of nr-llm's (run, sequence) index for a later batch
+    (349,692 entries at the wide shape's 0.05, measured)."""
+    if dialect != "mariadb":
+        return []
+    pattern = r"^({}) key=\S+ type=index".format("|".join(MEASURE_NEVER_SCANNED))
+    return re.findall(pattern, plan, re.M)
 
 
 def test_the_planners_choice_holds_after_analyze_too(site_engine: Engine, dialect: str) -> None:
