@@ -257,9 +257,11 @@ def _recompute_pending(connection: Connection, runs: Select[Any], forget: Delete
         )
     else:
         # No DISTINCT: SQLite would read the whole run index for it instead of the new targets' key range.
+        targets, unanswered = _unanswered(dialect, target, target.c.run_uid)
         rows = (
             select(target.c.run_uid, func.max(target.c.written_at), func.count())
-            .where(target.c.run_uid.in_(runs), ~_answered(target.c.run_uid))
+            .select_from(targets)
+            .where(target.c.run_uid.in_(runs), unanswered)
             .group_by(target.c.run_uid)
         )
     columns = ["run_uid", "last_write_at", "writes"]
