@@ -63,7 +63,7 @@ from sqlalchemy import (
 from adapters import schema
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
-from adapters.dialect.names import POSTGRESQL
+from adapters.dialect.names import POSTGRESQL, is_mariadb
 from core.events import EventKind
 from core.outcomes import CallOutcome
 from core.run_status import FINISHED_STATUSES, RunStatus
@@ -103,7 +103,9 @@ def extend_targets(connection: Connection) -> None:
     sqljson.cast_first(connection, in_range)
     new = target.c.event_uid > start
     forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
-    _recompute_pending(connection, select(target.c.run_uid).where(new), forget)
+    # The new targets by their key's range (MariaDB: whatever its statistics say of the table).
+    touched = plans.by_index(dialect, select(target.c.run_uid).where(new), target, "PRIMARY")
+    _recompute_pending(connection, touched, forget)
     _read_finished_runs(connection)
     if highest is not None:
         _set_mark(connection, EVENT_MARK, int(highest))
@@ -255,6 +257,21 @@ def _recompute_pending(connection: Connection, runs: Select[Any], forget: Delete
             .select_from(joined)
             .where(written.c.writes > 0, unanswered)
         )
+    elif is_mariadb(dialect):
+        # The runs first, each once, and each run's targets read through their run index: asked as
+        # `run_uid IN (…)`, MariaDB answered the night's new targets by a loose scan of the whole run index,
+        # every target of the installation (153,183 entries at the wide shape's 0.15, measured).
+        touched = runs.distinct().subquery("touched")
+        joined, unanswered = _unanswered(
+            dialect, touched.join(target, target.c.run_uid == touched.c.run_uid), target.c.run_uid
+        )
+        rows = (
+            select(target.c.run_uid, func.max(target.c.written_at), func.count())
+            .select_from(joined)
+            .where(unanswered)
+            .group_by(target.c.run_uid)
+        )
+        rows = plans.in_order(dialect, plans.by_index(dialect, rows, target, "tx_runrecord_write_target_run"))
     else:
         # No DISTINCT: SQLite would read the whole run index for it instead of the new targets' key range.
         targets, unanswered = _unanswered(dialect, target, target.c.run_uid)
