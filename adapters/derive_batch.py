@@ -184,7 +184,7 @@ def _fill_writes(connection: Connection, settings: BatchSettings, catalog: Table
         .select_from(joined)
         .where(r.c.derivable == 1)
     )
-    rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, "tx_runrecord_write_target_run")
+    rows = plans.by_index(dialect, plans.in_order(dialect, rows), t, targets.RUN_INDEX)
     connection.execute(insert(batch_write).from_select([c.name for c in batch_write.c], rows))
     w = batch_write.c
     name = exact(dialect, w.tablename)

@@ -70,6 +70,7 @@ from core.run_status import FINISHED_STATUSES, RunStatus
 from core.table_names import MAX_TABLE_NAME
 
 target = schema.write_target
+RUN_INDEX = "tx_runrecord_write_target_run"  # our targets' (run_uid, written_at) key (adapters.schema)
 pending_run = schema.pending_run
 unfinished_run = schema.unfinished_run
 scan_mark = schema.scan_mark
@@ -265,24 +266,24 @@ def _recompute_pending(connection: Connection, runs: Select[Any], forget: Delete
         joined, unanswered = _unanswered(
             dialect, touched.join(target, target.c.run_uid == touched.c.run_uid), target.c.run_uid
         )
-        rows = (
-            select(target.c.run_uid, func.max(target.c.written_at), func.count())
-            .select_from(joined)
-            .where(unanswered)
-            .group_by(target.c.run_uid)
-        )
-        rows = plans.in_order(dialect, plans.by_index(dialect, rows, target, "tx_runrecord_write_target_run"))
+        counted = _counted(joined, unanswered)
+        rows = plans.in_order(dialect, plans.by_index(dialect, counted, target, RUN_INDEX))
     else:
         # No DISTINCT: SQLite would read the whole run index for it instead of the new targets' key range.
         targets, unanswered = _unanswered(dialect, target, target.c.run_uid)
-        rows = (
-            select(target.c.run_uid, func.max(target.c.written_at), func.count())
-            .select_from(targets)
-            .where(target.c.run_uid.in_(runs), unanswered)
-            .group_by(target.c.run_uid)
-        )
+        rows = _counted(targets, target.c.run_uid.in_(runs), unanswered)
     columns = ["run_uid", "last_write_at", "writes"]
     connection.execute(bulk.insert_or_ignore_select(dialect, pending_run, columns, rows))
+
+
+def _counted(source: FromClause, *conditions: ColumnElement[bool]) -> Select[Any]:
+    """Per run of the targets in `source` that meet `conditions`: its last write and its number of writes."""
+    return (
+        select(target.c.run_uid, func.max(target.c.written_at), func.count())
+        .select_from(source)
+        .where(*conditions)
+        .group_by(target.c.run_uid)
+    )
 
 
 def unobserved(
