@@ -9,6 +9,8 @@ and emptied at the start of every batch:
     batch_record   the written records, with whether each is still there (rule 2)
     (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
                    boundary and evidence, rule 3)
+    batch_stray    the batch's history rows stamped before a row inserted earlier, and its deletes: the
+                   only rows past a window's close by insertion floor that may still belong to it
     batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
                    batch_window_agg their counts per write
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
@@ -84,6 +86,18 @@ batch_record = _temporary(
     integer_column("last_write_at"),
     integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
+)
+batch_stray = _temporary(
+    "tx_runrecord_batch_stray",
+    integer_column("uid"),
+    Column("tablename", _NAME, nullable=False),
+    integer_column("recuid"),
+    integer_column("tstamp"),
+    integer_column("actiontype"),
+    Column("live", SmallInteger, nullable=False),
+    Column("automation", SmallInteger, nullable=False),
+    integer_column("named_run", nullable=True),
+    integer_column("floor"),
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",
@@ -203,6 +217,13 @@ _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
     # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (same_record).
     Index("tx_runrecord_batch_record_record", batch_record.c.tablename, batch_record.c.recuid),
+    Index(
+        "tx_runrecord_batch_stray_floor",
+        batch_stray.c.tablename,
+        batch_stray.c.recuid,
+        batch_stray.c.floor,
+        batch_stray.c.uid,
+    ),
     Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
     # A record's deletes and drafts without reading its other rows: a record written a hundred times has
     # thousands.

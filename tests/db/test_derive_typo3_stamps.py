@@ -312,6 +312,27 @@ def test_a_cli_task_that_overwrote_the_title_is_unknown_changed_by_automation(
     assert result == Outcome("unknown", reason="changed_by_automation")
 
 
+def test_a_long_cli_task_stamped_inside_the_window_counts_though_saved_after_a_later_stamped_edit(
+    installation_engine: Engine,
+) -> None:
+    # The task started six days after the write and saved its row after an editor's row stamped past the
+    # window's close: its row is still stamped inside the window.
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        hand(T + 8 * DAY, description="Später"),
+        hand(T + 6 * DAY, by=CLI),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("unknown", reason="changed_by_automation")
+
+
 def test_a_cli_task_on_another_field_changes_nothing(installation_engine: Engine) -> None:
     with installation(installation_engine) as site:
         page = a_page(site)
