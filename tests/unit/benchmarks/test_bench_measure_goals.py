@@ -19,7 +19,7 @@ def _verdicts(full_s: float, rerun_s: float) -> list[str]:
         argparse.Namespace(engine="sqlite", scale=0.1, shape="wide"),
         _COUNTS,
         {"seconds": 0.3},
-        {"seconds": 1.0, "texts": 5},
+        {"seconds": 1.0, "texts": 5, "every_message_s": 2.0},
         {"seconds": full_s, "parts": {"fill_runs": full_s / 2}, "peak_mb": 70.0},
         {"seconds": rerun_s, "peak_mb": 50.0},
     )
@@ -37,6 +37,13 @@ def test_a_full_run_beyond_10x_its_baseline_meets_neither() -> None:
     assert _verdicts(18.7, 0.1)[:2] == [
         "full within 10x the baseline: 18.7x, NOT met",
         "full within 4x the baseline: 18.7x, NOT met",
+    ]
+
+
+def test_the_plain_read_of_every_message_is_judged_beside_the_baseline() -> None:
+    assert _verdicts(18.7, 0.1)[2:4] == [
+        "full within 10x the plain read of every message: 9.3x, met",
+        "full within 4x the plain read of every message: 9.3x, NOT met",
     ]
 
 
