@@ -261,13 +261,13 @@ def _show_conversation(
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1, max=50_000),  # jobs.derive.MAX_BATCH_SIZE
-    default=10_000,  # jobs.derive.BATCH_SIZE
-    show_default=True,
+    default=None,  # adapters.dialect.session.batch_runs
+    show_default="25000; 10000 on MariaDB",
     help="Runs per batch; each batch is one transaction.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def derive_outcomes_command(
-    db_url: str, now_text: str | None, window_days: int | None, batch_size: int, as_json: bool
+    db_url: str, now_text: str | None, window_days: int | None, batch_size: int | None, as_json: bool
 ) -> None:
     """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
     from adapters.database import describe, make_engine

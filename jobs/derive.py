@@ -45,10 +45,8 @@ from jobs.job_log import JobResult, stop_requested
 from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
-# Runs per batch, i.e. per transaction: large enough that the per-batch statements and the commit cost little
-# per write, small enough that a batch's temporary rows stay small and a transaction short. 10,000 runs took
-# 4-5% off a full run against 5,000 on each engine; 20,000 took no more.
-BATCH_SIZE = 10_000
+# Runs per batch (one transaction) at most: a batch's temporary rows stay bounded and a transaction short. The
+# default is the dialect's (adapters.dialect.session.batch_runs).
 MAX_BATCH_SIZE = 50_000
 # How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
 ATTEMPTS = 5
@@ -123,15 +121,18 @@ def derive_outcomes(
     *,
     now: int,
     window_s: int,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
     progress: Progress | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> Summary:
     """Derive every run whose last write's window has closed by `now` and that has no outcome yet.
 
     `stop` is asked between batches; when it says so, the job returns after the batch in hand (what is
-    committed stays done, and the next run carries on from there)."""
+    committed stays done, and the next run carries on from there). `batch_size`: runs per batch, by default
+    the dialect's (adapters.dialect.session.batch_runs)."""
     check_window(window_s)
+    if batch_size is None:
+        batch_size = sqlsession.batch_runs(engine.dialect.name)
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import Result
+from click.testing import CliRunner, Result
 
+from adapters.dialect.session import batch_runs
 from jobs import demo
 from jobs.cli import main
 from tests.conftest import REPO_ROOT
@@ -145,3 +146,11 @@ def test_a_session_secret_too_short_stops_the_dashboard_in_one_line_that_does_no
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert result.stderr.startswith("runrecord: error: RUNRECORD_ADMIN_SESSION_SECRET is too short")
     assert "too-short-4711" not in result.stderr and no_server == []
+
+
+def test_derive_outcomes_help_states_each_dialects_default_batch_the_job_uses() -> None:
+    result = CliRunner().invoke(main, ["derive-outcomes", "--help"], prog_name="runrecord")
+
+    flat = " ".join(result.output.split())
+    assert f"default: ({batch_runs('sqlite')}; {batch_runs('mariadb')} on MariaDB)" in flat
+    assert batch_runs("postgresql") == batch_runs("sqlite")
