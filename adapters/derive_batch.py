@@ -315,7 +315,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         # million rows for 155,000 kept at the wide shape's 0.1, measured): the range now ends at the
         # close, and the rows past it come from the strays alone.
         stray = or_(h.c.tstamp < h.c.floor, h.c.actiontype == Action.DELETE.value)
-        strays = select(*(h.c[c.name] for c in batch_stray.c)).where(h.c.live == 1, stray)
+        strays = select(*(h.c[c.name] for c in batch_stray.c)).where(stray, _may_count(dialect, h))
         connection.execute(insert(batch_stray).from_select([c.name for c in batch_stray.c], strays))
         settings.statistics(connection, batch_stray)
         parts = ((h, False), (batch_stray, True))
@@ -335,37 +335,23 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
 def _window_rows(dialect: str, settings: BatchSettings, h: Any, passed: bool | None) -> Select[Any]:
     """The rows of `h` (batch_history, or batch_stray) kept in the due writes' windows: those whose insertion
     floor lies up to the window's close (`passed` False), beyond it (True), or either (None)."""
-    m, own = own_rows_scratch.batch_match, own_rows_scratch.batch_own
+    m = own_rows_scratch.batch_match
     span = decision.SpanColumns(
         uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
     )
     delete = h.c.actiontype == Action.DELETE.value
-    asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
-    owned: ColumnElement[bool]
-    if plans.hashes_a_list(dialect):
-        # The own rows of the batch's writes hashed once from their match rows (batch_own stays empty).
-        owner = own_rows_scratch.batch_match.alias("owner")
-        owned = h.c.uid.in_(select(owner.c.own_uid).where(owner.c.own_uid.is_not(None)))
-    else:
-        owned = select(own.c.uid).where(own.c.uid == h.c.uid).exists()
-    ai_row = or_(h.c.named_run.is_not(None), owned)
     in_window = decision.stamped_in(HUMAN_ROWS.stamped, span)
     in_deletes = and_(delete, decision.stamped_in(DELETES.stamped, span))
     # The index's range: every row after the boundary has a floor at least the boundary's.
     floors = h.c.floor >= m.c.boundary_floor
     if passed is not None:
         floors = and_(floors, h.c.floor > span.closes if passed else h.c.floor <= span.closes)
-    # The look-up of AI rows last: MariaDB asks the conditions in this order.
     kept = and_(
         same_record(dialect, m, h),
         floors,
         decision.inserted_in(HUMAN_ROWS.inserted, span),
-        # SQLite, with the statistics of a batch with hot records, built an index of the batch's rows on the
-        # record and `live` for the statement instead (1.2 s against 0.5 s for the wide shape at 0.1).
-        plans.not_for_an_index(dialect, h.c.live) == 1,
         or_(in_window, in_deletes),
-        asked,
-        or_(delete, ~ai_row),
+        _may_count(dialect, h),
     )
     return (
         select(
@@ -380,6 +366,31 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Any, passed: bool | N
         )
         .select_from(m.join(h, kept))
         .where(m.c.due == 1)
+    )
+
+
+def _may_count(dialect: str, h: Any) -> ColumnElement[bool]:
+    """A row of `h` (batch_history or batch_stray) that may count in a window, whichever write's: it records
+    the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it), and
+    automation's rows only where a rule asks about them (its changes and deletes)."""
+    delete = h.c.actiontype == Action.DELETE.value
+    asked = or_(h.c.automation == 0, h.c.actiontype.in_([*_CHANGE_ACTIONS, Action.DELETE.value]))
+    owned: ColumnElement[bool]
+    if plans.hashes_a_list(dialect):
+        # The own rows of the batch's writes hashed once from their match rows (batch_own stays empty).
+        owner = own_rows_scratch.batch_match.alias("owner")
+        owned = h.c.uid.in_(select(owner.c.own_uid).where(owner.c.own_uid.is_not(None)))
+    else:
+        own = own_rows_scratch.batch_own
+        owned = select(own.c.uid).where(own.c.uid == h.c.uid).exists()
+    ai_row = or_(h.c.named_run.is_not(None), owned)
+    # The look-up of AI rows last: MariaDB asks the conditions in this order.
+    return and_(
+        # SQLite, with the statistics of a batch with hot records, built an index of the batch's rows on the
+        # record and `live` for the statement instead (1.2 s against 0.5 s for the wide shape at 0.1).
+        plans.not_for_an_index(dialect, h.c.live) == 1,
+        asked,
+        or_(delete, ~ai_row),
     )
 
 

@@ -9,8 +9,9 @@ and emptied at the start of every batch:
     batch_record   the written records, with whether each is still there (rule 2)
     (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
                    boundary and evidence, rule 3)
-    batch_stray    the batch's history rows stamped before a row inserted earlier, and its deletes: the
-                   only rows past a window's close by insertion floor that may still belong to it
+    batch_stray    the batch's history rows that may count in a window (derive_batch._may_count) stamped
+                   before a row inserted earlier, and its deletes: the only rows past a window's close by
+                   insertion floor that may still belong to it
     batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
                    batch_window_agg their counts per write
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
