@@ -306,7 +306,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         raise NotImplementedError("one join holds the window's rows and the deletes while both start alike")
     dialect = connection.dialect.name
     h = own_rows_scratch.batch_history
-    parts: tuple[tuple[Any, bool | None], ...] = ((h, None),)
+    parts: tuple[tuple[Table, bool | None], ...] = ((h, None),)
     if plans.bounds_join_ranges(dialect):
         # A row whose insertion floor is past the window's close was stamped after it, unless it was stamped
         # before a row inserted earlier (the floor is the greatest stamp so far, DOMAIN.md "When a row is
@@ -332,7 +332,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     settings.statistics(connection, batch_window_agg)
 
 
-def _window_rows(dialect: str, settings: BatchSettings, h: Any, passed: bool | None) -> Select[Any]:
+def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool | None) -> Select[Any]:
     """The rows of `h` (batch_history, or batch_stray) kept in the due writes' windows: those whose insertion
     floor lies up to the window's close (`passed` False), beyond it (True), or either (None)."""
     m = own_rows_scratch.batch_match
@@ -369,7 +369,7 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Any, passed: bool | N
     )
 
 
-def _may_count(dialect: str, h: Any) -> ColumnElement[bool]:
+def _may_count(dialect: str, h: Table) -> ColumnElement[bool]:
     """A row of `h` (batch_history or batch_stray) that may count in a window, whichever write's: it records
     the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it), and
     automation's rows only where a rule asks about them (its changes and deletes)."""
