@@ -88,17 +88,14 @@ batch_record = _temporary(
     integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
 )
+# batch_history's columns but the lane.
 batch_stray = _temporary(
     "tx_runrecord_batch_stray",
-    integer_column("uid"),
-    Column("tablename", _NAME, nullable=False),
-    integer_column("recuid"),
-    integer_column("tstamp"),
-    integer_column("actiontype"),
-    Column("live", SmallInteger, nullable=False),
-    Column("automation", SmallInteger, nullable=False),
-    integer_column("named_run", nullable=True),
-    integer_column("floor"),
+    *(
+        Column(c.name, c.type, nullable=c.nullable)
+        for c in own_rows_scratch.batch_history.c
+        if c.name != "lane"
+    ),
 )
 batch_window = _temporary(
     "tx_runrecord_batch_window",
