@@ -88,13 +88,13 @@ batch_record = _temporary(
     integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
 )
-# batch_history's columns but the lane.
+# batch_history's columns but the lane and the floor's block.
 batch_stray = _temporary(
     "tx_runrecord_batch_stray",
     *(
         Column(c.name, c.type, nullable=c.nullable)
         for c in own_rows_scratch.batch_history.c
-        if c.name != "lane"
+        if c.name not in ("lane", "floor_block")
     ),
 )
 batch_window = _temporary(

@@ -42,6 +42,7 @@ from adapters.own_rows_scratch import (
     batch_ai,
     batch_candidate,
     batch_channel,
+    batch_floor_carry,
     batch_history,
     batch_lane,
     batch_match,
@@ -60,6 +61,9 @@ HISTORY_INDEX = "recordident_1"
 NO_FLOOR = 2**31 - 1
 # Every action code is below this: a row's uid and action packed in one integer, uid * ACTION_CODES + action.
 ACTION_CODES = max(Action) + 1
+# Rows per block where a running maximum is taken in blocks (plans.recomputes_window_max): n x 32 steps within
+# the blocks and (n / 64)² / 2 over them, for a record of n rows in a batch.
+FLOOR_BLOCK = 64
 _NAME = String(MAX_TABLE_NAME)
 _OWN = tuple(action.value for action in OWN_ACTIONS)
 
@@ -272,25 +276,67 @@ def _fill_history(connection: Connection, *, automation: bool) -> None:
     # One level, the window beside the row's own columns: a row's channel is asked only for its lane, and a
     # run a row names only where its correlation id has a run's scope (no row of today's nr-llm).
     lane = case((_is_candidate(live, found.c.actiontype), func.coalesce(-named, channel)))
-    # The record's smallest channel is an event uid of its own: an integer partition, cheaper to compare
-    # than the table name and uid.
-    floor = func.max(found.c.tstamp).over(partition_by=r.c.channel, order_by=found.c.uid, rows=(None, 0))
     # The writer's table name, equal to the row's: MariaDB computes the window over rows as wide as their
     # declared types, and sys_history's name is four times ours (140 ms against 176 ms a batch, measured).
-    rows = select(
-        found.c.uid,
-        r.c.tablename,
-        found.c.recuid,
-        found.c.tstamp,
-        found.c.actiontype,
-        live,
-        by_automation,
-        named,
-        lane,
-        floor,
-    ).select_from(joined)
-    rows = plans.by_index(dialect, plans.in_order(dialect, rows), h, HISTORY_INDEX)
-    connection.execute(insert(batch_history).from_select([col.name for col in batch_history.c], rows))
+    columns = (found.c.uid, r.c.tablename, found.c.recuid, found.c.tstamp, found.c.actiontype)
+    named_columns = (live.label("live"), by_automation.label("automation"), named.label("named_run"))
+    carried = [*columns, *named_columns, lane.label("lane")]
+    names = [column.name for column in batch_history.c if column.name not in ("floor", "floor_block")]
+    # The record's smallest channel is an event uid of its own: an integer partition, cheaper to compare
+    # than the table name and uid.
+    if not plans.recomputes_window_max(dialect):
+        floor = func.max(found.c.tstamp).over(partition_by=r.c.channel, order_by=found.c.uid, rows=(None, 0))
+        rows = select(*carried, floor).select_from(joined)
+        rows = plans.by_index(dialect, plans.in_order(dialect, rows), h, HISTORY_INDEX)
+        connection.execute(insert(batch_history).from_select([*names, "floor"], rows))
+        return
+    number = func.row_number().over(partition_by=r.c.channel, order_by=found.c.uid)
+    numbered = select(*carried, r.c.channel.label("channel"), number.label("n")).select_from(joined)
+    inner = plans.by_index(dialect, plans.in_order(dialect, numbered), h, HISTORY_INDEX).subquery("numbered")
+    block = (inner.c.n - 1) // FLOOR_BLOCK
+    floor = func.max(inner.c.tstamp).over(
+        partition_by=[inner.c.channel, block], order_by=inner.c.uid, rows=(None, 0)
+    )
+    rows = select(*(inner.c[name] for name in names), floor, block)
+    connection.execute(insert(batch_history).from_select([*names, "floor", "floor_block"], rows))
+    _carry_floors(connection)
+
+
+def _carry_floors(connection: Connection) -> None:
+    """Raise the floor of each block of a record's rows to the greatest stamp of its earlier blocks, where
+    the floor was taken within blocks (plans.recomputes_window_max). Only a block whose first floor lies
+    below that stamp changes: one holding a row stamped before a row of an earlier block."""
+    dialect = connection.dialect.name
+    h, k = batch_history, batch_floor_carry
+    name = exact(dialect, h.c.tablename)
+    tops = (
+        select(
+            name.label("tablename"),
+            h.c.recuid,
+            h.c.floor_block,
+            func.min(h.c.floor).label("low"),
+            func.max(h.c.floor).label("top"),
+        )
+        .group_by(name, h.c.recuid, h.c.floor_block)
+        .subquery("tops")
+    )
+    # Over a record's blocks, not its rows: (n / FLOOR_BLOCK)² / 2 steps.
+    earlier = func.max(tops.c.top).over(
+        partition_by=[tops.c.tablename, tops.c.recuid], order_by=tops.c.floor_block, rows=(None, -1)
+    )
+    blocks = select(tops.c.tablename, tops.c.recuid, tops.c.floor_block, tops.c.low, earlier.label("carry"))
+    raised = blocks.subquery("raised")
+    rows = select(raised.c.tablename, raised.c.recuid, raised.c.floor_block, raised.c.carry).where(
+        raised.c.carry > raised.c.low
+    )
+    columns = ["tablename", "recuid", "floor_block", "carry"]
+    if connection.execute(insert(k).from_select(columns, rows)).rowcount == 0:
+        return
+    connection.execute(
+        update(h)
+        .where(same_record(dialect, k, h), h.c.floor_block == k.c.floor_block, h.c.floor < k.c.carry)
+        .values(floor=k.c.carry)
+    )
 
 
 @dataclass(frozen=True)

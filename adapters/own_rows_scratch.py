@@ -13,6 +13,8 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
                      greatest tstamp up to it in uid order)
+    batch_floor_carry  where a running maximum is computed in blocks (MariaDB), the blocks whose floors the
+                     records' earlier blocks raise
     batch_named      the runs rows of each record name
     batch_lane       where rows name a run, each AI write's lane and rank i (by written_at, event uid)
                      within it (elsewhere a write's lane is its channel, and batch_ai holds its rank)
@@ -88,6 +90,16 @@ batch_history = _temporary(
     integer_column("named_run", nullable=True),
     integer_column("lane", nullable=True),
     integer_column("floor"),
+    # Where the engine recomputes a running MAX for every row (plans.recomputes_window_max): the row's block
+    # of FLOOR_BLOCK rows of its record in uid order, whose floor batch_floor_carry raises; else NULL.
+    integer_column("floor_block", nullable=True),
+)
+# The blocks of a record whose floors the greatest stamp of its earlier blocks (`carry`) raises.
+batch_floor_carry = _temporary(
+    "tx_runrecord_batch_floor_carry",
+    *_record(),
+    integer_column("floor_block"),
+    integer_column("carry"),
 )
 batch_named = _temporary("tx_runrecord_batch_named", *_record(), integer_column("named_run"))
 batch_multi = _temporary("tx_runrecord_batch_multi", *_record(), integer_column("lane"))

@@ -231,6 +231,15 @@ def in_order(dialect: str, query: Select[Any]) -> Select[Any]:
     return query.prefix_with("STRAIGHT_JOIN") if is_mariadb(dialect) else query
 
 
+def recomputes_window_max(dialect: str) -> bool:
+    """Whether the dialect computes MAX over a window frame afresh for every row, so that a running maximum
+    over a partition of n rows costs n²/2 steps: MariaDB (one partition of 5,000 rows 0.3 s, 10,000 rows
+    1.2 s, 40,000 rows 18.8 s, against 0.02 s for SUM over the same frame; MAX over the whole partition
+    without an order as slow, measured). A running maximum there is taken in blocks of rows; SQLite and
+    PostgreSQL carry it along the frame."""
+    return is_mariadb(dialect)
+
+
 def reopens_temporary(dialect: str) -> bool:
     """Whether one statement may name a temporary table more than once (a join and a subquery of it).
 
