@@ -23,6 +23,8 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
     batch_candidate  the rows of the lanes with more than one write, numbered in uid order within each
     batch_pos        of their writes, p_i (the lane's rows inserted by W's moment; all of them for a named
                      run) and the greedy pos_i = i + min over j >= i of (p_j - j)
+    batch_pos_carry  where a suffix minimum is computed in blocks (MariaDB), the blocks of a lane whose
+                     positions its later blocks lower
     batch_match      each write's own row (the pos_i-th of its lane), whether it cannot be told, its
                      boundary (the own row, else the last row inserted by t + SAME_SAVE_S, else 0)
     batch_own        the own rows: with the rows a correlation id names, the AI rows of the records (not
@@ -127,6 +129,15 @@ batch_pos = _temporary(
     integer_column("p"),
     integer_column("pos"),
 )
+# The blocks of a lane's writes whose positions the least gap of the lane's later blocks (`carry`) lowers,
+# where a suffix minimum is taken in blocks (plans.recomputes_window_max).
+batch_pos_carry = _temporary(
+    "tx_runrecord_batch_pos_carry",
+    *_record(),
+    integer_column("lane"),
+    integer_column("block"),
+    integer_column("carry"),
+)
 batch_match = _temporary(
     "tx_runrecord_batch_match",
     integer_column("event_uid", key=True),
@@ -169,6 +180,20 @@ _INDEXES = (
         batch_history.c.uid,
         postgresql_where=batch_history.c.lane.is_not(None),
         sqlite_where=batch_history.c.lane.is_not(None),
+    ),
+    # A block's carry looked up for each of the block's rows (plans.recomputes_window_max).
+    Index(
+        "tx_runrecord_batch_floor_carry_block",
+        batch_floor_carry.c.tablename,
+        batch_floor_carry.c.recuid,
+        batch_floor_carry.c.floor_block,
+    ),
+    Index(
+        "tx_runrecord_batch_pos_carry_block",
+        batch_pos_carry.c.tablename,
+        batch_pos_carry.c.recuid,
+        batch_pos_carry.c.lane,
+        batch_pos_carry.c.block,
     ),
     Index("tx_runrecord_batch_multi_lane", batch_multi.c.tablename, batch_multi.c.recuid, batch_multi.c.lane),
     Index(

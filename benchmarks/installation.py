@@ -70,6 +70,7 @@ class Shape:
     tables: tuple[str, ...] = ("pages",)  # the record tables the writes go to
     trimmed_share: float = 0.0  # of writes, older than the oldest row left in sys_history
     one_row_records: bool = False  # the editors' activity elsewhere: one row on each record (else random)
+    one_chatting_editor: bool = False  # every run by one backend user (else one of EDITORS at random)
 
 
 SHAPES = {
@@ -96,6 +97,18 @@ SHAPES = {
             tables=("pages", "tt_content"),
             trimmed_share=0.25,
             one_row_records=True,
+        ),
+        Shape(
+            "one-editor",
+            "the wide shape with every run by one editor and a fifth of the writes to a few hot records: a "
+            "hot record's AI writes all in one lane",
+            (1, 2),
+            0.25,
+            hot_share=0.2,
+            tables=("pages", "tt_content"),
+            trimmed_share=0.25,
+            one_row_records=True,
+            one_chatting_editor=True,
         ),
     )
 }
@@ -358,7 +371,7 @@ class _Site:
         start = plan.first + int(plan.span * written / plan.writes)
         # Every row inserted before this run's records were created is final now.
         self.out.insert_history(start - CREATED_BEFORE - DAY)
-        user = self.editor()
+        user = EDITOR if plan.shape.one_chatting_editor else self.editor()
         strategy = "worker" if self.rng.random() < 0.5 else "exec"
         run = self.out.uid["tx_nrllm_agentrun"] + 1
         seq = self.llm(run, 0, 1, ["update_record"], start)

@@ -6,16 +6,17 @@ and records, a worker restarted inside a window, the chatting editor's own hand 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Connection, Engine, delete, func, inspect, select, table
+from sqlalchemy import Connection, Engine, Table, delete, func, inspect, select, table
 
 from adapters import own_rows
 from adapters.dialect import plans
-from adapters.own_rows_scratch import batch_floor_carry
+from adapters.own_rows_scratch import batch_floor_carry, batch_pos_carry
 from adapters.schema import VERSION_TABLE
 from data.builder import Installation
 from tests.db.test_derive_differential import _agree
@@ -140,22 +141,31 @@ def test_the_sql_path_and_core_agree_on_history_as_typo3_stamps_it(
     agrees()
 
 
-def test_an_insertion_floor_taken_in_blocks_of_rows_agrees_with_core(
+def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
     installation_engine: Engine, dialect: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Where an engine recomputes a running MAX for every row (MariaDB), the floor is taken in blocks of a
-    # record's rows and raised by the earlier blocks' greatest stamp; blocks of two rows make every story of
-    # three rows or more cross blocks, on every dialect.
+    # Where an engine recomputes a running MAX or MIN for every row and cannot seek below a bound (MariaDB),
+    # a record's insertion floor and the positions of a lane's writes (rule 3) are taken in blocks and
+    # carried over from the other blocks, and p_i is counted in one pass over the lane's rows and writes;
+    # blocks of two make every story of three rows or writes cross blocks, on every dialect.
     monkeypatch.setattr(plans, "recomputes_window_max", lambda dialect: True)
-    monkeypatch.setattr(own_rows, "FLOOR_BLOCK", 2)
-    raised: list[int] = []
-    carry_floors = own_rows._carry_floors
+    monkeypatch.setattr(plans, "seeks_below_outer_bound", lambda dialect: False)
+    monkeypatch.setattr(own_rows, "BLOCK_ROWS", 2)
+    carried: dict[str, int] = {"floors": 0, "positions": 0}
 
-    def counted(connection: Connection) -> None:
-        carry_floors(connection)
-        raised.append(connection.execute(select(func.count()).select_from(batch_floor_carry)).scalar_one())
+    def counting(name: str, carry: Callable[[Connection, Any], None], table: Table) -> Callable[..., None]:
+        def counted(connection: Connection, *args: Any) -> None:
+            carry(connection, *args)
+            carried[name] += connection.execute(select(func.count()).select_from(table)).scalar_one()
 
-    monkeypatch.setattr(own_rows, "_carry_floors", counted)
+        return counted
+
+    monkeypatch.setattr(
+        own_rows, "_carry_floors", counting("floors", own_rows._carry_floors, batch_floor_carry)
+    )
+    monkeypatch.setattr(
+        own_rows, "_carry_positions", counting("positions", own_rows._carry_positions, batch_pos_carry)
+    )
 
     @settings(max_examples=EXAMPLES[dialect], deadline=None)
     @given(stories=st.lists(story, min_size=1, max_size=6))
@@ -165,4 +175,5 @@ def test_an_insertion_floor_taken_in_blocks_of_rows_agrees_with_core(
         _agree(installation_engine, now=NOW, window_s=WINDOW)
 
     agrees()
-    assert sum(raised) > 0, "no example raised a block's floor"
+    assert carried["floors"] > 0, "no example raised a block's floors"
+    assert carried["positions"] > 0, "no example lowered a block's positions"
