@@ -93,7 +93,8 @@ batch_history = _temporary(
     integer_column("lane", nullable=True),
     integer_column("floor"),
     # Where the engine recomputes a running MAX for every row (plans.recomputes_window_max): the row's block
-    # of FLOOR_BLOCK rows of its record in uid order, whose floor batch_floor_carry raises; else NULL.
+    # of adapters.own_rows.BLOCK_ROWS rows of its record in uid order, whose floor batch_floor_carry raises;
+    # else NULL.
     integer_column("floor_block", nullable=True),
 )
 # The blocks of a record whose floors the greatest stamp of its earlier blocks (`carry`) raises.
