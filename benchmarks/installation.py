@@ -25,7 +25,7 @@ import json
 import random
 import uuid as uuidlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,6 +73,17 @@ class Shape:
     one_chatting_editor: bool = False  # every run by one backend user (else one of EDITORS at random)
 
 
+WIDE = Shape(
+    "wide",
+    "1-2 writes a run to pages and tt_content, 5% to a few hot records, a quarter of the writes older than "
+    "the oldest history row, every other record with one history row",
+    (1, 2),
+    0.25,
+    hot_share=0.05,
+    tables=("pages", "tt_content"),
+    trimmed_share=0.25,
+    one_row_records=True,
+)
 SHAPES = {
     shape.name: shape
     for shape in (
@@ -87,27 +98,13 @@ SHAPES = {
             0.3,
             conversations=False,
         ),
-        Shape(
-            "wide",
-            "1-2 writes a run to pages and tt_content, 5% to a few hot records, a quarter of the writes "
-            "older than the oldest history row, every other record with one history row",
-            (1, 2),
-            0.25,
-            hot_share=0.05,
-            tables=("pages", "tt_content"),
-            trimmed_share=0.25,
-            one_row_records=True,
-        ),
-        Shape(
-            "one-editor",
-            "the wide shape with every run by one editor and a fifth of the writes to a few hot records: a "
-            "hot record's AI writes all in one lane",
-            (1, 2),
-            0.25,
+        WIDE,
+        replace(
+            WIDE,
+            name="one-editor",
+            what="the wide shape with every run by one editor and a fifth of the writes to a few hot "
+            "records: a hot record's AI writes all in one lane",
             hot_share=0.2,
-            tables=("pages", "tt_content"),
-            trimmed_share=0.25,
-            one_row_records=True,
             one_chatting_editor=True,
         ),
     )

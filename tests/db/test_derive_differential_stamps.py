@@ -128,17 +128,21 @@ def _clear(engine: Engine) -> None:
 EXAMPLES = {"sqlite": 25, "mariadb": 8, "postgresql": 8}
 
 
-def test_the_sql_path_and_core_agree_on_history_as_typo3_stamps_it(
-    installation_engine: Engine, dialect: str
-) -> None:
+def _agrees_on_stories(engine: Engine, dialect: str) -> None:
     @settings(max_examples=EXAMPLES[dialect], deadline=None)
     @given(stories=st.lists(story, min_size=1, max_size=6))
     def agrees(stories: list[list[tuple[int, dict[str, Any]]]]) -> None:
-        _clear(installation_engine)
-        _plant(installation_engine, stories)
-        _agree(installation_engine, now=NOW, window_s=WINDOW)
+        _clear(engine)
+        _plant(engine, stories)
+        _agree(engine, now=NOW, window_s=WINDOW)
 
     agrees()
+
+
+def test_the_sql_path_and_core_agree_on_history_as_typo3_stamps_it(
+    installation_engine: Engine, dialect: str
+) -> None:
+    _agrees_on_stories(installation_engine, dialect)
 
 
 def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
@@ -153,7 +157,7 @@ def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
     monkeypatch.setattr(own_rows, "BLOCK_ROWS", 2)
     carried: dict[str, int] = {"floors": 0, "positions": 0}
 
-    def counting(name: str, carry: Callable[[Connection, Any], None], table: Table) -> Callable[..., None]:
+    def counting(name: str, carry: Callable[..., None], table: Table) -> Callable[..., None]:
         def counted(connection: Connection, *args: Any) -> None:
             carry(connection, *args)
             carried[name] += connection.execute(select(func.count()).select_from(table)).scalar_one()
@@ -167,13 +171,6 @@ def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
         own_rows, "_carry_positions", counting("positions", own_rows._carry_positions, batch_pos_carry)
     )
 
-    @settings(max_examples=EXAMPLES[dialect], deadline=None)
-    @given(stories=st.lists(story, min_size=1, max_size=6))
-    def agrees(stories: list[list[tuple[int, dict[str, Any]]]]) -> None:
-        _clear(installation_engine)
-        _plant(installation_engine, stories)
-        _agree(installation_engine, now=NOW, window_s=WINDOW)
-
-    agrees()
+    _agrees_on_stories(installation_engine, dialect)
     assert carried["floors"] > 0, "no example raised a block's floors"
     assert carried["positions"] > 0, "no example lowered a block's positions"
