@@ -128,6 +128,20 @@ def _clear(engine: Engine) -> None:
 EXAMPLES = {"sqlite": 25, "mariadb": 8, "postgresql": 8}
 
 
+def _ai(row: str, lag: int | None) -> dict[str, Any]:
+    return {"kind": "ai", "editor": EDITOR, "lag": lag, "row": row, "fields": {"title"}}
+
+
+CROSSING = [
+    (60, _ai("row", 0)),
+    (60, _ai("row", 0)),
+    (60, _ai("none", 0)),
+    (60, _ai("none", 0)),
+    (60, _ai("row", None)),
+    (60, _ai("row", None)),
+]
+
+
 def _agrees_on_stories(engine: Engine, dialect: str) -> None:
     @settings(max_examples=EXAMPLES[dialect], deadline=None)
     @given(stories=st.lists(story, min_size=1, max_size=6))
@@ -172,5 +186,11 @@ def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
     )
 
     _agrees_on_stories(installation_engine, dialect)
+    # And one story that crosses blocks both ways whatever hypothesis drew: two writes with their rows, two
+    # without (p stays while i grows, so the second block lowers the first's positions), and two rows of a
+    # worker stamped days before (below the first block's floors).
+    _clear(installation_engine)
+    _plant(installation_engine, [CROSSING])
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
     assert carried["floors"] > 0, "no example raised a block's floors"
     assert carried["positions"] > 0, "no example lowered a block's positions"
