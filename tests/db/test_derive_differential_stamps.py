@@ -192,5 +192,5 @@ def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
     _clear(installation_engine)
     _plant(installation_engine, [CROSSING])
     _agree(installation_engine, now=NOW, window_s=WINDOW)
-    assert carried["floors"] > 0, "no example raised a block's floors"
-    assert carried["positions"] > 0, "no example lowered a block's positions"
+    assert carried["floors"] > 0, "no story raised a block's floors"
+    assert carried["positions"] > 0, "no story lowered a block's positions"
