@@ -44,6 +44,7 @@ from adapters.own_rows_scratch import (
     batch_ai,
     batch_candidate,
     batch_channel,
+    batch_evidence,
     batch_floor_carry,
     batch_history,
     batch_lane,
@@ -624,6 +625,13 @@ def _fill_evidence(connection: Connection) -> None:
     and deciders); a write of the batch's records that is not due keeps 0."""
     dialect = connection.dialect.name
     m, h = batch_match, batch_history
+    asked = and_(m.c.own_uid.is_(None), m.c.due == 1)
+    if not plans.seeks_below_outer_bound(dialect):
+        _count_evidence(connection, asked)
+        e = batch_evidence
+        found = select(e.c.boundary).where(e.c.event_uid == m.c.event_uid).scalar_subquery()
+        connection.execute(update(m).where(asked).values(boundary=func.coalesce(found, 0)))
+        return
     last_inserted = (
         select(h.c.uid)
         .where(same_record(dialect, m, h), h.c.floor <= _moment(m))
@@ -633,10 +641,48 @@ def _fill_evidence(connection: Connection) -> None:
     )
     # MariaDB reads a record's rows backwards from its last for each write it asks: the writes of a hot
     # record that are not due cost 0.15 s a batch at scale 0.05 of the wide shape, for a boundary unread.
-    evidence = (
-        update(m).where(m.c.own_uid.is_(None), m.c.due == 1).values(boundary=func.coalesce(last_inserted, 0))
+    connection.execute(update(m).where(asked).values(boundary=func.coalesce(last_inserted, 0)))
+
+
+def _count_evidence(connection: Connection, asked: ColumnElement[bool]) -> None:
+    """Each asked write's evidence found in one pass, not sought: the record's rows (by floor, uid) and the
+    writes (by W's moment) in one order, a row before a write at the same value. A record's floors never fall
+    along its uids, so the rows inserted by W's moment come first, and the last of them is the evidence; its
+    uid is the running sum of each row's step from the row before it (a running SUM, which every engine
+    carries along; a running MAX MariaDB recomputes for every row, plans.recomputes_window_max)."""
+    dialect = connection.dialect.name
+    m, h = batch_match, batch_history
+    order = (h.c.floor, h.c.uid)
+    step = h.c.uid - func.coalesce(
+        func.lag(h.c.uid).over(partition_by=record_partition(dialect, h), order_by=order), 0
     )
-    connection.execute(evidence)
+    rows = select(
+        literal(0).label("event_uid"),
+        exact(dialect, h.c.tablename).label("tablename"),
+        h.c.recuid,
+        h.c.floor.label("at"),
+        literal(0).label("kind"),
+        h.c.uid.label("uid"),
+        step.label("step"),
+    )
+    writes = select(
+        m.c.event_uid,
+        exact(dialect, m.c.tablename).label("tablename"),
+        m.c.recuid,
+        _moment(m).label("at"),
+        literal(1).label("kind"),
+        literal(0).label("uid"),
+        literal(0).label("step"),
+    ).where(asked)
+    merged = union_all(rows, writes).subquery("merged")
+    last = func.sum(merged.c.step).over(
+        partition_by=[merged.c.tablename, merged.c.recuid],
+        order_by=(merged.c.at, merged.c.kind, merged.c.uid),
+        rows=(None, 0),
+    )
+    summed = select(merged.c.event_uid, merged.c.kind, last.label("boundary")).subquery("summed")
+    found = select(summed.c.event_uid, summed.c.boundary).where(summed.c.kind == 1)
+    connection.execute(insert(batch_evidence).from_select(["event_uid", "boundary"], found))
 
 
 def _mark_own_rows(connection: Connection) -> None:

@@ -320,6 +320,16 @@ def an_older_row_of_the_record_is_evidence_when_the_writes_own_row_is_missing(si
 
 
 @case()
+def another_editors_row_stamped_two_seconds_after_a_write_without_its_own_row_is_its_evidence(
+    site: Installation,
+) -> Expect:
+    page = a_page(site, history=False)
+    _, written = a_write(site, page, history=False)
+    site.human_edit(page, {"title": "von Hand"}, at=T + 2, by=7)
+    return expect_write(written, ACCEPTED)
+
+
+@case()
 def a_writes_own_row_stamped_a_second_after_the_step_is_evidence_not_a_human_edit(
     site: Installation,
 ) -> Expect:
