@@ -445,27 +445,24 @@ def _fill_positions(connection: Connection, lanes: _Lanes) -> None:
     # computes MIN afresh for every row whose frame starts later than the last row's: one lane of 10,000
     # writes 2.6 s, of 40,000 writes 48 s, against 0.006 s and 0.026 s from the last back, measured).
     gap = counted.c.p - counted.c.rank
-    if not plans.recomputes_window_max(dialect):
-        left = func.min(gap).over(partition_by=partition, order_by=counted.c.rank.desc(), rows=(None, 0))
-        positions = select(counted.c.event_uid, counted.c.p, counted.c.rank + left)
-        connection.execute(insert(batch_pos).from_select(["event_uid", "p", "pos"], positions))
-        return
-    block = (counted.c.rank - 1) // BLOCK_ROWS
-    left = func.min(gap).over(
-        partition_by=[*partition, block], order_by=counted.c.rank.desc(), rows=(None, 0)
-    )
+    # Where MIN is recomputed for every row, within blocks of the lane's writes, lowered by the later blocks.
+    blocked = plans.recomputes_window_max(dialect)
+    if blocked:
+        partition.append((counted.c.rank - 1) // BLOCK_ROWS)
+    left = func.min(gap).over(partition_by=partition, order_by=counted.c.rank.desc(), rows=(None, 0))
     positions = select(counted.c.event_uid, counted.c.p, counted.c.rank + left)
     connection.execute(insert(batch_pos).from_select(["event_uid", "p", "pos"], positions))
-    _carry_positions(connection, lanes)
+    if blocked:
+        _carry_positions(connection, lanes)
 
 
 def _counted_positions(
     dialect: str, lane_writes: Join, written: tuple[ColumnElement[Any], ...], bound: ColumnElement[Any]
 ) -> Subquery:
-    """The writes of the lanes with more than one write with p_i counted, not sought: the lane's rows and its
-    writes in one order, by floor and by W's moment (a row before a write at the same value), and p_i the rows
-    before the write. A lane's floors never fall along n, so its rows inserted by W's moment are its first
-    p_i rows, and the last of them in (floor, n) order is the p_i-th."""
+    """The writes of the lanes with more than one write with p_i counted, not sought: p_i the lane's rows
+    before the write when its rows go by floor and its writes by W's moment (`_summed_before`). A lane's
+    floors never fall along n, so its rows inserted by W's moment are its first p_i rows, and the last of them
+    in (floor, n) order is the p_i-th."""
     c = batch_candidate
     rows = select(
         literal(0).label("event_uid"),
@@ -475,20 +472,38 @@ def _counted_positions(
         literal(0).label("rank"),
         c.c.floor.label("at"),
         literal(0).label("kind"),
+        c.c.uid,
+        literal(1).label("step"),
     )
-    writes = select(*written, bound.label("at"), literal(1).label("kind")).select_from(lane_writes)
+    writes = select(
+        *written,
+        bound.label("at"),
+        literal(1).label("kind"),
+        literal(0).label("uid"),
+        literal(0).label("step"),
+    ).select_from(lane_writes)
+    return _summed_before(dialect, rows, writes, ("lane",), "p")
+
+
+def _summed_before(
+    dialect: str, rows: Select[Any], writes: Select[Any], within: tuple[str, ...], total: str
+) -> Subquery:
+    """Each write of `writes` with the sum of the steps of the `rows` before it, as `total`. `rows` and
+    `writes` have the same columns: a record's tablename and recuid, those named in `within`, any others
+    carried, then `at`, `kind` (0 a row, 1 a write), `uid` and `step`. They go in one order per record and
+    `within`: by `at`, a row before a write at the same value, rows by uid. A running SUM, which every engine
+    carries along its frame (a running MAX MariaDB recomputes for every row: plans.recomputes_window_max)."""
     merged = union_all(rows, writes).subquery("merged")
-    before = func.sum(case((merged.c.kind == 0, 1), else_=0)).over(
-        partition_by=[*record_partition(dialect, merged), merged.c.lane],
-        order_by=(merged.c.at, merged.c.kind),
+    m = merged.c
+    before = func.sum(m.step).over(
+        partition_by=[*record_partition(dialect, merged), *(m[name] for name in within)],
+        order_by=(m.at, m.kind, m.uid),
         rows=(None, 0),
     )
-    columns = [merged.c[name] for name in ("event_uid", "tablename", "recuid", "lane", "rank", "kind")]
-    numbered = select(*columns, before.label("p")).subquery("numbered")
-    n = numbered.c
-    return (
-        select(n.event_uid, n.tablename, n.recuid, n.lane, n.rank, n.p).where(n.kind == 1).subquery("counted")
-    )
+    carried = [column for column in m if column.name not in ("at", "kind", "uid", "step")]
+    summed = select(*carried, m.kind, before.label(total)).subquery("summed")
+    kept = [summed.c[column.name] for column in carried]
+    return select(*kept, summed.c[total]).where(summed.c.kind == 1).subquery("counted")
 
 
 def _carry_positions(connection: Connection, lanes: _Lanes) -> None:
@@ -645,44 +660,36 @@ def _fill_evidence(connection: Connection) -> None:
 
 
 def _count_evidence(connection: Connection, asked: ColumnElement[bool]) -> None:
-    """Each asked write's evidence found in one pass, not sought: the record's rows (by floor, uid) and the
-    writes (by W's moment) in one order, a row before a write at the same value. A record's floors never fall
-    along its uids, so the rows inserted by W's moment come first, and the last of them is the evidence; its
-    uid is the running sum of each row's step from the row before it (a running SUM, which every engine
-    carries along; a running MAX MariaDB recomputes for every row, plans.recomputes_window_max)."""
+    """Each asked write's evidence found in one pass, not sought: the record's rows by floor and uid and the
+    writes by W's moment (`_summed_before`). A record's floors never fall along its uids, so the rows inserted
+    by W's moment come first, and the last of them is the evidence; its uid is the sum of each row's step from
+    the row before it."""
     dialect = connection.dialect.name
     m, h = batch_match, batch_history
-    order = (h.c.floor, h.c.uid)
-    step = h.c.uid - func.coalesce(
-        func.lag(h.c.uid).over(partition_by=record_partition(dialect, h), order_by=order), 0
+    previous = func.lag(h.c.uid).over(
+        partition_by=record_partition(dialect, h), order_by=(h.c.floor, h.c.uid)
     )
     rows = select(
         literal(0).label("event_uid"),
-        exact(dialect, h.c.tablename).label("tablename"),
+        h.c.tablename,
         h.c.recuid,
         h.c.floor.label("at"),
         literal(0).label("kind"),
-        h.c.uid.label("uid"),
-        step.label("step"),
+        h.c.uid,
+        (h.c.uid - func.coalesce(previous, 0)).label("step"),
     )
     writes = select(
         m.c.event_uid,
-        exact(dialect, m.c.tablename).label("tablename"),
+        m.c.tablename,
         m.c.recuid,
         _moment(m).label("at"),
         literal(1).label("kind"),
         literal(0).label("uid"),
         literal(0).label("step"),
     ).where(asked)
-    merged = union_all(rows, writes).subquery("merged")
-    last = func.sum(merged.c.step).over(
-        partition_by=[merged.c.tablename, merged.c.recuid],
-        order_by=(merged.c.at, merged.c.kind, merged.c.uid),
-        rows=(None, 0),
-    )
-    summed = select(merged.c.event_uid, merged.c.kind, last.label("boundary")).subquery("summed")
-    found = select(summed.c.event_uid, summed.c.boundary).where(summed.c.kind == 1)
-    connection.execute(insert(batch_evidence).from_select(["event_uid", "boundary"], found))
+    found = _summed_before(dialect, rows, writes, (), "boundary")
+    evidence = select(found.c.event_uid, found.c.boundary)
+    connection.execute(insert(batch_evidence).from_select(["event_uid", "boundary"], evidence))
 
 
 def _mark_own_rows(connection: Connection) -> None:
