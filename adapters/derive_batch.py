@@ -45,6 +45,7 @@ from adapters.derive_scratch import (
     READABLE,
     TABLE_MISSING,
     UNREADABLE,
+    batch_countable,
     batch_decided,
     batch_decider,
     batch_fact,
@@ -305,8 +306,13 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     if DELETES.inserted is not HUMAN_ROWS.inserted:
         raise NotImplementedError("one join holds the window's rows and the deletes while both start alike")
     dialect = connection.dialect.name
-    h = own_rows_scratch.batch_history
-    parts: tuple[tuple[Table, bool | None], ...] = ((h, None),)
+    h, c = own_rows_scratch.batch_history, batch_countable
+    # The rows that may count, whichever write's, filtered once: a record an agent wrote a thousand times
+    # holds mostly AI rows, which every window of it read again only to drop them.
+    countable = select(*(h.c[col.name] for col in c.c)).where(_may_count(dialect, h))
+    connection.execute(insert(c).from_select([col.name for col in c.c], countable))
+    settings.statistics(connection, c)
+    parts: tuple[tuple[Table, bool | None], ...] = ((c, None),)
     if plans.bounds_join_ranges(dialect):
         # A row whose insertion floor is past the window's close was stamped after it, unless it was stamped
         # before a row inserted earlier (the floor is the greatest stamp so far, DOMAIN.md "When a row is
@@ -314,11 +320,11 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         # boundary on, a record written a thousand times read its later rows again for every write (4.4
         # million rows for 155,000 kept at the wide shape's 0.1, measured): the range now ends at the
         # close, and the rows past it come from the strays alone.
-        stray = or_(h.c.tstamp < h.c.floor, h.c.actiontype == Action.DELETE.value)
-        strays = select(*(h.c[c.name] for c in batch_stray.c)).where(stray, _may_count(dialect, h))
-        connection.execute(insert(batch_stray).from_select([c.name for c in batch_stray.c], strays))
+        stray = or_(c.c.tstamp < c.c.floor, c.c.actiontype == Action.DELETE.value)
+        strays = select(*(c.c[col.name] for col in batch_stray.c)).where(stray)
+        connection.execute(insert(batch_stray).from_select([col.name for col in batch_stray.c], strays))
         settings.statistics(connection, batch_stray)
-        parts = ((h, False), (batch_stray, True))
+        parts = ((c, False), (batch_stray, True))
     for rows, passed in parts:
         connection.execute(
             insert(batch_window).from_select(
@@ -333,8 +339,8 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
 
 
 def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool | None) -> Select[Any]:
-    """The rows of `h` (batch_history, or batch_stray) kept in the due writes' windows: those whose insertion
-    floor lies up to the window's close (`passed` False), beyond it (True), or either (None)."""
+    """The rows of `h` (batch_countable, or batch_stray) kept in the due writes' windows: those whose
+    insertion floor lies up to the window's close (`passed` False), beyond it (True), or either (None)."""
     m = own_rows_scratch.batch_match
     span = decision.SpanColumns(
         uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
@@ -351,7 +357,6 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool |
         floors,
         decision.inserted_in(HUMAN_ROWS.inserted, span),
         or_(in_window, in_deletes),
-        _may_count(dialect, h),
     )
     return (
         select(
@@ -370,7 +375,7 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool |
 
 
 def _may_count(dialect: str, h: Table) -> ColumnElement[bool]:
-    """A row of `h` (batch_history or batch_stray) that may count in a window, whichever write's: it records
+    """A row of `h` (batch_history) that may count in a window, whichever write's: it records
     the live record and is no AI row, but for a delete (a delete is DISCARDED whoever made it), and
     automation's rows only where a rule asks about them (its changes and deletes)."""
     delete = h.c.actiontype == Action.DELETE.value

@@ -9,9 +9,10 @@ and emptied at the start of every batch:
     batch_record   the written records, with whether each is still there (rule 2)
     (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
                    boundary and evidence, rule 3)
-    batch_stray    the batch's history rows that may count in a window (derive_batch._may_count) stamped
-                   before a row inserted earlier, and its deletes: the only rows past a window's close by
-                   insertion floor that may still belong to it
+    batch_countable the batch's history rows that may count in a window, whichever write's
+                   (derive_batch._may_count): a window reads its rows from these alone
+    batch_stray    those of them stamped before a row inserted earlier, and the deletes: the only rows past
+                   a window's close by insertion floor that may still belong to it
     batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
                    batch_window_agg their counts per write
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
@@ -88,15 +89,18 @@ batch_record = _temporary(
     integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
 )
-# batch_history's columns but the lane and the floor's block.
-batch_stray = _temporary(
-    "tx_runrecord_batch_stray",
-    *(
-        Column(c.name, c.type, nullable=c.nullable)
-        for c in own_rows_scratch.batch_history.c
-        if c.name not in ("lane", "floor_block")
-    ),
-)
+
+
+def _history_rows(name: str) -> Table:
+    """A table of batch_history's columns but the lane and the floor's block."""
+    dropped = ("lane", "floor_block")
+    columns = own_rows_scratch.batch_history.c
+    kept = (Column(c.name, c.type, nullable=c.nullable) for c in columns if c.name not in dropped)
+    return _temporary(name, *kept)
+
+
+batch_countable = _history_rows("tx_runrecord_batch_countable")
+batch_stray = _history_rows("tx_runrecord_batch_stray")
 batch_window = _temporary(
     "tx_runrecord_batch_window",
     integer_column("event_uid"),
@@ -215,6 +219,15 @@ _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
     # Not unique: on MariaDB "Pages" and "pages" are one key, yet two records (same_record).
     Index("tx_runrecord_batch_record_record", batch_record.c.tablename, batch_record.c.recuid),
+    # A record's rows in insertion order (the floor never falls along the uids): the rows after a boundary
+    # are one range.
+    Index(
+        "tx_runrecord_batch_countable_floor",
+        batch_countable.c.tablename,
+        batch_countable.c.recuid,
+        batch_countable.c.floor,
+        batch_countable.c.uid,
+    ),
     Index(
         "tx_runrecord_batch_stray_floor",
         batch_stray.c.tablename,
