@@ -31,6 +31,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    null,
     or_,
     select,
     union_all,
@@ -45,6 +46,7 @@ from adapters.derive_scratch import (
     READABLE,
     TABLE_MISSING,
     UNREADABLE,
+    batch_asked,
     batch_countable,
     batch_decided,
     batch_decider,
@@ -147,6 +149,7 @@ def derive_batch(
     )
     timer("history")
     _fill_window(connection, settings)
+    _fill_asked(connection, settings)
     timer("window")
     publishing = derive_scope.fill_keys(connection, statistics)
     derive_scope.fill_scope(connection, statistics, publishing=publishing)
@@ -417,12 +420,13 @@ def _window_counts() -> Select[Any]:
     ).group_by(u.event_uid)
 
 
-def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
+def _fact_columns(dialect: str, settings: BatchSettings, *, scoped: bool) -> decision.FactColumns:
+    """A write's facts over the batch tables (`scoped`: with the fields of its window's changes, rule 7; else
+    an automation's change counts as possible wherever the window holds a change)."""
     w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
-    dialect = connection.dialect.name
-    written_fields = case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
-    facts = decision.FactColumns(
+    unasked = null()
+    return decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
         deletes_in_window=a.c[human_column(Action.DELETE)],
@@ -431,16 +435,47 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
         own_row_unclear=m.c.unclear,
         human_actions={action: a.c[human_column(action)] for action in WINDOW_TESTS},
-        unreadable_changes=ua.c.human,
-        automation_unreadable=ua.c.automation,
-        automation_keys=s.c.automation_changed,
-        automation_same=s.c.automation_same,
-        written_fields=written_fields,
-        changed=s.c.changed,
-        release_changed=s.c.release_changed,
-        same_changed=s.c.same_changed,
-        reverted=rv.c.reverted,
+        unreadable_changes=ua.c.human if scoped else unasked,
+        automation_unreadable=ua.c.automation if scoped else case((a.c.changes > 0, 1), else_=0),
+        automation_keys=s.c.automation_changed if scoped else unasked,
+        automation_same=s.c.automation_same if scoped else unasked,
+        written_fields=case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
+        if scoped
+        else unasked,
+        changed=s.c.changed if scoped else unasked,
+        release_changed=s.c.release_changed if scoped else unasked,
+        same_changed=s.c.same_changed if scoped else unasked,
+        reverted=rv.c.reverted if scoped else unasked,
     )
+
+
+def _fill_asked(connection: Connection, settings: BatchSettings) -> None:
+    """The due writes whose decision may ask for the fields of their window's changes: those the window's
+    counts make EDITED (rule 7's scope), and those no earlier test decides while their window holds a change
+    (an automation's change to a field W wrote, rule 4). Every other write is decided before any field is
+    read (core.outcomes.WRITE_DECISION), so its window's keys are never asked for."""
+    dialect = connection.dialect.name
+    w, r, m, a = batch_write, batch_record, own_rows_scratch.batch_match, batch_window_agg
+    test = decision.deciding_test(_fact_columns(dialect, settings, scoped=False))
+    source = (
+        w.join(m, m.c.event_uid == w.c.event_uid)
+        .outerjoin(r, same_record(dialect, w, r))
+        .outerjoin(a, a.c.event_uid == w.c.event_uid)
+    )
+    tested = plans.evaluated_once(
+        select(w.c.event_uid, test.label("test")).select_from(source).where(m.c.due == 1)
+    )
+    t = tested.subquery("tested")
+    asked = or_(decision.decides(t.c.test, CallOutcome.EDITED), t.c.test == WriteTest.AUTOMATION_CHANGE.value)
+    connection.execute(insert(batch_asked).from_select(["event_uid"], select(t.c.event_uid).where(asked)))
+    settings.statistics(connection, batch_asked)
+
+
+def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
+    w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
+    a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
+    dialect = connection.dialect.name
+    facts = _fact_columns(dialect, settings, scoped=True)
     source = (
         w.outerjoin(r, same_record(dialect, w, r))
         .outerjoin(m, m.c.event_uid == w.c.event_uid)

@@ -7,7 +7,9 @@ selected (DESIGN.md, "Privacy").
 from __future__ import annotations
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
+    Table,
     and_,
     case,
     func,
@@ -19,6 +21,7 @@ from sqlalchemy import (
 
 from adapters import own_rows_scratch, schema
 from adapters.derive_scratch import (
+    batch_asked,
     batch_changed,
     batch_draft_of,
     batch_draft_row,
@@ -54,12 +57,14 @@ def fill_keys(connection: Connection, statistics: Statistics) -> bool:
     publishing = _window_publishes(connection)
     if publishing:
         _fill_drafts(connection, statistics)
-    asking = m.join(a, a.c.event_uid == m.c.event_uid)
+    asking = m.join(a, a.c.event_uid == m.c.event_uid).join(batch_asked, _asked(m))
     wanted = union(
         select(m.c.own_uid.label("uid"))
         .select_from(asking)
         .where(m.c.due == 1, m.c.own_action.in_(FIELD_ACTION_VALUES), a.c.changes > 0),
-        select(w.c.uid).where(w.c.actiontype == Action.MODIFY.value),
+        select(w.c.uid)
+        .select_from(w.join(batch_asked, _asked(w)))
+        .where(w.c.actiontype == Action.MODIFY.value),
         select(batch_draft_of.c.draft_uid),
     ).subquery("wanted")
     s = schema.sys_history
@@ -80,10 +85,17 @@ def fill_keys(connection: Connection, statistics: Statistics) -> bool:
     return publishing
 
 
+def _asked(rows: Table) -> ColumnElement[bool]:
+    """A row of `rows` (with an event_uid) is of a write in batch_asked: only their windows' keys are read."""
+    return batch_asked.c.event_uid == rows.c.event_uid
+
+
 def _window_publishes(connection: Connection) -> bool:
-    """Whether a window of the batch holds a publish (most batches have none: no drafts to read then)."""
+    """Whether a window of a write in batch_asked holds a publish (most batches have none: no drafts to read
+    then)."""
     w = batch_window
-    found = select(w.c.uid).where(w.c.actiontype == Action.PUBLISH.value).limit(1)
+    found = select(w.c.uid).select_from(w.join(batch_asked, _asked(w)))
+    found = found.where(w.c.actiontype == Action.PUBLISH.value).limit(1)
     return connection.execute(found).first() is not None
 
 
@@ -102,7 +114,7 @@ def _fill_drafts(connection: Connection, statistics: Statistics) -> None:
         select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
     )
     moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
-        w.join(
+        w.join(batch_asked, _asked(w)).join(
             d,
             and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
         )
@@ -125,10 +137,12 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
     # No DISTINCT: a write has one own row, whose keys come once each but where SQLite reads a text that
     # repeats a key; the counts below read distinct fields or ask only whether there is one.
+    source = source.join(batch_asked, _asked(m))
     written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
     columns = ["event_uid", "uid", "field", "automation"]
-    source, field = sqljson.array_elements(dialect, w.join(k, k.c.uid == w.c.uid), k.c.fields, ordinals)
+    asked_window = w.join(batch_asked, _asked(w)).join(k, k.c.uid == w.c.uid)
+    source, field = sqljson.array_elements(dialect, asked_window, k.c.fields, ordinals)
     modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
     modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
     connection.execute(insert(batch_changed).from_select(columns, modified))
@@ -168,7 +182,7 @@ def _fill_unreadable(connection: Connection, *, publishing: bool) -> None:
     columns = ["event_uid", "uid", "automation"]
     modifies = (
         select(w.c.event_uid, w.c.uid, w.c.automation)
-        .select_from(w.outerjoin(k, k.c.uid == w.c.uid))
+        .select_from(w.join(batch_asked, _asked(w)).outerjoin(k, k.c.uid == w.c.uid))
         .where(w.c.actiontype == Action.MODIFY.value, k.c.fields.is_(None))
     )
     connection.execute(insert(batch_unreadable).from_select(columns, modifies))
@@ -176,9 +190,9 @@ def _fill_unreadable(connection: Connection, *, publishing: bool) -> None:
         publishes = (
             select(w.c.event_uid, w.c.uid, w.c.automation)
             .select_from(
-                w.outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid)).outerjoin(
-                    k, k.c.uid == d.c.draft_uid
-                )
+                w.join(batch_asked, _asked(w))
+                .outerjoin(d, and_(d.c.event_uid == w.c.event_uid, d.c.publish_uid == w.c.uid))
+                .outerjoin(k, k.c.uid == d.c.draft_uid)
             )
             .where(w.c.actiontype == Action.PUBLISH.value)
             .group_by(w.c.event_uid, w.c.uid, w.c.automation)

@@ -15,6 +15,8 @@ and emptied at the start of every batch:
                    a window's close by insertion floor that may still belong to it
     batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
                    batch_window_agg their counts per write
+    batch_asked    the due writes whose decision may ask about fields: EDITED by the window's counts, or
+                   left to an automation's change (derive_batch._fill_asked)
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
                    drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
@@ -120,6 +122,9 @@ batch_window_agg = _temporary(
     integer_column("changes"),  # its changes, human or automation's: whether a rule asks for W's fields
     integer_column("deletes_after"),  # the deletes stamped after the window (rule 2)
 )
+# The due writes whose decision may ask for the fields of their window's changes (rule 7, or an automation's
+# change to a field W wrote, rule 4): only their windows' keys are read.
+batch_asked = _temporary("tx_runrecord_batch_asked", integer_column("event_uid", key=True))
 batch_publish = _temporary(
     "tx_runrecord_batch_publish",
     Column("tablename", String(255), nullable=False),
