@@ -325,10 +325,14 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     strays = select(*(c.c[col.name] for col in batch_stray.c)).where(stray)
     connection.execute(insert(batch_stray).from_select([col.name for col in batch_stray.c], strays))
     settings.statistics(connection, batch_stray)
-    for rows, passed in ((c, False), (batch_stray, True)):
+    parts = (
+        (c, False, "tx_runrecord_batch_countable_floor"),
+        (batch_stray, True, "tx_runrecord_batch_stray_floor"),
+    )
+    for rows, passed, index in parts:
         connection.execute(
             insert(batch_window).from_select(
-                [col.name for col in batch_window.c], _window_rows(dialect, settings, rows, passed)
+                [col.name for col in batch_window.c], _window_rows(dialect, settings, rows, passed, index)
             )
         )
     settings.statistics(connection, batch_window)
@@ -338,9 +342,10 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     settings.statistics(connection, batch_window_agg)
 
 
-def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool) -> Select[Any]:
+def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool, index: str) -> Select[Any]:
     """The rows of `h` (batch_countable, or batch_stray) kept in the due writes' windows: those whose
-    insertion floor lies up to the window's close (`passed` False) or beyond it (True)."""
+    insertion floor lies up to the window's close (`passed` False) or beyond it (True), sought through
+    `index`, h's (record, floor, uid) index."""
     m = own_rows_scratch.batch_match
     span = decision.SpanColumns(
         uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
@@ -374,7 +379,7 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool) 
     )
     # The writes first, each range sought in the rows' index (MariaDB chose the rows first and filtered
     # every pair).
-    return plans.in_order(dialect, plans.by_index(dialect, rows, h, f"{h.name}_floor"))
+    return plans.in_order(dialect, plans.by_index(dialect, rows, h, index))
 
 
 def _may_count(dialect: str, h: Table) -> ColumnElement[bool]:
