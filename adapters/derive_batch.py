@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -425,12 +425,10 @@ def _window_counts() -> Select[Any]:
     ).group_by(u.event_uid)
 
 
-def _fact_columns(dialect: str, settings: BatchSettings, *, scoped: bool) -> decision.FactColumns:
-    """A write's facts over the batch tables (`scoped`: with the fields of its window's changes, rule 7; else
-    an automation's change counts as possible wherever the window holds a change)."""
+def _fact_columns(dialect: str, settings: BatchSettings) -> decision.FactColumns:
+    """A write's facts over the batch tables."""
     w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
-    unasked = null()
     return decision.FactColumns(
         target_unreadable=w.c.target_state == UNREADABLE,
         presence=r.c.presence,
@@ -440,17 +438,15 @@ def _fact_columns(dialect: str, settings: BatchSettings, *, scoped: bool) -> dec
         history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
         own_row_unclear=m.c.unclear,
         human_actions={action: a.c[human_column(action)] for action in WINDOW_TESTS},
-        unreadable_changes=ua.c.human if scoped else unasked,
-        automation_unreadable=ua.c.automation if scoped else case((a.c.changes > 0, 1), else_=0),
-        automation_keys=s.c.automation_changed if scoped else unasked,
-        automation_same=s.c.automation_same if scoped else unasked,
-        written_fields=case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields))
-        if scoped
-        else unasked,
-        changed=s.c.changed if scoped else unasked,
-        release_changed=s.c.release_changed if scoped else unasked,
-        same_changed=s.c.same_changed if scoped else unasked,
-        reverted=rv.c.reverted if scoped else unasked,
+        unreadable_changes=ua.c.human,
+        automation_unreadable=ua.c.automation,
+        automation_keys=s.c.automation_changed,
+        automation_same=s.c.automation_same,
+        written_fields=case((m.c.own_action.in_(derive_scope.FIELD_ACTION_VALUES), k.c.fields)),
+        changed=s.c.changed,
+        release_changed=s.c.release_changed,
+        same_changed=s.c.same_changed,
+        reverted=rv.c.reverted,
     )
 
 
@@ -461,7 +457,16 @@ def _fill_asked(connection: Connection, settings: BatchSettings) -> None:
     read (core.outcomes.WRITE_DECISION), so its window's keys are never asked for."""
     dialect = connection.dialect.name
     w, r, m, a = batch_write, batch_record, own_rows_scratch.batch_match, batch_window_agg
-    test = decision.deciding_test(_fact_columns(dialect, settings, scoped=False))
+    # The write tests read no field but in the automation's test, which is taken to hold wherever the window
+    # holds a change.
+    facts = replace(
+        _fact_columns(dialect, settings),
+        automation_unreadable=case((a.c.changes > 0, 1), else_=0),
+        automation_keys=null(),
+        automation_same=null(),
+        written_fields=null(),
+    )
+    test = decision.deciding_test(facts)
     source = (
         w.join(m, m.c.event_uid == w.c.event_uid)
         .outerjoin(r, same_record(dialect, w, r))
@@ -480,7 +485,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
-    facts = _fact_columns(dialect, settings, scoped=True)
+    facts = _fact_columns(dialect, settings)
     source = (
         w.outerjoin(r, same_record(dialect, w, r))
         .outerjoin(m, m.c.event_uid == w.c.event_uid)

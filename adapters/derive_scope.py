@@ -134,10 +134,10 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
         _fill_ordinals(connection)
     m, k, w, d = own_rows_scratch.batch_match, batch_keys, batch_window, batch_draft_of
     bookkeeping = sorted(BOOKKEEPING_FIELDS)
-    source, field = sqljson.array_elements(dialect, m.join(k, k.c.uid == m.c.own_uid), k.c.fields, ordinals)
+    asked_own = m.join(batch_asked, _asked(m)).join(k, k.c.uid == m.c.own_uid)
+    source, field = sqljson.array_elements(dialect, asked_own, k.c.fields, ordinals)
     # No DISTINCT: a write has one own row, whose keys come once each but where SQLite reads a text that
     # repeats a key; the counts below read distinct fields or ask only whether there is one.
-    source = source.join(batch_asked, _asked(m))
     written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
     columns = ["event_uid", "uid", "field", "automation"]
