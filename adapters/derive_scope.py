@@ -94,8 +94,12 @@ def _asked(rows: Table) -> ColumnElement[bool]:
 
 def _window_publishes(connection: Connection) -> bool:
     """Whether a window of a write in batch_asked holds a publish (most batches have none: no drafts to read
-    then)."""
-    w = batch_window
+    then). A window's rows are rows of batch_history: without a publish among those, the windows' rows (a
+    million in a batch with hot records) are not read."""
+    h, w = own_rows_scratch.batch_history, batch_window
+    any_publish = select(h.c.uid).where(h.c.actiontype == Action.PUBLISH.value).limit(1)
+    if connection.execute(any_publish).first() is None:
+        return False
     found = select(w.c.uid).select_from(w.join(batch_asked, _asked(w)))
     found = found.where(w.c.actiontype == Action.PUBLISH.value).limit(1)
     return connection.execute(found).first() is not None
