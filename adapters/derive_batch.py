@@ -43,7 +43,9 @@ from adapters import decision, derive_save, derive_scope, own_rows, own_rows_scr
 from adapters import write_targets as targets
 from adapters.derive_scratch import (
     BATCH_TABLES,
+    COUNTABLE_FLOOR_INDEX,
     READABLE,
+    STRAY_FLOOR_INDEX,
     TABLE_MISSING,
     UNREADABLE,
     batch_asked,
@@ -326,8 +328,8 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     connection.execute(insert(batch_stray).from_select([col.name for col in batch_stray.c], strays))
     settings.statistics(connection, batch_stray)
     parts = (
-        (c, False, "tx_runrecord_batch_countable_floor"),
-        (batch_stray, True, "tx_runrecord_batch_stray_floor"),
+        (c, False, COUNTABLE_FLOOR_INDEX),
+        (batch_stray, True, STRAY_FLOOR_INDEX),
     )
     for rows, passed, index in parts:
         connection.execute(
@@ -425,7 +427,7 @@ def _window_counts() -> Select[Any]:
     ).group_by(u.event_uid)
 
 
-def _fact_columns(dialect: str, settings: BatchSettings) -> decision.FactColumns:
+def _fact_columns(settings: BatchSettings) -> decision.FactColumns:
     """A write's facts over the batch tables."""
     w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
@@ -460,7 +462,7 @@ def _fill_asked(connection: Connection, settings: BatchSettings) -> None:
     # The write tests read no field but in the automation's test, which is taken to hold wherever the window
     # holds a change.
     facts = replace(
-        _fact_columns(dialect, settings),
+        _fact_columns(settings),
         automation_unreadable=case((a.c.changes > 0, 1), else_=0),
         automation_keys=null(),
         automation_same=null(),
@@ -485,7 +487,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     w, r, m, k = batch_write, batch_record, own_rows_scratch.batch_match, batch_keys
     a, s, ua, rv = batch_window_agg, batch_scope, batch_unreadable_agg, batch_revert
     dialect = connection.dialect.name
-    facts = _fact_columns(dialect, settings)
+    facts = _fact_columns(settings)
     source = (
         w.outerjoin(r, same_record(dialect, w, r))
         .outerjoin(m, m.c.event_uid == w.c.event_uid)

@@ -219,6 +219,10 @@ batch_mirror = _temporary(
 )
 batch_ordinal = _temporary("tx_runrecord_batch_ordinal", integer_column("n", key=True))
 
+# The countable rows' and the strays' (record, floor, uid) indexes, named where a window's rows are sought in
+# them (adapters.derive_batch).
+COUNTABLE_FLOOR_INDEX = "tx_runrecord_batch_countable_floor"
+STRAY_FLOOR_INDEX = "tx_runrecord_batch_stray_floor"
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_batch_write_record", batch_write.c.tablename, batch_write.c.recuid),
@@ -227,14 +231,14 @@ _INDEXES = (
     # A record's rows in insertion order (the floor never falls along the uids): the rows after a boundary
     # are one range.
     Index(
-        "tx_runrecord_batch_countable_floor",
+        COUNTABLE_FLOOR_INDEX,
         batch_countable.c.tablename,
         batch_countable.c.recuid,
         batch_countable.c.floor,
         batch_countable.c.uid,
     ),
     Index(
-        "tx_runrecord_batch_stray_floor",
+        STRAY_FLOOR_INDEX,
         batch_stray.c.tablename,
         batch_stray.c.recuid,
         batch_stray.c.floor,
