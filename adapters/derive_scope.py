@@ -25,6 +25,7 @@ from adapters.derive_scratch import (
     batch_changed,
     batch_draft_of,
     batch_draft_row,
+    batch_key_field,
     batch_keys,
     batch_last,
     batch_ordinal,
@@ -134,30 +135,33 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     """The written and changed field names of each due write, the changes whose keys cannot be read, their
     counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
     key lists batch_keys holds; values compared in SQL only."""
-    dialect = connection.dialect.name
-    ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
-    if ordinals is not None:
-        _fill_ordinals(connection)
-    m, k, w, d = own_rows_scratch.batch_match, batch_keys, batch_window, batch_draft_of
-    bookkeeping = sorted(BOOKKEEPING_FIELDS)
-    asked_own = m.join(batch_asked, _asked(m)).join(k, k.c.uid == m.c.own_uid)
-    source, field = sqljson.array_elements(dialect, asked_own, k.c.fields, ordinals)
+    _fill_key_fields(connection)
+    statistics(batch_key_field)
+    m, w, d, f = own_rows_scratch.batch_match, batch_window, batch_draft_of, batch_key_field
     # No DISTINCT: a write has one own row, whose keys come once each but where SQLite reads a text that
     # repeats a key; the counts below read distinct fields or ask only whether there is one.
-    written = select(m.c.event_uid, field).select_from(source).where(m.c.due == 1, field.not_in(bookkeeping))
+    written = (
+        select(m.c.event_uid, f.c.field)
+        .select_from(m.join(batch_asked, _asked(m)).join(f, f.c.uid == m.c.own_uid))
+        .where(m.c.due == 1)
+    )
     connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
-    columns = ["event_uid", "uid", "field", "automation"]
-    asked_window = w.join(batch_asked, _asked(w)).join(k, k.c.uid == w.c.uid)
-    source, field = sqljson.array_elements(dialect, asked_window, k.c.fields, ordinals)
-    modified = select(w.c.event_uid, w.c.uid, field, w.c.automation).select_from(source)
-    modified = modified.where(w.c.actiontype == Action.MODIFY.value, field.not_in(bookkeeping))
+    # A window's changes per field and writer: a hot record's windows hold hundreds of modifies each, of the
+    # same few fields.
+    columns = [c.name for c in batch_changed.c]
+    modified = (
+        select(w.c.event_uid, f.c.field, w.c.automation, func.max(w.c.uid), func.count())
+        .select_from(w.join(batch_asked, _asked(w)).join(f, f.c.uid == w.c.uid))
+        .where(w.c.actiontype == Action.MODIFY.value)
+        .group_by(w.c.event_uid, f.c.field, w.c.automation)
+    )
     connection.execute(insert(batch_changed).from_select(columns, modified))
     if publishing:
-        source, field = sqljson.array_elements(
-            dialect, d.join(k, k.c.uid == d.c.draft_uid), k.c.fields, ordinals
+        published = (
+            select(d.c.event_uid, f.c.field, d.c.automation, func.max(d.c.publish_uid), func.count())
+            .select_from(d.join(f, f.c.uid == d.c.draft_uid))
+            .group_by(d.c.event_uid, f.c.field, d.c.automation)
         )
-        published = select(d.c.event_uid, d.c.publish_uid, field, d.c.automation).select_from(source)
-        published = published.where(field.not_in(bookkeeping))
         connection.execute(insert(batch_changed).from_select(columns, published))
     _fill_unreadable(connection, publishing=publishing)
     statistics(batch_written, batch_changed, batch_unreadable_agg)
@@ -169,8 +173,8 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
             func.count(case((human, c.field)).distinct()),
             func.max(case((and_(human, c.field == RELEASE_FIELD), 1), else_=0)),
             func.count(case((and_(human, c.field != RELEASE_FIELD, known), c.field)).distinct()),
-            func.sum(case((c.automation == 1, 1), else_=0)),
-            func.sum(case((and_(c.automation == 1, known), 1), else_=0)),
+            func.sum(case((c.automation == 1, c.changes), else_=0)),
+            func.sum(case((and_(c.automation == 1, known), c.changes), else_=0)),
         )
         .select_from(
             batch_changed.outerjoin(batch_written, and_(wr.event_uid == c.event_uid, wr.field == c.field))
@@ -179,6 +183,19 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     )
     connection.execute(insert(batch_scope).from_select([col.name for col in batch_scope.c], counts))
     _fill_reverted(connection)
+
+
+def _fill_key_fields(connection: Connection) -> None:
+    """Each key list of batch_keys exploded once, without the bookkeeping fields: the windows that share a
+    modify (those of a hot record's writes) read its fields from here, not from its list again."""
+    dialect = connection.dialect.name
+    ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
+    if ordinals is not None:
+        _fill_ordinals(connection)
+    k = batch_keys
+    source, field = sqljson.array_elements(dialect, k, k.c.fields, ordinals)
+    fields = select(k.c.uid, field).select_from(source).where(field.not_in(sorted(BOOKKEEPING_FIELDS)))
+    connection.execute(insert(batch_key_field).from_select(["uid", "field"], fields))
 
 
 def _fill_unreadable(connection: Connection, *, publishing: bool) -> None:
@@ -227,7 +244,7 @@ def _fill_reverted(connection: Connection) -> None:
     cannot be read) is a modify whose newRecord value equals W's own row's oldRecord value."""
     dialect = connection.dialect.name
     m, wr, c, ua = own_rows_scratch.batch_match, batch_written, batch_changed, batch_unreadable_agg
-    last_named = func.max(c.c.uid)
+    last_named = func.max(c.c.last_uid)
     unreadable = ua.c.last_human
     latest = case(
         (unreadable.is_(None), last_named),

@@ -21,7 +21,9 @@ and emptied at the start of every batch:
                    drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
                    change, the window's modifies, the drafts its publishes moved (rule 7)
-    batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written and changed fields
+    batch_key_field each key list of batch_keys exploded once, one row a field (bookkeeping fields left out)
+    batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written fields, the changed fields
+                   per write, field and writer (with their last row and count), and their counts
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
     batch_decider, batch_decided: the sys_history uids that decided each write (batch_decider only where a
@@ -147,13 +149,15 @@ batch_draft_of = _temporary(
 batch_keys = _temporary(
     "tx_runrecord_batch_keys", integer_column("uid", key=True), Column("fields", Text, nullable=True)
 )
+batch_key_field = _temporary("tx_runrecord_batch_key_field", integer_column("uid"), Column("field", _FIELD))
 batch_written = _temporary("tx_runrecord_batch_written", integer_column("event_uid"), Column("field", _FIELD))
 batch_changed = _temporary(
     "tx_runrecord_batch_changed",
     integer_column("event_uid"),
-    integer_column("uid"),
     Column("field", _FIELD),
     Column("automation", SmallInteger, nullable=False),
+    integer_column("last_uid"),  # the last row of the window that changed the field, by this writer
+    integer_column("changes"),  # the rows that did (a publish once for each draft naming the field)
 )
 batch_unreadable = _temporary(
     "tx_runrecord_batch_unreadable",
@@ -261,6 +265,7 @@ _INDEXES = (
     ),
     Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
     # The write only: a field name is TEXT, which MariaDB indexes by a prefix alone.
+    Index("tx_runrecord_batch_key_field_uid", batch_key_field.c.uid),
     Index("tx_runrecord_batch_written_event", batch_written.c.event_uid),
     Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
     Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),

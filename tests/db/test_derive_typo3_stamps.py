@@ -376,6 +376,41 @@ def test_a_rewrite_of_the_title_that_is_not_a_revert_is_same_fields(installation
     assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, edit))
 
 
+def test_a_revert_edited_again_afterwards_in_the_window_is_no_revert(installation_engine: Engine) -> None:
+    # The field's last human change decides, not its first.
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, back, again = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3, before="Produkte"),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Produkte"}, old={"title": "KI-Titel"}),
+        Row(T + 2 * DAY, OTHER_EDITOR, new={"title": "Neu"}, old={"title": "Produkte"}),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, back, again))
+
+
+def test_a_rewrite_then_restored_in_the_window_is_a_revert(installation_engine: Engine) -> None:
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, other, back = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3, before="Produkte"),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Neu"}, old={"title": "KI-Titel"}),
+        Row(T + 2 * DAY, OTHER_EDITOR, new={"title": "Produkte"}, old={"title": "Neu"}),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="reverted", decided_by=(own, other, back))
+
+
 def test_a_row_whose_correlation_id_names_the_run_is_its_own_whatever_its_stamp(
     installation_engine: Engine,
 ) -> None:
