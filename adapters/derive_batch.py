@@ -369,8 +369,6 @@ def _window_rows(dialect: str, settings: BatchSettings, h: Table, passed: bool, 
         select(
             m.c.event_uid,
             h.c.uid,
-            h.c.tablename,
-            h.c.recuid,
             h.c.tstamp,
             h.c.actiontype,
             h.c.automation,

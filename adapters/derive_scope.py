@@ -116,14 +116,17 @@ def _fill_drafts(connection: Connection, statistics: Statistics) -> None:
     connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
     drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(FIELD_ACTION_VALUES))
     connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
-    d, p = batch_draft_row, batch_publish
+    d, p, m = batch_draft_row, batch_publish, own_rows_scratch.batch_match
+    # A window's rows are of its write's record.
     previous = (
-        select(func.max(p.c.uid)).where(same_record(dialect, w, p), p.c.uid < w.c.uid).scalar_subquery()
+        select(func.max(p.c.uid)).where(same_record(dialect, m, p), p.c.uid < w.c.uid).scalar_subquery()
     )
     moved = select(w.c.event_uid, w.c.uid, d.c.uid, w.c.automation).select_from(
-        w.join(batch_asked, _asked(w)).join(
+        w.join(batch_asked, _asked(w))
+        .join(m, m.c.event_uid == w.c.event_uid)
+        .join(
             d,
-            and_(same_record(dialect, w, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
+            and_(same_record(dialect, m, d), d.c.uid < w.c.uid, d.c.uid > func.coalesce(previous, 0)),
         )
     )
     moved = moved.where(w.c.actiontype == Action.PUBLISH.value)

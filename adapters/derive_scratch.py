@@ -107,10 +107,8 @@ batch_countable = _history_rows("tx_runrecord_batch_countable")
 batch_stray = _history_rows("tx_runrecord_batch_stray")
 batch_window = _temporary(
     "tx_runrecord_batch_window",
-    integer_column("event_uid"),
+    integer_column("event_uid"),  # the write: its record is the row's (batch_match)
     integer_column("uid"),
-    Column("tablename", String(255), nullable=False),
-    integer_column("recuid"),
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),

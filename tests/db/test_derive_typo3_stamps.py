@@ -282,6 +282,27 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
     assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, publish))
 
 
+def test_a_publish_moves_only_its_own_records_drafts(installation_engine: Engine) -> None:
+    # The page's publish has no draft of its own: which fields it changed cannot be told, whatever the draft
+    # of another page the agent wrote too.
+    with installation(installation_engine) as site:
+        page, other = a_page(site), a_page(site)
+        _, write = one_write(site, page)
+        one_write(site, other, at=T + 60)
+    (own,) = plant(installation_engine, page, ai_row(T - 3))
+    plant(
+        installation_engine,
+        other,
+        ai_row(T + 57),
+        Row(T + DAY, OTHER_EDITOR, new={"title": "Entwurf"}, workspace=1),
+    )
+    (publish,) = plant(installation_engine, page, Row(T + 2 * DAY, OTHER_EDITOR, action=7))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="fields_unknown", decided_by=(own, publish))
+
+
 def test_a_draft_published_after_the_window_is_accepted_unchanged(installation_engine: Engine) -> None:
     with installation(installation_engine) as site:
         page = a_page(site)
