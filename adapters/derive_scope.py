@@ -25,7 +25,9 @@ from adapters.derive_scratch import (
     batch_changed,
     batch_draft_of,
     batch_draft_row,
+    batch_field,
     batch_key_field,
+    batch_key_name,
     batch_keys,
     batch_last,
     batch_ordinal,
@@ -138,49 +140,51 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     """The written and changed field names of each due write, the changes whose keys cannot be read, their
     counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
     key lists batch_keys holds; values compared in SQL only."""
-    _fill_key_fields(connection)
+    release = _fill_key_fields(connection)
     statistics(batch_key_field)
     m, w, d, f = own_rows_scratch.batch_match, batch_window, batch_draft_of, batch_key_field
     # No DISTINCT: a write has one own row, whose keys come once each but where SQLite reads a text that
     # repeats a key; the counts below read distinct fields or ask only whether there is one.
     written = (
-        select(m.c.event_uid, f.c.field)
+        select(m.c.event_uid, f.c.field_id)
         .select_from(m.join(batch_asked, _asked(m)).join(f, f.c.uid == m.c.own_uid))
         .where(m.c.due == 1)
     )
-    connection.execute(insert(batch_written).from_select(["event_uid", "field"], written))
+    connection.execute(insert(batch_written).from_select(["event_uid", "field_id"], written))
     # A window's changes per field and writer: a hot record's windows hold hundreds of modifies each, of the
     # same few fields.
     columns = [c.name for c in batch_changed.c]
     modified = (
-        select(w.c.event_uid, f.c.field, w.c.automation, func.max(w.c.uid), func.count())
+        select(w.c.event_uid, f.c.field_id, w.c.automation, func.max(w.c.uid), func.count())
         .select_from(w.join(batch_asked, _asked(w)).join(f, f.c.uid == w.c.uid))
         .where(w.c.actiontype == Action.MODIFY.value)
-        .group_by(w.c.event_uid, f.c.field, w.c.automation)
+        .group_by(w.c.event_uid, f.c.field_id, w.c.automation)
     )
     connection.execute(insert(batch_changed).from_select(columns, modified))
     if publishing:
         published = (
-            select(d.c.event_uid, f.c.field, d.c.automation, func.max(d.c.publish_uid), func.count())
+            select(d.c.event_uid, f.c.field_id, d.c.automation, func.max(d.c.publish_uid), func.count())
             .select_from(d.join(f, f.c.uid == d.c.draft_uid))
-            .group_by(d.c.event_uid, f.c.field, d.c.automation)
+            .group_by(d.c.event_uid, f.c.field_id, d.c.automation)
         )
         connection.execute(insert(batch_changed).from_select(columns, published))
     _fill_unreadable(connection, publishing=publishing)
     statistics(batch_written, batch_changed, batch_unreadable_agg)
     c, wr = batch_changed.c, batch_written.c
-    human, known = c.automation == 0, wr.field.is_not(None)
+    human, known = c.automation == 0, wr.field_id.is_not(None)
     counts = (
         select(
             c.event_uid,
-            func.count(case((human, c.field)).distinct()),
-            func.max(case((and_(human, c.field == RELEASE_FIELD), 1), else_=0)),
-            func.count(case((and_(human, c.field != RELEASE_FIELD, known), c.field)).distinct()),
+            func.count(case((human, c.field_id)).distinct()),
+            func.max(case((and_(human, c.field_id == release), 1), else_=0)),
+            func.count(case((and_(human, c.field_id != release, known), c.field_id)).distinct()),
             func.sum(case((c.automation == 1, c.changes), else_=0)),
             func.sum(case((and_(c.automation == 1, known), c.changes), else_=0)),
         )
         .select_from(
-            batch_changed.outerjoin(batch_written, and_(wr.event_uid == c.event_uid, wr.field == c.field))
+            batch_changed.outerjoin(
+                batch_written, and_(wr.event_uid == c.event_uid, wr.field_id == c.field_id)
+            )
         )
         .group_by(c.event_uid)
     )
@@ -188,17 +192,27 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     _fill_reverted(connection)
 
 
-def _fill_key_fields(connection: Connection) -> None:
-    """Each key list of batch_keys exploded once, without the bookkeeping fields: the windows that share a
-    modify (those of a hot record's writes) read its fields from here, not from its list again."""
+def _fill_key_fields(connection: Connection) -> int:
+    """Each key list of batch_keys exploded once, without the bookkeeping fields, and held by field number:
+    the windows that share a modify (those of a hot record's writes) read its fields from here, not from its
+    list again. Returns the number of RELEASE_FIELD (0: no list names it; numbers start at 1)."""
     dialect = connection.dialect.name
     ordinals = batch_ordinal if sqljson.needs_ordinals(dialect) else None
     if ordinals is not None:
         _fill_ordinals(connection)
-    k = batch_keys
+    k, n = batch_keys, batch_key_name
     source, field = sqljson.array_elements(dialect, k, k.c.fields, ordinals)
     fields = select(k.c.uid, field).select_from(source).where(field.not_in(sorted(BOOKKEEPING_FIELDS)))
-    connection.execute(insert(batch_key_field).from_select(["uid", "field"], fields))
+    connection.execute(insert(n).from_select(["uid", "field"], fields))
+    # Numbered by the column, so by its collation (bytes on MariaDB): two names are one number only if the
+    # field comparisons before would have found them equal.
+    number = func.dense_rank().over(order_by=n.c.field)
+    connection.execute(insert(batch_key_field).from_select(["uid", "field_id"], select(n.c.uid, number)))
+    names = select(number, n.c.field).distinct()
+    connection.execute(insert(batch_field).from_select(["field_id", "field"], names))
+    b = batch_field
+    release = connection.execute(select(b.c.field_id).where(b.c.field == RELEASE_FIELD)).scalar()
+    return int(release or 0)
 
 
 def _fill_unreadable(connection: Connection, *, publishing: bool) -> None:
@@ -256,21 +270,24 @@ def _fill_reverted(connection: Connection) -> None:
         else_=last_named,
     )
     lasts = (
-        select(wr.c.event_uid, wr.c.field, latest)
+        select(wr.c.event_uid, wr.c.field_id, latest)
         .select_from(
             wr.join(m, m.c.event_uid == wr.c.event_uid)
-            .outerjoin(c, and_(c.c.event_uid == wr.c.event_uid, c.c.field == wr.c.field, c.c.automation == 0))
+            .outerjoin(
+                c, and_(c.c.event_uid == wr.c.event_uid, c.c.field_id == wr.c.field_id, c.c.automation == 0)
+            )
             .outerjoin(ua, ua.c.event_uid == wr.c.event_uid)
         )
         .where(m.c.own_action == Action.MODIFY.value)
-        .group_by(wr.c.event_uid, wr.c.field, unreadable)
+        .group_by(wr.c.event_uid, wr.c.field_id, unreadable)
     )
-    connection.execute(insert(batch_last).from_select(["event_uid", "field", "last_uid"], lasts))
+    connection.execute(insert(batch_last).from_select(["event_uid", "field_id", "last_uid"], lasts))
     s = schema.sys_history
-    last = batch_last
+    last, names = batch_last, batch_field
+    field = names.c.field
     joined, later = plans.outer_probe(
         dialect,
-        last.join(m, m.c.event_uid == last.c.event_uid),
+        last.join(m, m.c.event_uid == last.c.event_uid).join(names, names.c.field_id == last.c.field_id),
         s,
         s.c.uid == last.c.last_uid,
         (s.c.actiontype, s.c.history_data),
@@ -291,8 +308,8 @@ def _fill_reverted(connection: Connection) -> None:
         old = sqljson.json_document(dialect, mine.c.history_data, guarded=guarded)
         same = case(
             (
-                and_(later.c.actiontype == Action.MODIFY.value, sqljson.is_plain_key(dialect, last.c.field)),
-                case((sqljson.same_value(dialect, new, old, last.c.field), 1), else_=0),
+                and_(later.c.actiontype == Action.MODIFY.value, sqljson.is_plain_key(dialect, field)),
+                case((sqljson.same_value(dialect, new, old, field), 1), else_=0),
             ),
             else_=0,
         )

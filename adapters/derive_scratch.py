@@ -21,7 +21,8 @@ and emptied at the start of every batch:
                    drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
                    change, the window's modifies, the drafts its publishes moved (rule 7)
-    batch_key_field each key list of batch_keys exploded once, one row a field (bookkeeping fields left out)
+    batch_key_name each key list of batch_keys exploded once, one row a field (bookkeeping fields left out);
+                   batch_field numbers the batch's field names, batch_key_field holds the lists by number
     batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written fields, the changed fields
                    per write, field and writer (with their last row and count), and their counts
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
@@ -147,12 +148,22 @@ batch_draft_of = _temporary(
 batch_keys = _temporary(
     "tx_runrecord_batch_keys", integer_column("uid", key=True), Column("fields", Text, nullable=True)
 )
-batch_key_field = _temporary("tx_runrecord_batch_key_field", integer_column("uid"), Column("field", _FIELD))
-batch_written = _temporary("tx_runrecord_batch_written", integer_column("event_uid"), Column("field", _FIELD))
+batch_key_name = _temporary("tx_runrecord_batch_key_name", integer_column("uid"), Column("field", _FIELD))
+# A field by its number: MariaDB cannot keep a TEXT column in memory, and the windows' changes are grouped by
+# field (a million pairs in a batch with hot records).
+batch_field = _temporary(
+    "tx_runrecord_batch_field", integer_column("field_id", key=True), Column("field", _FIELD)
+)
+batch_key_field = _temporary(
+    "tx_runrecord_batch_key_field", integer_column("uid"), integer_column("field_id")
+)
+batch_written = _temporary(
+    "tx_runrecord_batch_written", integer_column("event_uid"), integer_column("field_id")
+)
 batch_changed = _temporary(
     "tx_runrecord_batch_changed",
     integer_column("event_uid"),
-    Column("field", _FIELD),
+    integer_column("field_id"),
     Column("automation", SmallInteger, nullable=False),
     integer_column("last_uid"),  # the last row of the window that changed the field, by this writer
     integer_column("changes"),  # the rows that did (a publish once for each draft naming the field)
@@ -182,7 +193,7 @@ batch_scope = _temporary(
 batch_last = _temporary(
     "tx_runrecord_batch_last",
     integer_column("event_uid"),
-    Column("field", _FIELD),
+    integer_column("field_id"),
     integer_column("last_uid", nullable=True),
 )
 batch_revert = _temporary(
@@ -262,10 +273,9 @@ _INDEXES = (
         batch_draft_row.c.uid,
     ),
     Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
-    # The write only: a field name is TEXT, which MariaDB indexes by a prefix alone.
     Index("tx_runrecord_batch_key_field_uid", batch_key_field.c.uid),
-    Index("tx_runrecord_batch_written_event", batch_written.c.event_uid),
-    Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid),
+    Index("tx_runrecord_batch_written_event", batch_written.c.event_uid, batch_written.c.field_id),
+    Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid, batch_changed.c.field_id),
     Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
 )
 BATCH_TABLES = (*own_rows_scratch.TABLES.tables.values(), *_scratch.tables.values())
