@@ -137,9 +137,9 @@ def _fill_drafts(connection: Connection, statistics: Statistics) -> None:
 
 
 def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bool) -> None:
-    """The written and changed field names of each due write, the changes whose keys cannot be read, their
-    counts, and whether every written field holds its old value again (rule 7): only keys, exploded from the
-    key lists batch_keys holds; values compared in SQL only."""
+    """The written and changed fields of each due write (by number, batch_field), the changes whose keys
+    cannot be read, their counts, and whether every written field holds its old value again (rule 7): only
+    keys, exploded from the key lists batch_keys holds; values compared in SQL only."""
     release = _fill_key_fields(connection)
     statistics(batch_key_field)
     m, w, d, f = own_rows_scratch.batch_match, batch_window, batch_draft_of, batch_key_field
@@ -204,8 +204,8 @@ def _fill_key_fields(connection: Connection) -> int:
     source, field = sqljson.array_elements(dialect, k, k.c.fields, ordinals)
     fields = select(k.c.uid, field).select_from(source).where(field.not_in(sorted(BOOKKEEPING_FIELDS)))
     connection.execute(insert(n).from_select(["uid", "field"], fields))
-    # Numbered by the column, so by its collation (bytes on MariaDB): two names are one number only if the
-    # field comparisons before would have found them equal.
+    # Numbered by the column, so by its collation (utf8mb4_bin on MariaDB): two names are one number only
+    # where a comparison of the names would find them equal.
     number = func.dense_rank().over(order_by=n.c.field)
     connection.execute(insert(batch_key_field).from_select(["uid", "field_id"], select(n.c.uid, number)))
     names = select(number, n.c.field).distinct()
