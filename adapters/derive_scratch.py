@@ -128,13 +128,13 @@ batch_window_agg = _temporary(
 batch_asked = _temporary("tx_runrecord_batch_asked", integer_column("event_uid", key=True))
 batch_publish = _temporary(
     "tx_runrecord_batch_publish",
-    Column("tablename", String(255), nullable=False),
+    Column("tablename", _NAME, nullable=False),
     integer_column("recuid"),
     integer_column("uid"),
 )
 batch_draft_row = _temporary(
     "tx_runrecord_batch_draft_row",
-    Column("tablename", String(255), nullable=False),
+    Column("tablename", _NAME, nullable=False),
     integer_column("recuid"),
     integer_column("uid"),
 )
