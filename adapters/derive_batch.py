@@ -34,7 +34,6 @@ from sqlalchemy import (
     null,
     or_,
     select,
-    union_all,
     update,
 )
 from sqlalchemy import table as table_clause
@@ -51,7 +50,6 @@ from adapters.derive_scratch import (
     batch_asked,
     batch_countable,
     batch_decided,
-    batch_decider,
     batch_fact,
     batch_keys,
     batch_ordinal,
@@ -157,7 +155,7 @@ def derive_batch(
     derive_scope.fill_scope(connection, statistics, publishing=publishing)
     timer("scope")
     _fill_facts(connection, settings)
-    _fill_deciders(connection, settings)
+    _fill_deciders(connection)
     timer("classify")
     saved = derive_save.save(connection, now=settings.now, window_s=settings.window_s, statistics=statistics)
     result.runs_mine, result.mirrored = saved.runs_mine, saved.mirrored
@@ -530,42 +528,31 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
     settings.statistics(connection, batch_fact)
 
 
-def _fill_deciders(connection: Connection, settings: BatchSettings) -> None:
+def _fill_deciders(connection: Connection) -> None:
     """The sys_history uids that decided each write (core.outcomes.WriteOutcome.decided_by), JSON arrays: its
     evidence row (its own row, else the last row inserted by its moment), then the window's rows of the
     action that decided, or every delete of the window for a record that is gone (rule 2)."""
     dialect = connection.dialect.name
     f, m, u = batch_fact, own_rows_scratch.batch_match, batch_window
-    columns = ["event_uid", "uid"]
-    evidence = (
-        select(m.c.event_uid, m.c.boundary.label("uid"))
-        .select_from(m.join(f, f.c.event_uid == m.c.event_uid))
-        .where(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
-    )
     delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
     by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
         (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
         for action, test in WINDOW_TESTS.items()
     ]
-    window = (
-        select(u.c.event_uid, u.c.uid)
-        .select_from(u.join(f, f.c.event_uid == u.c.event_uid))
-        .where(or_(*[and_(decided, row) for decided, row in by_test]))
+    deciding = or_(*[and_(decided, row) for decided, row in by_test])
+    has_evidence = and_(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
+    evidence = func.max(case((has_evidence, m.c.boundary)))
+    # The window's rows follow the evidence row: they were inserted after it, and each is one row of the
+    # window (its key). Where the aggregate keeps the order the rows come in (SQLite), they come through that
+    # key, write by write in uid order.
+    window = aggregate.uid_list(dialect, u.c.uid)
+    joined = f.join(m, m.c.event_uid == f.c.event_uid).outerjoin(
+        u, and_(u.c.event_uid == f.c.event_uid, deciding)
     )
-    # A write's deciders are distinct already: the window's rows were inserted after its evidence row, and
-    # each is one row of the window. Where a statement may name batch_fact twice, they are read in one.
-    if plans.reopens_temporary(dialect):
-        deciders = union_all(evidence, window)
-        if not aggregate.orders_inside(dialect):
-            deciders = deciders.order_by(column("event_uid"), column("uid"))
-        rows = deciders.subquery("deciders")
-    else:
-        for part in (evidence, window):
-            connection.execute(insert(batch_decider).from_select(columns, part))
-        d = batch_decider
-        ordered = select(d.c.event_uid, d.c.uid)
-        if not aggregate.orders_inside(dialect):
-            ordered = ordered.order_by(d.c.event_uid, d.c.uid)
-        rows = ordered.subquery("deciders")
-    decided = select(rows.c.event_uid, aggregate.uid_array(dialect, rows.c.uid)).group_by(rows.c.event_uid)
+    decided = (
+        select(f.c.event_uid, aggregate.uid_array(evidence, window))
+        .select_from(joined)
+        .group_by(f.c.event_uid)
+        .having(or_(evidence.is_not(None), func.count(u.c.uid) > 0))
+    )
     connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))

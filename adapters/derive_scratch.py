@@ -27,8 +27,7 @@ and emptied at the start of every batch:
                    per write, field and writer (with their last row and count), and their counts
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
-    batch_decider, batch_decided: the sys_history uids that decided each write (batch_decider only where a
-                   statement cannot name a temporary table twice: MariaDB), as the stored JSON array
+    batch_decided  the sys_history uids that decided each write, as the stored JSON array
     batch_mine     the runs whose row this transaction inserted (the unique key decides, as before)
     batch_mirror   their correlation ids without an observed row in tx_nrllm_call_outcome
 """
@@ -56,8 +55,8 @@ _FIELD = Text().with_variant(mysql.TEXT(collation="utf8mb4_bin"), "mysql", "mari
 _NAME = String(MAX_TABLE_NAME)
 
 
-def _temporary(name: str, *columns: Any) -> Table:
-    return temporary_table(_scratch, name, *columns, in_memory=True)
+def _temporary(name: str, *columns: Any, clustered: bool = False) -> Table:
+    return temporary_table(_scratch, name, *columns, in_memory=True, clustered=clustered)
 
 
 def human_column(action: Action) -> str:
@@ -106,14 +105,16 @@ def _history_rows(name: str) -> Table:
 
 batch_countable = _history_rows("tx_runrecord_batch_countable")
 batch_stray = _history_rows("tx_runrecord_batch_stray")
+# A write's rows in uid order wherever the write's are read: its deciders are listed in that order.
 batch_window = _temporary(
     "tx_runrecord_batch_window",
-    integer_column("event_uid"),  # the write: its record is the row's (batch_match)
-    integer_column("uid"),
+    integer_column("event_uid", key=True),  # the write: its record is the row's (batch_match)
+    integer_column("uid", key=True),
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),
     Column("in_window", SmallInteger, nullable=False),  # 0: a delete stamped after the window
+    clustered=True,
 )
 batch_window_agg = _temporary(
     "tx_runrecord_batch_window_agg",
@@ -213,7 +214,6 @@ batch_fact = _temporary(
     Column("decision", String(24), nullable=False),
     integer_column("first_change_after_s", nullable=True),
 )
-batch_decider = _temporary("tx_runrecord_batch_decider", integer_column("event_uid"), integer_column("uid"))
 batch_decided = _temporary(
     "tx_runrecord_batch_decided",
     integer_column("event_uid", key=True),
@@ -257,7 +257,6 @@ _INDEXES = (
         batch_stray.c.floor,
         batch_stray.c.uid,
     ),
-    Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
     # A record's deletes and drafts without reading its other rows: a record written a hundred times has
     # thousands.
     Index(
@@ -276,6 +275,5 @@ _INDEXES = (
     Index("tx_runrecord_batch_key_field_uid", batch_key_field.c.uid),
     Index("tx_runrecord_batch_written_event", batch_written.c.event_uid, batch_written.c.field_id),
     Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid, batch_changed.c.field_id),
-    Index("tx_runrecord_batch_decider_event", batch_decider.c.event_uid),
 )
 BATCH_TABLES = (*own_rows_scratch.TABLES.tables.values(), *_scratch.tables.values())

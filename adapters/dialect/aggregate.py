@@ -1,32 +1,36 @@
-"""Aggregates whose spelling differs by dialect: a group's uids as one sorted JSON array text."""
+"""Aggregates whose spelling differs by dialect: a group's uids as one sorted list, and a JSON array."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, aggregate_order_by, cast, func, literal
+from sqlalchemy import ColumnElement, Text, aggregate_order_by, and_, case, cast, func, literal
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 
 
-def uid_array(dialect: str, uid: ColumnElement[Any]) -> ColumnElement[Any]:
-    """The group's uids as a JSON array text, "[101,107]", in ascending order; "[]" is the caller's for none.
+def uid_list(dialect: str, uid: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The group's uids joined by commas, "101,107", in ascending order; NULL where the group has none.
 
-    SQLite before 3.44 takes no ORDER BY inside an aggregate: there the rows must come from a subquery ordered
-    by the uid, whose order group_concat keeps (the caller's; `orders_inside` says which dialects need it).
-    """
-    joined: ColumnElement[Any]
+    SQLite before 3.44 takes no ORDER BY inside an aggregate: there group_concat keeps the order in which the
+    rows arrive, which the caller gives (`orders_inside` says which dialects need it)."""
     if dialect == POSTGRESQL:
-        joined = aggregate_order_by(func.string_agg(cast(uid, Text), literal(",")), uid)
-    elif dialect == SQLITE:
-        joined = func.group_concat(uid, ",")
-    elif is_mariadb(dialect):
-        joined = aggregate_order_by(func.group_concat(uid), uid)  # MariaDB's default separator is ","
-    else:
-        raise NotImplementedError(f"no ordered aggregate for the {dialect} dialect")
-    return literal("[") + joined + literal("]")
+        return aggregate_order_by(func.string_agg(cast(uid, Text), literal(",")), uid)
+    if dialect == SQLITE:
+        return func.group_concat(uid, ",")
+    if is_mariadb(dialect):
+        return aggregate_order_by(func.group_concat(uid), uid)  # MariaDB's default separator is ","
+    raise NotImplementedError(f"no ordered aggregate for the {dialect} dialect")
+
+
+def uid_array(first: ColumnElement[Any], rest: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A JSON array text of the uid `first` (none where NULL) and then the list `rest` (`uid_list`, none
+    where NULL): "[97,101,107]", "[97]", "[101,107]" or "[]"."""
+    head = func.coalesce(cast(first, Text), literal(""))
+    comma = case((and_(first.is_not(None), rest.is_not(None)), literal(",")), else_=literal(""))
+    return literal("[") + head + comma + func.coalesce(rest, literal("")) + literal("]")
 
 
 def orders_inside(dialect: str) -> bool:
-    """Whether `uid_array` orders the uids itself (else its rows must arrive ordered)."""
+    """Whether `uid_list` orders the uids itself (else its rows must arrive ordered)."""
     return dialect != SQLITE

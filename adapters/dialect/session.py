@@ -156,16 +156,24 @@ UPDATED_FILLFACTOR = 50
 
 
 def temporary_table(
-    metadata: MetaData, name: str, *columns: Any, in_memory: bool = False, updated_in_place: bool = False
+    metadata: MetaData,
+    name: str,
+    *columns: Any,
+    in_memory: bool = False,
+    updated_in_place: bool = False,
+    clustered: bool = False,
 ) -> Table:
     """A batch table of one connection, declared with its column types (create_temporary_tables makes it).
 
     `in_memory`: MariaDB keeps it in memory (MEMORY_TABLE_BYTES) unless a column is TEXT or BLOB, which that
     engine cannot hold. `updated_in_place`: most of its rows are updated after they are inserted
-    (UPDATED_FILLFACTOR)."""
+    (UPDATED_FILLFACTOR). `clustered`: SQLite stores the rows in the order of the primary key (`WITHOUT
+    ROWID`), so that a scan or a range of the key reads them in that order without an index beside them."""
     options: dict[str, Any] = (
         {"postgresql_with": {"fillfactor": UPDATED_FILLFACTOR}} if updated_in_place else {}
     )
+    if clustered:
+        options["sqlite_with_rowid"] = False
     table = Table(name, metadata, *columns, prefixes=["TEMPORARY"], **options)
     table.info[_IN_MEMORY] = in_memory and not any(
         isinstance(column.type, (Text, LargeBinary)) for column in table.columns
