@@ -541,18 +541,25 @@ def _fill_deciders(connection: Connection) -> None:
     ]
     deciding = or_(*[and_(decided, row) for decided, row in by_test])
     has_evidence = and_(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
-    evidence = func.max(case((has_evidence, m.c.boundary)))
-    # The window's rows follow the evidence row: they were inserted after it, and each is one row of the
-    # window (its key). Where the aggregate keeps the order the rows come in (SQLite), they come through that
-    # key, write by write in uid order.
-    window = aggregate.uid_list(dialect, u.c.uid)
     joined = f.join(m, m.c.event_uid == f.c.event_uid).outerjoin(
         u, and_(u.c.event_uid == f.c.event_uid, deciding)
     )
-    decided = (
-        select(f.c.event_uid, aggregate.uid_array(evidence, window))
+    # The window's rows follow the evidence row: they were inserted after it, and each is one row of the
+    # window (its key). Where the aggregate keeps the order the rows come in (SQLite), they come through that
+    # key, write by write in uid order. Each aggregate named once: SQLite computes an expression with bound
+    # values again wherever it is repeated.
+    grouped = (
+        select(
+            f.c.event_uid,
+            func.max(case((has_evidence, m.c.boundary))).label("evidence"),
+            aggregate.uid_list(dialect, u.c.uid).label("window"),
+        )
         .select_from(joined)
         .group_by(f.c.event_uid)
-        .having(or_(evidence.is_not(None), func.count(u.c.uid) > 0))
+        .subquery("grouped")
+    )
+    g = grouped.c
+    decided = select(g.event_uid, aggregate.uid_array(g.evidence, g.window)).where(
+        or_(g.evidence.is_not(None), g.window.is_not(None))
     )
     connection.execute(insert(batch_decided).from_select(["event_uid", "decided_by"], decided))

@@ -51,22 +51,33 @@ def save(connection: Connection, *, now: int, window_s: int, statistics: Statist
     dialect = connection.dialect.name
     r, f = batch_run, batch_fact
     out = schema.run_outcome
-    highest = func.max(decision.rank(f.c.outcome))
-    runs = (
+    # The highest place taken once, below the statement that names it for each place: SQLite computes an
+    # aggregate with bound values again wherever it is repeated.
+    grouped = (
         select(
             r.c.run_uid,
             r.c.correlation_id,
-            decision.ranked(highest),
-            func.count(),
+            func.max(decision.rank(f.c.outcome)).label("highest"),
+            func.count().label("writes"),
             r.c.configuration_identifier,
-            literal(window_s),
-            literal(RULE_VERSION),
-            literal(now),
             r.c.last_write_at,
         )
         .select_from(r.join(f, f.c.run_uid == r.c.run_uid))
         .where(r.c.derivable == 1)
         .group_by(r.c.run_uid, r.c.correlation_id, r.c.configuration_identifier, r.c.last_write_at)
+        .subquery("grouped")
+    )
+    g = grouped.c
+    runs = select(
+        g.run_uid,
+        g.correlation_id,
+        decision.ranked(g.highest),
+        g.writes,
+        g.configuration_identifier,
+        literal(window_s),
+        literal(RULE_VERSION),
+        literal(now),
+        g.last_write_at,
     )
     # The run rows first: their unique key decides which of two concurrent transactions derives each run,
     # and only the runs this one really inserted get their write rows and their observed row.
