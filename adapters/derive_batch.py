@@ -505,12 +505,12 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         decision.deciding_test(facts).label("decision"),
         decision.edit_scope(facts).label("edit_scope"),
         (a.c.first_tstamp - w.c.written_at).label("since"),
+        m.c.boundary,
     ).select_from(source)
     d = plans.evaluated_once(decided).subquery("decided")
     since = d.c.since
-    first_change = case(
-        (decision.decides(d.c.decision, CallOutcome.UNKNOWN), None), (since < 0, 0), else_=since
-    )
+    unknown = decision.decides(d.c.decision, CallOutcome.UNKNOWN)
+    first_change = case((unknown, None), (since < 0, 0), else_=since)
     rows = select(
         d.c.event_uid,
         d.c.run_uid,
@@ -523,6 +523,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         case((decision.decides(d.c.decision, CallOutcome.EDITED), d.c.edit_scope), else_=literal("")),
         d.c.decision,
         first_change,
+        case((and_(~unknown, d.c.boundary > 0), d.c.boundary)),
     )
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
     settings.statistics(connection, batch_fact)
@@ -530,31 +531,28 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
 
 def _fill_deciders(connection: Connection) -> None:
     """The sys_history uids that decided each write (core.outcomes.WriteOutcome.decided_by), JSON arrays: its
-    evidence row (its own row, else the last row inserted by its moment), then the window's rows of the
-    action that decided, or every delete of the window for a record that is gone (rule 2)."""
+    evidence row (its own row, else the last row inserted by its moment) where the outcome is not UNKNOWN,
+    then the window's rows of the action that decided, or every delete of the window for a record that is
+    gone (rule 2)."""
     dialect = connection.dialect.name
-    f, m, u = batch_fact, own_rows_scratch.batch_match, batch_window
+    f, u = batch_fact, batch_window
     delete = and_(u.c.in_window == 1, u.c.actiontype == Action.DELETE.value)
     by_test = [(f.c.decision == WriteTest.RECORD_GONE.value, delete)] + [
         (f.c.decision == test.value, and_(_is_human(u), u.c.actiontype == action.value))
         for action, test in WINDOW_TESTS.items()
     ]
     deciding = or_(*[and_(decided, row) for decided, row in by_test])
-    has_evidence = and_(f.c.outcome != CallOutcome.UNKNOWN.value, m.c.boundary > 0)
-    joined = f.join(m, m.c.event_uid == f.c.event_uid).outerjoin(
-        u, and_(u.c.event_uid == f.c.event_uid, deciding)
-    )
     # The window's rows follow the evidence row: they were inserted after it, and each is one row of the
-    # window (its key). Where the aggregate keeps the order the rows come in (SQLite), they come through that
-    # key, write by write in uid order. Each aggregate named once: SQLite computes an expression with bound
-    # values again wherever it is repeated.
+    # window. Where the aggregate keeps the order the rows come in (SQLite), they come through the window's
+    # (write, uid) index, in uid order. Each aggregate is named once, below the statement that composes the
+    # array: SQLite computes an aggregate with bound values again wherever it is repeated.
     grouped = (
         select(
             f.c.event_uid,
-            func.max(case((has_evidence, m.c.boundary))).label("evidence"),
+            func.max(f.c.evidence_uid).label("evidence"),
             aggregate.uid_list(dialect, u.c.uid).label("window"),
         )
-        .select_from(joined)
+        .select_from(f.outerjoin(u, and_(u.c.event_uid == f.c.event_uid, deciding)))
         .group_by(f.c.event_uid)
         .subquery("grouped")
     )

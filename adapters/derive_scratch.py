@@ -55,8 +55,8 @@ _FIELD = Text().with_variant(mysql.TEXT(collation="utf8mb4_bin"), "mysql", "mari
 _NAME = String(MAX_TABLE_NAME)
 
 
-def _temporary(name: str, *columns: Any, clustered: bool = False) -> Table:
-    return temporary_table(_scratch, name, *columns, in_memory=True, clustered=clustered)
+def _temporary(name: str, *columns: Any, sqlite_order: tuple[str, ...] = ()) -> Table:
+    return temporary_table(_scratch, name, *columns, in_memory=True, sqlite_order=sqlite_order)
 
 
 def human_column(action: Action) -> str:
@@ -105,16 +105,16 @@ def _history_rows(name: str) -> Table:
 
 batch_countable = _history_rows("tx_runrecord_batch_countable")
 batch_stray = _history_rows("tx_runrecord_batch_stray")
-# A write's rows in uid order wherever the write's are read: its deciders are listed in that order.
 batch_window = _temporary(
     "tx_runrecord_batch_window",
-    integer_column("event_uid", key=True),  # the write: its record is the row's (batch_match)
-    integer_column("uid", key=True),
+    integer_column("event_uid"),  # the write: its record is the row's (batch_match)
+    integer_column("uid"),
     integer_column("tstamp"),
     integer_column("actiontype"),
     Column("automation", SmallInteger, nullable=False),
     Column("in_window", SmallInteger, nullable=False),  # 0: a delete stamped after the window
-    clustered=True,
+    # Each write's rows in uid order where the deciders' aggregate keeps the order the rows come in.
+    sqlite_order=("event_uid", "uid"),
 )
 batch_window_agg = _temporary(
     "tx_runrecord_batch_window_agg",
@@ -213,6 +213,7 @@ batch_fact = _temporary(
     Column("edit_scope", String(16), nullable=False),
     Column("decision", String(24), nullable=False),
     integer_column("first_change_after_s", nullable=True),
+    integer_column("evidence_uid", nullable=True),  # its evidence row (batch_match), where not UNKNOWN
 )
 batch_decided = _temporary(
     "tx_runrecord_batch_decided",
@@ -257,6 +258,7 @@ _INDEXES = (
         batch_stray.c.floor,
         batch_stray.c.uid,
     ),
+    Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
     # A record's deletes and drafts without reading its other rows: a record written a hundred times has
     # thousands.
     Index(

@@ -29,6 +29,7 @@ _RETRYABLE_POSTGRESQL = frozenset({"40001", "40P01"})
 MEMORY_TABLE_BYTES = 64 * 1024 * 1024
 _TABLE_FULL_MARIADB = 1114
 _IN_MEMORY = "runrecord_in_memory"  # Table.info: MariaDB may keep the table in memory
+_SQLITE_ORDER = "runrecord_sqlite_order"  # Table.info: the columns SQLite keeps the rows ordered by
 _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on disk
 
 
@@ -161,23 +162,24 @@ def temporary_table(
     *columns: Any,
     in_memory: bool = False,
     updated_in_place: bool = False,
-    clustered: bool = False,
+    sqlite_order: Sequence[str] = (),
 ) -> Table:
     """A batch table of one connection, declared with its column types (create_temporary_tables makes it).
 
     `in_memory`: MariaDB keeps it in memory (MEMORY_TABLE_BYTES) unless a column is TEXT or BLOB, which that
     engine cannot hold. `updated_in_place`: most of its rows are updated after they are inserted
-    (UPDATED_FILLFACTOR). `clustered`: SQLite stores the rows in the order of the primary key (`WITHOUT
-    ROWID`), so that a scan or a range of the key reads them in that order without an index beside them."""
+    (UPDATED_FILLFACTOR). `sqlite_order`: unique columns SQLite stores the rows ordered by (the primary key
+    of a `WITHOUT ROWID` table there), so that a scan or a range of them reads the rows in that order; an
+    index of the table that begins with them is not made there. The other engines keep the rows as they come,
+    with the table's indexes."""
     options: dict[str, Any] = (
         {"postgresql_with": {"fillfactor": UPDATED_FILLFACTOR}} if updated_in_place else {}
     )
-    if clustered:
-        options["sqlite_with_rowid"] = False
     table = Table(name, metadata, *columns, prefixes=["TEMPORARY"], **options)
     table.info[_IN_MEMORY] = in_memory and not any(
         isinstance(column.type, (Text, LargeBinary)) for column in table.columns
     )
+    table.info[_SQLITE_ORDER] = tuple(sqlite_order)
     return table
 
 
@@ -212,8 +214,12 @@ def _creating(dialect: Dialect, table: Table, memory: bool) -> tuple[str, ...]:
     memory = memory and bool(table.info.get(_IN_MEMORY))
     compiled = _CREATING.setdefault(dialect, {})
     if (table.name, memory) not in compiled:
-        ddl: list[ExecutableDDLElement] = [CreateTable(table), *(CreateIndex(i) for i in table.indexes)]
+        order: tuple[str, ...] = table.info.get(_SQLITE_ORDER, ()) if dialect.name == SQLITE else ()
+        made = [i for i in table.indexes if not order or order[: len(i.columns)] != tuple(i.columns.keys())]
+        ddl: list[ExecutableDDLElement] = [CreateTable(table), *(CreateIndex(i) for i in made)]
         create, *indexes = (str(element.compile(dialect=dialect)).strip() for element in ddl)
+        if order:
+            create = create.removesuffix(")").rstrip() + f", PRIMARY KEY ({', '.join(order)})) WITHOUT ROWID"
         if memory:  # a MEMORY table's keys are hashes unless they say otherwise: no ranges, no order
             create = create.replace("PRIMARY KEY (", "PRIMARY KEY USING BTREE (") + " ENGINE=MEMORY"
             indexes = [f"{index} USING BTREE" for index in indexes]
