@@ -367,6 +367,24 @@ def test_a_first_night_reads_the_targets_from_the_events_alone_whatever_the_stat
     assert not [plan for plan in filling if re.search(reads, plan, re.M)], filling
 
 
+def test_sqlite_lists_a_writes_deciders_in_the_order_of_the_windows_key_without_sorting_them(
+    site_engine: Engine, dialect: str
+) -> None:
+    # SQLite's group_concat (before 3.44) keeps the order in which its rows come: the window's rows must come
+    # through its (write, uid) key, write by write, and nothing may sort them on the way.
+    if dialect != "sqlite":
+        pytest.skip("the other engines order the uids inside their aggregate")
+
+    summary, explained = _derive_explained(site_engine, dialect)
+
+    listing = [plan for statement, plan in explained if "INTO tx_runrecord_batch_decided" in statement]
+    assert summary.writes_derived == PAGES
+    assert listing, explained
+    for plan in listing:
+        assert re.search(r"^(?:SEARCH|SCAN) tx_runrecord_batch_window USING PRIMARY KEY", plan, re.M), plan
+        assert "TEMP B-TREE" not in plan, plan
+
+
 # nr-llm's keys a night reads the runs not finished, and the events of those finished since, through.
 STATUS_INDEX = {
     "sqlite": r"SEARCH tx_nrllm_agentrun USING (?:COVERING )?INDEX status_lookup \(status=\?\)",
