@@ -126,8 +126,10 @@ def _save_writes(connection: Connection, now: int) -> None:
         .join(m, m.c.run_uid == f.c.run_uid)
         .outerjoin(dd, dd.c.event_uid == f.c.event_uid)
     )
-    dialect = connection.dialect.name
-    connection.execute(bulk.insert_or_ignore_select(dialect, schema.write_outcome, WRITE_COLUMNS, rows))
+    # A plain insert: the writes are those of the runs whose row this transaction inserted, and an event is
+    # one run's, so a row already there would be an error to report, not one to skip (PostgreSQL's ON
+    # CONFLICT also checked the key of every row before inserting it: 0.31 s against 0.20 s for 100,000).
+    connection.execute(insert(schema.write_outcome).from_select(WRITE_COLUMNS, rows))
 
 
 def _mirror(connection: Connection, now: int) -> int:
