@@ -30,6 +30,7 @@ MEMORY_TABLE_BYTES = 64 * 1024 * 1024
 _TABLE_FULL_MARIADB = 1114
 _IN_MEMORY = "runrecord_in_memory"  # Table.info: MariaDB may keep the table in memory
 _SQLITE_ORDER = "runrecord_sqlite_order"  # Table.info: the columns SQLite keeps the rows ordered by
+_HASHED = "runrecord_hashed"  # Table.info: PostgreSQL hashes the table wherever it is joined
 _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on disk
 
 
@@ -163,6 +164,7 @@ def temporary_table(
     in_memory: bool = False,
     updated_in_place: bool = False,
     sqlite_order: Sequence[str] = (),
+    hashed: bool = False,
 ) -> Table:
     """A batch table of one connection, declared with its column types (create_temporary_tables makes it).
 
@@ -171,7 +173,8 @@ def temporary_table(
     (UPDATED_FILLFACTOR). `sqlite_order`: unique columns SQLite stores the rows ordered by (the primary key
     of a `WITHOUT ROWID` table there), so that a scan or a range of them reads the rows in that order; an
     index of the table that begins with them is not made there. The other engines keep the rows as they come,
-    with the table's indexes."""
+    with the table's indexes. `hashed`: PostgreSQL joins the table by hashing it in every statement that
+    reads it, so its indexes are not made there (each index costs every row inserted)."""
     options: dict[str, Any] = (
         {"postgresql_with": {"fillfactor": UPDATED_FILLFACTOR}} if updated_in_place else {}
     )
@@ -180,6 +183,7 @@ def temporary_table(
         isinstance(column.type, (Text, LargeBinary)) for column in table.columns
     )
     table.info[_SQLITE_ORDER] = tuple(sqlite_order)
+    table.info[_HASHED] = hashed
     return table
 
 
@@ -216,6 +220,8 @@ def _creating(dialect: Dialect, table: Table, memory: bool) -> tuple[str, ...]:
     if (table.name, memory) not in compiled:
         order: tuple[str, ...] = table.info.get(_SQLITE_ORDER, ()) if dialect.name == SQLITE else ()
         made = [i for i in table.indexes if not order or order[: len(i.columns)] != tuple(i.columns.keys())]
+        if dialect.name == POSTGRESQL and table.info.get(_HASHED):
+            made = []
         ddl: list[ExecutableDDLElement] = [CreateTable(table), *(CreateIndex(i) for i in made)]
         create, *indexes = (str(element.compile(dialect=dialect)).strip() for element in ddl)
         if order:
