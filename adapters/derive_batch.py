@@ -544,7 +544,7 @@ def _fill_deciders(connection: Connection) -> None:
     deciding = or_(*[and_(decided, row) for decided, row in by_test])
     # The window's rows follow the evidence row: they were inserted after it, and each is one row of the
     # window. Where the aggregate keeps the order the rows come in (SQLite), they come through the window's
-    # (write, uid) index, in uid order. Each aggregate is named once, below the statement that composes the
+    # (write, uid) key, in uid order. Each aggregate is named once, below the statement that composes the
     # array: SQLite computes an aggregate with bound values again wherever it is repeated.
     grouped = (
         select(

@@ -13,7 +13,7 @@ def uid_list(dialect: str, uid: ColumnElement[Any]) -> ColumnElement[Any]:
     """The group's uids joined by commas, "101,107", in ascending order; NULL where the group has none.
 
     SQLite before 3.44 takes no ORDER BY inside an aggregate: there group_concat keeps the order in which the
-    rows arrive, which the caller gives (`orders_inside` says which dialects need it)."""
+    rows arrive, which the caller gives."""
     if dialect == POSTGRESQL:
         return aggregate_order_by(func.string_agg(cast(uid, Text), literal(",")), uid)
     if dialect == SQLITE:
@@ -29,8 +29,3 @@ def uid_array(first: ColumnElement[Any], rest: ColumnElement[Any]) -> ColumnElem
     head = func.coalesce(cast(first, Text), literal(""))
     comma = case((and_(first.is_not(None), rest.is_not(None)), literal(",")), else_=literal(""))
     return literal("[") + head + comma + func.coalesce(rest, literal("")) + literal("]")
-
-
-def orders_inside(dialect: str) -> bool:
-    """Whether `uid_list` orders the uids itself (else its rows must arrive ordered)."""
-    return dialect != SQLITE
