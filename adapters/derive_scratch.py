@@ -82,6 +82,7 @@ batch_write = _temporary(
     Column("tablename", _NAME, nullable=True),
     integer_column("recuid", nullable=True),
     Column("target_state", SmallInteger, nullable=False),
+    hashed=True,  # PostgreSQL hashes the writes, the records and the key lists wherever it joins them
 )
 batch_record = _temporary(
     "tx_runrecord_batch_record",
@@ -92,6 +93,7 @@ batch_record = _temporary(
     integer_column("last_write_at"),
     integer_column("ai_writes"),  # 2 when the record has more than one AI write (any run, any batch), else 1
     integer_column("record_key"),  # the smallest event uid of its writes in this batch: an integer of its own
+    hashed=True,
 )
 
 
@@ -159,7 +161,7 @@ batch_field = _temporary(
     "tx_runrecord_batch_field", integer_column("field_id", key=True), Column("field", _FIELD)
 )
 batch_key_field = _temporary(
-    "tx_runrecord_batch_key_field", integer_column("uid"), integer_column("field_id")
+    "tx_runrecord_batch_key_field", integer_column("uid"), integer_column("field_id"), hashed=True
 )
 batch_written = _temporary(
     "tx_runrecord_batch_written", integer_column("event_uid"), integer_column("field_id")
