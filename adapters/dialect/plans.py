@@ -294,7 +294,7 @@ def probes_grouped_subquery(dialect: str) -> bool:
     found the writer's channel among forty in one probe (the statement filling a run's history rows, wide
     shape: 0.78 s against 1.51 s on PostgreSQL at scale 0.05, 1.07 s against 1.66 s on SQLite at 0.1,
     measured). MariaDB took longer with it than with the correlated subquery: 2.25 s against 1.47 s on the
-    default shape at 0.05."""
+    default shape at 0.05, but not where a record has dozens of writers (adapters.own_rows.MANY_CHANNELS)."""
     return not is_mariadb(dialect)
 
 

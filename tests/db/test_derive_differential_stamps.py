@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, Table, delete, func, inspect, select,
 
 from adapters import own_rows
 from adapters.dialect import plans
-from adapters.own_rows_scratch import batch_floor_carry, batch_pos_carry
+from adapters.own_rows_scratch import batch_floor_carry, batch_pos_carry, batch_writer
 from adapters.schema import VERSION_TABLE
 from data.builder import Installation
 from tests.db.test_derive_differential import _agree
@@ -140,6 +140,24 @@ CROSSING = [
     (60, _ai("row", None)),
     (60, _ai("row", None)),
 ]
+# Two editors' AI writes to one record, and a hand edit of the second between them.
+TWO_WRITERS = [
+    (60, _ai("row", 0)),
+    (60, {**_ai("row", 3), "editor": OTHER_EDITOR}),
+    (
+        60,
+        {
+            "kind": "row",
+            "by": OTHER_EDITOR,
+            "action": 2,
+            "workspace": 0,
+            "fields": {"title"},
+            "revert": False,
+            "lag": 0,
+        },
+    ),
+    (60, _ai("row", None)),
+]
 
 
 def _agrees_on_stories(engine: Engine, dialect: str) -> None:
@@ -194,3 +212,35 @@ def test_floors_and_positions_taken_in_blocks_and_counted_agree_with_core(
     _agree(installation_engine, now=NOW, window_s=WINDOW)
     assert carried["floors"] > 0, "no story raised a block's floors"
     assert carried["positions"] > 0, "no story lowered a block's positions"
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped once", "asked one by one"])
+def test_a_row_finds_its_writers_channel_alike_from_the_records_channels_grouped_or_asked_one_by_one(
+    installation_engine: Engine, dialect: str, monkeypatch: pytest.MonkeyPatch, grouped: bool
+) -> None:
+    # A record written by several backend users: each history row's lane is the channel of the writes of the
+    # row's writer (rule 3). MariaDB chooses per batch between the record's channels grouped once and asked
+    # one by one (own_rows._channels_grouped); both ways are taken here, on every dialect.
+    monkeypatch.setattr(plans, "probes_grouped_subquery", lambda dialect: False)
+    monkeypatch.setattr(own_rows, "MANY_CHANNELS", 0 if grouped else 10**9)
+    shared = {"batches": 0}
+    fill_history = own_rows._fill_history
+
+    def counted(connection: Connection, **options: Any) -> None:
+        fill_history(connection, **options)
+        several = _written_by_several(connection)
+        assert options["grouped"] is (grouped and several > 0)
+        shared["batches"] += several > 0
+
+    monkeypatch.setattr(own_rows, "_fill_history", counted)
+
+    _agrees_on_stories(installation_engine, dialect)
+    _clear(installation_engine)
+    _plant(installation_engine, [TWO_WRITERS])
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
+    assert shared["batches"] > 0, "no batch held a record written by two users"
+
+
+def _written_by_several(connection: Connection) -> int:
+    w = batch_writer.c
+    return int(connection.execute(select(func.count()).where(w.channels > 1)).scalar_one())
