@@ -151,7 +151,7 @@ def derive_batch(
     _fill_window(connection, settings)
     _fill_asked(connection, settings)
     timer("window")
-    publishing = derive_scope.fill_keys(connection, statistics)
+    publishing = derive_scope.fill_keys(connection, statistics, window_s=settings.window_s)
     derive_scope.fill_scope(connection, statistics, publishing=publishing)
     timer("scope")
     _fill_facts(connection, settings)

@@ -23,6 +23,7 @@ from adapters import own_rows_scratch, schema
 from adapters.derive_scratch import (
     batch_asked,
     batch_changed,
+    batch_countable,
     batch_draft_of,
     batch_draft_row,
     batch_field,
@@ -42,7 +43,7 @@ from adapters.derive_scratch import (
 )
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
-from adapters.dialect.exact import same_record
+from adapters.dialect.exact import record_partition, same_record
 from adapters.own_rows import Statistics
 from core.outcomes import BOOKKEEPING_FIELDS, FIELD_ACTIONS, RELEASE_FIELD, Action
 
@@ -50,24 +51,40 @@ from core.outcomes import BOOKKEEPING_FIELDS, FIELD_ACTIONS, RELEASE_FIELD, Acti
 FIELD_ACTION_VALUES = tuple(action.value for action in FIELD_ACTIONS)
 
 
-def fill_keys(connection: Connection, statistics: Statistics) -> bool:
-    """The keys of the rows a rule asks about, and only of those (DESIGN.md rule 7: never the values): the own
-    add or modify row of each due write whose window holds a change (only then do W's fields decide
-    anything), the window's modify rows, and the drafts each publish of a window moved onto the record (the
-    record's draft rows since its previous publish). Returns whether a window holds a publish."""
+def fill_keys(connection: Connection, statistics: Statistics, *, window_s: int) -> bool:
+    """The keys of the rows a rule asks about (DESIGN.md rule 7: never the values): the own add or modify row
+    of each due write whose window holds a change (only then do W's fields decide anything), the modify rows
+    of its record that may lie in its window, and the drafts each publish of a window moved onto the record
+    (the record's draft rows since its previous publish). Returns whether a window holds a publish."""
     dialect = connection.dialect.name
-    w, m, a = batch_window, own_rows_scratch.batch_match, batch_window_agg
+    m, a, c = own_rows_scratch.batch_match, batch_window_agg, batch_countable
     publishing = _window_publishes(connection)
     if publishing:
         _fill_drafts(connection, statistics)
     asking = m.join(a, a.c.event_uid == m.c.event_uid).join(batch_asked, _asked(m))
+    # A window's modifies are its record's countable rows inserted after its write's boundary and stamped up
+    # to its close: read from those rows, once each, rather than from the windows, where a hot record's
+    # modify lies in a hundred windows (730,000 window rows for 28,000 modifies in a batch at one-editor's
+    # 0.1; the distinct uids took 0.29 s of the statement's 0.40 s on PostgreSQL, measured). A modify of the
+    # record past every window is read too; no window reads its keys.
+    spans = (
+        select(
+            func.min(m.c.tablename).label("tablename"),
+            m.c.recuid,
+            func.min(m.c.boundary).label("after"),
+            func.max(m.c.written_at + window_s).label("closes"),
+        )
+        .select_from(m.join(batch_asked, _asked(m)))
+        .where(m.c.due == 1)
+        .group_by(*record_partition(dialect, m))
+        .subquery("spans")
+    )
+    in_a_span = and_(same_record(dialect, spans, c), c.c.uid > spans.c.after, c.c.tstamp <= spans.c.closes)
     wanted = union(
         select(m.c.own_uid.label("uid"))
         .select_from(asking)
         .where(m.c.due == 1, m.c.own_action.in_(FIELD_ACTION_VALUES), a.c.changes > 0),
-        select(w.c.uid)
-        .select_from(w.join(batch_asked, _asked(w)))
-        .where(w.c.actiontype == Action.MODIFY.value),
+        select(c.c.uid).select_from(spans.join(c, in_a_span)).where(c.c.actiontype == Action.MODIFY.value),
         select(batch_draft_of.c.draft_uid),
     ).subquery("wanted")
     s = schema.sys_history
