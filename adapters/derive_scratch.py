@@ -20,7 +20,8 @@ and emptied at the start of every batch:
     batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
                    drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
-                   change, the window's modifies, the drafts its publishes moved (rule 7)
+                   change, the record's modifies that may lie in the window, the drafts its publishes moved
+                   (rule 7)
     batch_key_name each key list of batch_keys exploded once, one row a field (bookkeeping fields left out);
                    batch_field numbers the batch's field names, batch_key_field holds the lists by number
     batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written fields, the changed fields
