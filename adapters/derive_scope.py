@@ -66,7 +66,7 @@ def fill_keys(connection: Connection, statistics: Statistics, *, window_s: int) 
     # to its close: read from those rows, once each, rather than from the windows, where a hot record's
     # modify lies in a hundred windows (730,000 window rows for 28,000 modifies in a batch at one-editor's
     # 0.1; the distinct uids took 0.29 s of the statement's 0.40 s on PostgreSQL, measured). A modify of the
-    # record past every window is read too; no window reads its keys.
+    # record between two windows has its keys read too, and no window asks for them.
     spans = (
         select(
             func.min(m.c.tablename).label("tablename"),
