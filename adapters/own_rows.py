@@ -447,7 +447,7 @@ def _fill_positions(connection: Connection, lanes: _Lanes) -> None:
     bound = _bound(lanes)
     lane_writes = w.join(x, and_(same_record(dialect, w, x), x.c.lane == lanes.lane))
     written = (w.c.event_uid, w.c.tablename, w.c.recuid, lanes.lane.label("lane"), lanes.rank.label("rank"))
-    if plans.seeks_below_outer_bound(dialect):
+    if not plans.counts_lane_positions(dialect):
         # The lane's rows inserted by W's moment: the last of them in (floor, n) order is the p-th, one seek.
         inserted = (
             select(c.c.n)
