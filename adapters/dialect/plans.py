@@ -240,14 +240,6 @@ def recomputes_window_max(dialect: str) -> bool:
     return is_mariadb(dialect)
 
 
-def reopens_temporary(dialect: str) -> bool:
-    """Whether one statement may name a temporary table more than once (a join and a subquery of it).
-
-    MariaDB refuses it ("Can't reopen table"); SQLite and PostgreSQL read the table as often as asked, so a
-    statement can find a row through one index and read it through the key."""
-    return not is_mariadb(dialect)
-
-
 def seeks_last_per_row(dialect: str) -> bool:
     """Whether the last row of an index range is found for each row of a batch table faster by a correlated
     `ORDER BY … LIMIT 1` subquery (one seek at the range's end) than by a join grouped per row.
@@ -255,7 +247,7 @@ def seeks_last_per_row(dialect: str) -> bool:
     SQLite: the seek, which reads one entry where the grouped join reads the whole range. PostgreSQL runs
     the subquery as a plan of its own for every row and hashes the grouped join in one pass instead (79 ms
     against 36 ms for the writes alone in their lanes of two batches at scale 0.02, measured); MariaDB
-    cannot name the temporary table twice (`reopens_temporary`)."""
+    cannot name the temporary table twice ("Can't reopen table")."""
     return dialect == SQLITE
 
 
@@ -292,7 +284,7 @@ def hashes_a_list(dialect: str) -> bool:
     PostgreSQL hashes the list (a hashed SubPlan) and filters the rows with it before its join: the window's
     rows at scale 0.2 took 0.40 s against 0.66 s with the own rows' table and its key (measured). SQLite
     builds the list once too, but gained nothing over the table (its window statement took 90-93 ms with the
-    list, 83-85 ms with the table); MariaDB cannot name the temporary table twice (`reopens_temporary`)."""
+    list, 83-85 ms with the table); MariaDB cannot name the temporary table twice ("Can't reopen table")."""
     return dialect == POSTGRESQL
 
 
