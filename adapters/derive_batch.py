@@ -152,7 +152,7 @@ def derive_batch(
     _fill_asked(connection, settings)
     timer("window")
     publishing = derive_scope.fill_keys(connection, statistics, window_s=settings.window_s)
-    derive_scope.fill_scope(connection, statistics, publishing=publishing)
+    derive_scope.fill_scope(connection, statistics, publishing=publishing, window_s=settings.window_s)
     timer("scope")
     _fill_facts(connection, settings)
     _fill_deciders(connection)

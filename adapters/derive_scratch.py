@@ -26,6 +26,8 @@ and emptied at the start of every batch:
                    batch_field numbers the batch's field names, batch_key_field holds the lists by number
     batch_written, batch_changed, batch_unreadable(_agg), batch_scope: the written fields, the changed fields
                    per write, field and writer (with their last row and count), and their counts
+    batch_modified the countable modifies' fields, numbered per record, field and writer kind, where a
+                   window's changed fields are counted from them (derive_scope._counted_changes)
     batch_last, batch_revert: each written field's last human change, and whether all hold their old value
     batch_fact     each write's outcome, reason, scope, first change and deciding test
     batch_decided  the sys_history uids that decided each write, as the stored JSON array
@@ -167,6 +169,20 @@ batch_key_field = _temporary(
 batch_written = _temporary(
     "tx_runrecord_batch_written", integer_column("event_uid"), integer_column("field_id")
 )
+# The modifies of the records' countable rows whose keys were read, one row a field they name, numbered within
+# their record, field and writer kind in insertion order: where the engine seeks the last row below a bound
+# (plans.seeks_last_per_row), a window's changes of a field are counted by two numbers, not row by row
+# (derive_scope._counted_changes).
+batch_modified = _temporary(
+    "tx_runrecord_batch_modified",
+    Column("tablename", _NAME, nullable=False),
+    integer_column("recuid"),
+    integer_column("field_id"),
+    Column("automation", SmallInteger, nullable=False),
+    integer_column("uid"),
+    integer_column("floor"),
+    integer_column("n"),
+)
 batch_changed = _temporary(
     "tx_runrecord_batch_changed",
     integer_column("event_uid"),
@@ -282,6 +298,16 @@ _INDEXES = (
     Index("tx_runrecord_batch_draft_of_publish", batch_draft_of.c.event_uid, batch_draft_of.c.publish_uid),
     Index("tx_runrecord_batch_key_field_uid", batch_key_field.c.uid),
     Index("tx_runrecord_batch_written_event", batch_written.c.event_uid, batch_written.c.field_id),
+    # A field's modifies of a record by floor and by uid: the last one up to a window's close, and the last
+    # one up to its boundary (the floor never falls along the uids, so both orders are one).
+    Index(
+        "tx_runrecord_batch_modified_floor",
+        *(batch_modified.c[name] for name in ("tablename", "recuid", "field_id", "automation", "floor", "n")),
+    ),
+    Index(
+        "tx_runrecord_batch_modified_uid",
+        *(batch_modified.c[name] for name in ("tablename", "recuid", "field_id", "automation", "uid", "n")),
+    ),
     Index("tx_runrecord_batch_changed_event", batch_changed.c.event_uid, batch_changed.c.field_id),
 )
 BATCH_TABLES = (*own_rows_scratch.TABLES.tables.values(), *_scratch.tables.values())

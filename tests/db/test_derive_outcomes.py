@@ -320,6 +320,22 @@ def an_older_row_of_the_record_is_evidence_when_the_writes_own_row_is_missing(si
 
 
 @case()
+def a_window_holds_the_changes_after_the_writes_evidence_not_the_evidence_itself(
+    site: Installation,
+) -> Expect:
+    page = a_page(site, hidden=True)
+    _, first = a_write(site, page, at=T - 2 * DAY)
+    site.human_edit(page, {"description": "von Hand"}, at=T - DAY, by=7)  # the second write's evidence
+    chat = site.conversation(configuration="content-assistant", at=T - 120, editor=2)
+    chat.user("Bitte überarbeite die Seite.", at=T - 120)
+    run = chat.run()
+    second = approve_write(run, page, at=T, history=False)  # without its own row
+    end(run)
+    site.set_hidden(page, False, at=T + DAY, by=7)
+    return Expect(writes=((first, edited("other_fields")), (second, edited("released_only"))))
+
+
+@case()
 def another_editors_row_stamped_two_seconds_after_a_write_without_its_own_row_is_its_evidence(
     site: Installation,
 ) -> Expect:
