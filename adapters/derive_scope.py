@@ -58,6 +58,12 @@ from core.window import HUMAN_ROWS
 
 # The actions whose history_data names fields (core.outcomes.FIELD_ACTIONS), as stored in actiontype.
 FIELD_ACTION_VALUES = tuple(action.value for action in FIELD_ACTIONS)
+# Changes an asked write's window holds on average, from which a batch's changed fields are counted from the
+# records' numbered modifies (_counts_changes): two seeks for each asked write and field of its record,
+# against a pass over its windows' changes and their sort. Measured on SQLite (changes per asked write; the
+# windows' rows grouped against counted): one-editor 43, 0.44 s against 0.13 s a batch; the wide shape 4,
+# 0.07 s against 0.12 s for three batches; fanout 3 (records of many fields), 0.22 s against 0.61 s.
+COUNTED_CHANGES = 16
 
 
 def fill_keys(connection: Connection, statistics: Statistics, *, window_s: int) -> bool:
@@ -181,7 +187,7 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     # A window's changes per field and writer: a hot record's windows hold hundreds of modifies each, of the
     # same few fields.
     columns = [c.name for c in batch_changed.c]
-    if plans.seeks_last_per_row(dialect):
+    if _counts_changes(connection):
         _fill_modified(connection, statistics)
         modified = _counted_changes(dialect, window_s)
     else:
@@ -221,6 +227,21 @@ def fill_scope(connection: Connection, statistics: Statistics, *, publishing: bo
     )
     connection.execute(insert(batch_scope).from_select([col.name for col in batch_scope.c], counts))
     _fill_reverted(connection)
+
+
+def _counts_changes(connection: Connection) -> bool:
+    """Whether the batch's windows' changed fields are counted from the records' numbered modifies
+    (_counted_changes) rather than grouped from the windows' rows: where the engine seeks the last row below a
+    bound (plans.seeks_last_per_row), and the asked windows hold COUNTED_CHANGES changes each on average."""
+    if not plans.seeks_last_per_row(connection.dialect.name):
+        return False
+    a = batch_window_agg
+    changes, asked = connection.execute(
+        select(func.coalesce(func.sum(a.c.changes), 0), func.count()).select_from(
+            batch_asked.join(a, a.c.event_uid == batch_asked.c.event_uid)
+        )
+    ).one()
+    return bool(asked) and changes >= COUNTED_CHANGES * asked
 
 
 def _fill_modified(connection: Connection, statistics: Statistics) -> None:

@@ -170,9 +170,8 @@ batch_written = _temporary(
     "tx_runrecord_batch_written", integer_column("event_uid"), integer_column("field_id")
 )
 # The modifies of the records' countable rows whose keys were read, one row a field they name, numbered within
-# their record, field and writer kind in insertion order: where the engine seeks the last row below a bound
-# (plans.seeks_last_per_row), a window's changes of a field are counted by two numbers, not row by row
-# (derive_scope._counted_changes).
+# their record, field and writer kind in insertion order: where a batch's windows hold many changes, a
+# window's changes of a field are counted by two numbers, not row by row (derive_scope._counts_changes).
 batch_modified = _temporary(
     "tx_runrecord_batch_modified",
     Column("tablename", _NAME, nullable=False),
