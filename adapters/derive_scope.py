@@ -273,27 +273,24 @@ def _counted_changes(dialect: str, window_s: int) -> Select[Any]:
     row by row."""
     m, s, f = own_rows_scratch.batch_match, batch_stray, batch_key_field
     closes = m.c.written_at + window_s
-    kinds = (
-        select(batch_modified.c.tablename, batch_modified.c.recuid, batch_modified.c.field_id)
-        .add_columns(batch_modified.c.automation)
-        .distinct()
-        .subquery("kinds")
-    )
+    k = batch_modified.c
+    kinds = select(k.tablename, k.recuid, k.field_id, k.automation).distinct().subquery("kinds")
 
-    def last(column: str, bound: Callable[[Any], ColumnElement[bool]], *order: str) -> ColumnElement[Any]:
-        """The `column` of the kind's last modify within `bound`, sought at the end of its range."""
+    def last(
+        picked: Callable[[Any], ColumnElement[Any]], bound: Callable[[Any], ColumnElement[bool]], *order: str
+    ) -> ColumnElement[Any]:
+        """What `picked` reads of the kind's last modify within `bound`, sought at the end of its range."""
         x = batch_modified.alias("bounded")
         same_kind = and_(
             same_record(dialect, kinds, x),
             x.c.field_id == kinds.c.field_id,
             x.c.automation == kinds.c.automation,
         )
-        found = plans.sqlite_rowid(x) if column == "rowid" else x.c[column]
         ordered = [x.c[name].desc() for name in order]
-        return select(found).where(same_kind, bound(x)).order_by(*ordered).limit(1).scalar_subquery()
+        return select(picked(x)).where(same_kind, bound(x)).order_by(*ordered).limit(1).scalar_subquery()
 
-    up_to_close = last("rowid", lambda x: x.c.floor <= closes, "floor", "n")
-    up_to_boundary = func.coalesce(last("n", lambda x: x.c.uid <= m.c.boundary, "uid", "n"), 0)
+    up_to_close = last(plans.sqlite_rowid, lambda x: x.c.floor <= closes, "floor", "n")
+    up_to_boundary = func.coalesce(last(lambda x: x.c.n, lambda x: x.c.uid <= m.c.boundary, "uid", "n"), 0)
     pairs = (
         select(
             m.c.event_uid,
