@@ -26,11 +26,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, delete, inspect, table, text
+from sqlalchemy import Connection, Engine, create_engine, delete, inspect, table, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
+from adapters import derive_scope
 from adapters.database import describe, make_engine, one_line
+from adapters.dialect import plans
 from adapters.schema import VERSION_TABLE
 from jobs.schema_setup import init_db
 
@@ -192,6 +194,25 @@ def empty_installation(engine: Engine) -> Engine:
 def installation_engine(_installation: Engine) -> Engine:
     """An engine on a database with every upstream table and ours, all of them empty."""
     return empty_installation(_installation)
+
+
+@pytest.fixture
+def changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """SQLite counts a batch's changed fields from the records' numbered modifies where its asked windows hold
+    many changes (adapters.derive_scope._counts_changes); a test's windows hold a few, so the count is forced
+    here. Counts the batches that counted them; the other engines never do, and skip."""
+    if not plans.seeks_last_per_row(dialect):
+        pytest.skip("only an engine that seeks the last row below a bound counts the changes")
+    monkeypatch.setattr(derive_scope, "COUNTED_CHANGES", 0)
+    counted = {"batches": 0}
+    fill_modified = derive_scope._fill_modified
+
+    def counting(connection: Connection, statistics: Callable[..., None]) -> None:
+        fill_modified(connection, statistics)
+        counted["batches"] += 1
+
+    monkeypatch.setattr(derive_scope, "_fill_modified", counting)
+    return counted
 
 
 @pytest.fixture

@@ -7,14 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, delete, select
 
-from adapters import derive_scope, schema
+from adapters import schema
 from adapters.database import make_engine, parse_url
-from adapters.dialect import plans
 from adapters.outcomes import decided_by_of
 from core.outcomes import Action
 from core.time import DAY_S
@@ -173,29 +171,15 @@ def test_the_sql_path_and_core_agree_on_edge_cases(
 
 
 def test_the_sql_path_and_core_agree_on_edge_cases_with_the_windows_changes_counted_from_the_records_modifies(
-    installation_engine: Engine, dialect: str, monkeypatch: pytest.MonkeyPatch
+    installation_engine: Engine, changes_counted: dict[str, int]
 ) -> None:
-    # SQLite counts a batch's changed fields from the records' numbered modifies where its asked windows hold
-    # many changes (derive_scope._counts_changes); these windows hold a few, so the count is forced here.
-    if not plans.seeks_last_per_row(dialect):
-        pytest.skip("only an engine that seeks the last row below a bound counts the changes")
-    monkeypatch.setattr(derive_scope, "COUNTED_CHANGES", 0)
-    counted = {"batches": 0}
-    fill_modified = derive_scope._fill_modified
-
-    def counting(connection: Connection, statistics: Any) -> None:
-        fill_modified(connection, statistics)
-        counted["batches"] += 1
-
-    monkeypatch.setattr(derive_scope, "_fill_modified", counting)
-
     @settings(max_examples=30, deadline=None)
     @given(stories=st.lists(story_strategy, min_size=1, max_size=12))
     def agrees(stories: list[dict[str, Any]]) -> None:
         _agrees_on(installation_engine, stories)
 
     agrees()
-    assert counted["batches"] > 0, "no batch counted its windows' changes"
+    assert changes_counted["batches"] > 0, "no batch counted its windows' changes"
 
 
 def test_a_table_name_that_differs_only_in_case_names_another_table(installation_engine: Engine) -> None:
