@@ -343,13 +343,16 @@ def _fill_key_fields(connection: Connection) -> int:
     source, field = sqljson.array_elements(dialect, k, k.c.fields, ordinals)
     fields = select(k.c.uid, field).select_from(source).where(field.not_in(sorted(BOOKKEEPING_FIELDS)))
     connection.execute(insert(n).from_select(["uid", "field"], fields))
-    # Numbered by the column, so by its collation (utf8mb4_bin on MariaDB): two names are one number only
-    # where a comparison of the names would find them equal.
-    number = func.dense_rank().over(order_by=n.c.field)
-    connection.execute(insert(batch_key_field).from_select(["uid", "field_id"], select(n.c.uid, number)))
-    names = select(number, n.c.field).distinct()
+    # The distinct names numbered, then each list's names joined to their numbers: a batch's lists name a
+    # few dozen fields, and numbering every name in one sort took longer than both (124,000 names at fanout's
+    # 0.1: SQLite 0.27 s against 0.11, PostgreSQL 0.32 s against 0.07). Distinct and joined by the collation
+    # (utf8mb4_bin on MariaDB): two names are one number only where a comparison finds them equal.
+    distinct = select(n.c.field).distinct().subquery("names")
+    names = select(func.row_number().over(order_by=distinct.c.field), distinct.c.field)
     connection.execute(insert(batch_field).from_select(["field_id", "field"], names))
     b = batch_field
+    numbered = select(n.c.uid, b.c.field_id).select_from(n.join(b, b.c.field == n.c.field))
+    connection.execute(insert(batch_key_field).from_select(["uid", "field_id"], numbered))
     release = connection.execute(select(b.c.field_id).where(b.c.field == RELEASE_FIELD)).scalar()
     return int(release or 0)
 
