@@ -30,9 +30,10 @@ from sqlalchemy import Connection, Engine, create_engine, delete, inspect, table
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
-from adapters import derive_scope
+from adapters import derive_batch, derive_scope
 from adapters.database import describe, make_engine, one_line
 from adapters.dialect import plans
+from adapters.dialect.exact import ranges_each_row
 from adapters.schema import VERSION_TABLE
 from jobs.schema_setup import init_db
 
@@ -196,8 +197,7 @@ def installation_engine(_installation: Engine) -> Engine:
     return empty_installation(_installation)
 
 
-@pytest.fixture
-def changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+def _changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """SQLite counts a batch's changed fields from the records' numbered modifies where its asked windows hold
     many changes (adapters.derive_scope._counts_changes); a test's windows hold a few, so the count is forced
     here. Counts the batches that counted them; the other engines never do, and skip."""
@@ -213,6 +213,36 @@ def changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
 
     monkeypatch.setattr(derive_scope, "_fill_modified", counting)
     return counted
+
+
+def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """MariaDB seeks a window's rows as a range for each write where a record of the batch has many rows
+    (adapters.derive_batch.WHOLE_RECORD_ROWS); a test's records have a few, so the ranges are forced here.
+    Counts the statements that sought them; the other engines have one way, and skip."""
+    if not ranges_each_row(dialect):
+        pytest.skip("only MariaDB seeks a window's rows as a range for each write")
+    counted = {"batches": 0}
+
+    def long(connection: Connection, rows: object) -> bool:
+        counted["batches"] += 1
+        return False
+
+    monkeypatch.setattr(derive_batch, "_records_short", long)
+    return counted
+
+
+# The ways a batch takes only on an installation larger than a test's, forced.
+_FORCED = {"changes-counted": _changes_counted, "records-ranged": _records_ranged}
+
+
+@pytest.fixture(params=sorted(_FORCED))
+def forced_path(
+    request: pytest.FixtureRequest, dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, int]:
+    """A way a batch takes only on a larger installation, forced (the others skip): the batches or
+    statements that took it, counted."""
+    forced: dict[str, int] = _FORCED[request.param](dialect, monkeypatch)
+    return forced
 
 
 @pytest.fixture

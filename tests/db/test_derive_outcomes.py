@@ -582,8 +582,8 @@ def test_core_gives_each_case_what_the_rule_gives_it(derived: Derived, rule: str
     )
 
 
-def test_every_case_gets_its_outcome_with_the_windows_changes_counted_from_the_records_modifies(
-    _installation: Engine, changes_counted: dict[str, int]
+def test_every_case_gets_its_outcome_on_the_ways_only_a_larger_batch_takes(
+    _installation: Engine, forced_path: dict[str, int]
 ) -> None:
     engine = empty_installation(_installation)
     with installation(engine) as site:
@@ -596,7 +596,7 @@ def test_every_case_gets_its_outcome_with_the_windows_changes_counted_from_the_r
         name: ([outcome for _, outcome in expect.writes], [run_is for _, run_is in expect.runs])
         for name, expect in expected.items()
     }
-    assert changes_counted["batches"] > 0
+    assert forced_path["batches"] > 0
 
 
 def test_the_summary_counts_the_runs_writes_reasons_and_edit_scopes_the_job_stored(derived: Derived) -> None:

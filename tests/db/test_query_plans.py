@@ -33,8 +33,8 @@ from sqlalchemy import (
     update,
 )
 
+from adapters import derive_batch, schema
 from adapters import history as history_queries
-from adapters import schema
 from adapters.dialect import bulk
 from adapters.measure_batch import UidRange, measure_batch, scratch
 from core.time import DAY_S
@@ -221,7 +221,8 @@ def _explained(
     names = [column[0] for column in cursor.description]
     rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     return "\n".join(
-        f"{row['table']} key={row['key']} type={row['type']} select={row['select_type']}" for row in rows
+        f"{row['table']} key={row['key']} type={row['type']} select={row['select_type']} extra={row['Extra']}"
+        for row in rows
     )
 
 
@@ -383,6 +384,34 @@ def test_sqlite_lists_a_writes_deciders_in_the_order_of_the_windows_key_without_
     for plan in listing:
         assert re.search(r"^(?:SEARCH|SCAN) tx_runrecord_batch_window USING PRIMARY KEY", plan, re.M), plan
         assert "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.parametrize("rows_a_record", ["many", "few"])
+def test_mariadb_seeks_a_windows_rows_as_a_range_for_each_write_only_where_a_record_holds_many_rows(
+    site_engine: Engine, dialect: str, rows_a_record: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each site page holds more than EDITS rows that may count. Read by the record's key (`ref`), a hot
+    # record's rows are read whole for every write of it; sought as a range, each write costs a range check.
+    if dialect != "mariadb":
+        pytest.skip("the other engines seek a window's rows one way")
+    if rows_a_record == "few":
+        monkeypatch.setattr(derive_batch, "WHOLE_RECORD_ROWS", EDITS + 10)
+
+    summary, explained = _derive_explained(site_engine, dialect)
+
+    reading = [
+        line
+        for statement, plan in explained
+        if "INTO tx_runrecord_batch_window " in statement
+        for line in plan.splitlines()
+        if line.startswith("tx_runrecord_batch_countable ")
+    ]
+    assert summary.writes_derived == PAGES
+    assert len(reading) == 1, explained
+    if rows_a_record == "many":
+        assert "type=ALL" in reading[0] and "Range checked for each record" in reading[0], reading[0]
+    else:
+        assert "key=tx_runrecord_batch_countable_floor type=ref" in reading[0], reading[0]
 
 
 # nr-llm's keys a night reads the runs not finished, and the events of those finished since, through.
