@@ -52,6 +52,7 @@ from adapters.derive_scratch import (
     batch_decided,
     batch_fact,
     batch_keys,
+    batch_long,
     batch_ordinal,
     batch_record,
     batch_revert,
@@ -71,6 +72,7 @@ from adapters.dialect.exact import (
     exact_values,
     ranges_each_row,
     read_exact,
+    record_partition,
     same_record,
     same_record_ranged,
 )
@@ -81,9 +83,9 @@ from core.window import DELETES, HUMAN_ROWS
 
 # The actions whose rows change the live record's fields.
 _CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
-# A window's rows are read from its record's rows whole where no record of the batch has more than this many
-# rows in the table read (exact.ranges_each_row): MariaDB checked the range of each write (3.4 µs a write,
-# nearly all of the 78 ms a batch of the default shape's 0.05 spent on the strays).
+# A window's rows are read from its record's rows whole where the record has at most this many rows that may
+# count, and sought as a range for each write beyond (exact.ranges_each_row): MariaDB checked the range of
+# each write (3.4 µs a write, nearly all of the 78 ms a batch of the default shape's 0.05 spent on strays).
 WHOLE_RECORD_ROWS = 32
 
 
@@ -340,14 +342,18 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         (c, False, COUNTABLE_FLOOR_INDEX),
         (batch_stray, True, STRAY_FLOOR_INDEX),
     )
+    # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges.
+    ways: list[bool | None] = [None]
+    if ranges_each_row(dialect) and _fill_long(connection):
+        ways = [False, True]
     for rows, passed, index in parts:
-        ranged = ranges_each_row(dialect) and not _records_short(connection, rows)
-        connection.execute(
-            insert(batch_window).from_select(
-                [col.name for col in batch_window.c],
-                _window_rows(dialect, settings, rows, passed, index, ranged=ranged),
+        for long in ways:
+            connection.execute(
+                insert(batch_window).from_select(
+                    [col.name for col in batch_window.c],
+                    _window_rows(dialect, settings, rows, passed, index, long=long),
+                )
             )
-        )
     settings.statistics(connection, batch_window)
     connection.execute(
         insert(batch_window_agg).from_select([c.name for c in batch_window_agg.c], _window_counts())
@@ -355,22 +361,26 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     settings.statistics(connection, batch_window_agg)
 
 
-def _records_short(connection: Connection, rows: Table) -> bool:
-    """Whether no record has more than WHOLE_RECORD_ROWS rows in `rows`."""
-    per_record = (
-        select(func.count().label("n")).select_from(rows).group_by(rows.c.tablename, rows.c.recuid).subquery()
+def _fill_long(connection: Connection) -> int:
+    """batch_long: the records with more than WHOLE_RECORD_ROWS countable rows (the strays are some of
+    them). Returns how many."""
+    c, dialect = batch_countable, connection.dialect.name
+    long = (
+        select(func.min(c.c.tablename), c.c.recuid)
+        .group_by(*record_partition(dialect, c))
+        .having(func.count() > WHOLE_RECORD_ROWS)
     )
-    longest = connection.execute(select(func.max(per_record.c.n))).scalar()
-    return (longest or 0) <= WHOLE_RECORD_ROWS
+    return int(connection.execute(insert(batch_long).from_select(["tablename", "recuid"], long)).rowcount)
 
 
 def _window_rows(
-    dialect: str, settings: BatchSettings, h: Table, passed: bool, index: str, *, ranged: bool
+    dialect: str, settings: BatchSettings, h: Table, passed: bool, index: str, *, long: bool | None
 ) -> Select[Any]:
     """The rows of `h` (batch_countable, or batch_stray) kept in the due writes' windows: those whose
     insertion floor lies up to the window's close (`passed` False) or beyond it (True), sought through
-    `index`, h's (record, floor, uid) index: as a range for each write (`ranged`, same_record_ranged) or
-    from the record's rows whole."""
+    `index`, h's (record, floor, uid) index. `long` (MariaDB): the writes of batch_long's records, each
+    seeking its range (same_record_ranged), or (False) the others, each reading its record's rows whole;
+    None: every write, one way."""
     m = own_rows_scratch.batch_match
     span = decision.SpanColumns(
         uid=h.c.uid, tstamp=h.c.tstamp, own_row=m.c.boundary, closes=m.c.written_at + settings.window_s
@@ -383,7 +393,7 @@ def _window_rows(
         h.c.floor >= m.c.boundary_floor, h.c.floor > span.closes if passed else h.c.floor <= span.closes
     )
     kept = and_(
-        same_record_ranged(dialect, m, h) if ranged else same_record(dialect, m, h),
+        same_record_ranged(dialect, m, h) if long else same_record(dialect, m, h),
         floors,
         decision.inserted_in(HUMAN_ROWS.inserted, span),
         or_(in_window, in_deletes),
@@ -397,9 +407,13 @@ def _window_rows(
             h.c.automation,
             case((in_window, 1), else_=0),
         )
-        .select_from(m.join(h, kept))
+        .select_from(
+            m.join(batch_long, same_record(dialect, m, batch_long)).join(h, kept) if long else m.join(h, kept)
+        )
         .where(m.c.due == 1)
     )
+    if long is False:
+        rows = rows.where(~select(batch_long.c.recuid).where(same_record(dialect, m, batch_long)).exists())
     # The writes first, each range sought in the rows' index (MariaDB chose the rows first and filtered
     # every pair).
     return plans.in_order(dialect, plans.by_index(dialect, rows, h, index))

@@ -13,6 +13,8 @@ and emptied at the start of every batch:
                    (derive_batch._may_count): a window reads its rows from these alone
     batch_stray    those of them stamped before a row inserted earlier, and the deletes: the only rows past
                    a window's close by insertion floor that may still belong to it
+    batch_long     the records with more of those rows than a window reads whole (MariaDB: their writes'
+                   windows are sought as ranges, derive_batch.WHOLE_RECORD_ROWS)
     batch_window   the rows of each due write's window (rule 4), and the deletes after it (rule 2);
                    batch_window_agg their counts per write
     batch_asked    the due writes whose decision may ask about fields: EDITED by the window's counts, or
@@ -110,6 +112,9 @@ def _history_rows(name: str) -> Table:
 
 batch_countable = _history_rows("tx_runrecord_batch_countable")
 batch_stray = _history_rows("tx_runrecord_batch_stray")
+batch_long = _temporary(
+    "tx_runrecord_batch_long", Column("tablename", _NAME, nullable=False), integer_column("recuid")
+)
 batch_window = _temporary(
     "tx_runrecord_batch_window",
     integer_column("event_uid"),  # the write: its record is the row's (batch_match)
@@ -279,6 +284,7 @@ _INDEXES = (
         batch_stray.c.floor,
         batch_stray.c.uid,
     ),
+    Index("tx_runrecord_batch_long_record", batch_long.c.tablename, batch_long.c.recuid),
     Index("tx_runrecord_batch_window_event", batch_window.c.event_uid),
     # A record's deletes and drafts without reading its other rows: a record written a hundred times has
     # thousands.

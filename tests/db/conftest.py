@@ -216,18 +216,22 @@ def _changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str,
 
 
 def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """MariaDB seeks a window's rows as a range for each write where a record of the batch has many rows
-    (adapters.derive_batch.WHOLE_RECORD_ROWS); a test's records have a few, so the ranges are forced here.
-    Counts the statements that sought them; the other engines have one way, and skip."""
+    """MariaDB seeks a window's rows as a range for each write of a record with many rows
+    (adapters.derive_batch.WHOLE_RECORD_ROWS) and reads the others' rows by the record's key; a test's
+    records have a few, so a record of two is made long here. Counts the batches with long records; the
+    other engines have one way, and skip."""
     if not ranges_each_row(dialect):
         pytest.skip("only MariaDB seeks a window's rows as a range for each write")
+    monkeypatch.setattr(derive_batch, "WHOLE_RECORD_ROWS", 1)
     counted = {"batches": 0}
+    fill_long = derive_batch._fill_long
 
-    def long(connection: Connection, rows: object) -> bool:
-        counted["batches"] += 1
-        return False
+    def counting(connection: Connection) -> int:
+        long = fill_long(connection)
+        counted["batches"] += bool(long)
+        return long
 
-    monkeypatch.setattr(derive_batch, "_records_short", long)
+    monkeypatch.setattr(derive_batch, "_fill_long", counting)
     return counted
 
 
