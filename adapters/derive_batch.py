@@ -28,6 +28,7 @@ from sqlalchemy import (
     and_,
     case,
     column,
+    delete,
     func,
     insert,
     literal,
@@ -342,11 +343,11 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         (c, False, COUNTABLE_FLOOR_INDEX),
         (batch_stray, True, STRAY_FLOOR_INDEX),
     )
-    # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges.
-    ways: list[bool | None] = [None]
-    if ranges_each_row(dialect) and _fill_long(connection):
-        ways = [False, True]
     for rows, passed, index in parts:
+        # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges.
+        ways: list[bool | None] = [None]
+        if ranges_each_row(dialect) and _fill_long(connection, rows):
+            ways = [False, True]
         for long in ways:
             connection.execute(
                 insert(batch_window).from_select(
@@ -361,13 +362,12 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     settings.statistics(connection, batch_window_agg)
 
 
-def _fill_long(connection: Connection) -> int:
-    """batch_long: the records with more than WHOLE_RECORD_ROWS countable rows (the strays are some of
-    them). Returns how many."""
-    c, dialect = batch_countable, connection.dialect.name
+def _fill_long(connection: Connection, rows: Table) -> int:
+    """batch_long: the records with more than WHOLE_RECORD_ROWS rows in `rows`. Returns how many."""
+    connection.execute(delete(batch_long))
     long = (
-        select(func.min(c.c.tablename), c.c.recuid)
-        .group_by(*record_partition(dialect, c))
+        select(func.min(rows.c.tablename), rows.c.recuid)
+        .group_by(*record_partition(connection.dialect.name, rows))
         .having(func.count() > WHOLE_RECORD_ROWS)
     )
     return int(connection.execute(insert(batch_long).from_select(["tablename", "recuid"], long)).rowcount)

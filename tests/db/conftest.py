@@ -26,7 +26,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, Engine, create_engine, delete, inspect, table, text
+from sqlalchemy import Connection, Engine, Table, create_engine, delete, inspect, table, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import NullPool
 
@@ -226,8 +226,8 @@ def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     counted = {"batches": 0}
     fill_long = derive_batch._fill_long
 
-    def counting(connection: Connection) -> int:
-        long = fill_long(connection)
+    def counting(connection: Connection, rows: Table) -> int:
+        long = fill_long(connection, rows)
         counted["batches"] += bool(long)
         return long
 
