@@ -327,7 +327,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     # The rows that may count, whichever write's, filtered once: a record an agent wrote a thousand times
     # holds mostly AI rows, which every window of it read again only to drop them.
     countable = select(*(h.c[col.name] for col in c.c)).where(_may_count(dialect, h))
-    connection.execute(insert(c).from_select([col.name for col in c.c], countable))
+    counted = connection.execute(insert(c).from_select([col.name for col in c.c], countable)).rowcount
     settings.statistics(connection, c)
     # A row whose insertion floor is past the window's close was stamped after it, unless it was stamped
     # before a row inserted earlier (the floor is the greatest stamp so far, DOMAIN.md "When a row is
@@ -337,17 +337,24 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
     # past it come from the strays alone.
     stray = or_(c.c.tstamp < c.c.floor, c.c.actiontype == Action.DELETE.value)
     strays = select(*(c.c[col.name] for col in batch_stray.c)).where(stray)
-    connection.execute(insert(batch_stray).from_select([col.name for col in batch_stray.c], strays))
+    strayed = connection.execute(
+        insert(batch_stray).from_select([col.name for col in batch_stray.c], strays)
+    ).rowcount
     settings.statistics(connection, batch_stray)
     parts = (
-        (c, False, COUNTABLE_FLOOR_INDEX),
-        (batch_stray, True, STRAY_FLOOR_INDEX),
+        (c, False, COUNTABLE_FLOOR_INDEX, counted),
+        (batch_stray, True, STRAY_FLOOR_INDEX, strayed),
     )
-    for rows, passed, index in parts:
-        # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges.
+    listed = 0
+    for rows, passed, index, inserted in parts:
+        # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges
+        # (no record is long in a table of few rows, as a night's often is).
         ways: list[bool | None] = [None]
-        if ranges_each_row(dialect) and _fill_long(connection, rows):
-            ways = [False, True]
+        if ranges_each_row(dialect) and inserted > WHOLE_RECORD_ROWS:
+            if listed:
+                connection.execute(delete(batch_long))
+            listed = _fill_long(connection, rows)
+            ways = [False, True] if listed else ways
         for long in ways:
             connection.execute(
                 insert(batch_window).from_select(
@@ -363,8 +370,7 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
 
 
 def _fill_long(connection: Connection, rows: Table) -> int:
-    """batch_long: the records with more than WHOLE_RECORD_ROWS rows in `rows`. Returns how many."""
-    connection.execute(delete(batch_long))
+    """batch_long (empty): the records with more than WHOLE_RECORD_ROWS rows in `rows`. Returns how many."""
     long = (
         select(func.min(rows.c.tablename), rows.c.recuid)
         .group_by(*record_partition(connection.dialect.name, rows))
