@@ -23,6 +23,7 @@ import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -197,25 +198,34 @@ def installation_engine(_installation: Engine) -> Engine:
     return empty_installation(_installation)
 
 
-def _changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+@dataclass
+class ForcedPath:
+    """A way of a batch forced for a test: the edge cases the differential runs on it, and the batches (or
+    statements) that took it."""
+
+    examples: int
+    batches: int = 0
+
+
+def _changes_counted(dialect: str, monkeypatch: pytest.MonkeyPatch) -> ForcedPath:
     """SQLite counts a batch's changed fields from the records' numbered modifies where its asked windows hold
     many changes (adapters.derive_scope._counts_changes); a test's windows hold a few, so the count is forced
     here. Counts the batches that counted them; the other engines never do, and skip."""
     if not plans.seeks_last_per_row(dialect):
         pytest.skip("only an engine that seeks the last row below a bound counts the changes")
     monkeypatch.setattr(derive_scope, "COUNTED_CHANGES", 0)
-    counted = {"batches": 0}
+    counted = ForcedPath(examples=30)
     fill_modified = derive_scope._fill_modified
 
     def counting(connection: Connection, statistics: Callable[..., None]) -> None:
         fill_modified(connection, statistics)
-        counted["batches"] += 1
+        counted.batches += 1
 
     monkeypatch.setattr(derive_scope, "_fill_modified", counting)
     return counted
 
 
-def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> ForcedPath:
     """MariaDB seeks a window's rows as a range for each write of a record with many rows
     (adapters.derive_batch.WHOLE_RECORD_ROWS) and reads the others' rows by the record's key; a test's
     records have a few, so a record of two is made long here. Counts the batches with long records; the
@@ -223,12 +233,13 @@ def _records_ranged(dialect: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     if not ranges_each_row(dialect):
         pytest.skip("only MariaDB seeks a window's rows as a range for each write")
     monkeypatch.setattr(derive_batch, "WHOLE_RECORD_ROWS", 1)
-    counted = {"batches": 0}
+    # Fewer edge cases: nearly every story has a record of two rows, and MariaDB's take the longest.
+    counted = ForcedPath(examples=12)
     fill_long = derive_batch._fill_long
 
     def counting(connection: Connection, rows: Table) -> int:
         long = fill_long(connection, rows)
-        counted["batches"] += bool(long)
+        counted.batches += bool(long)
         return long
 
     monkeypatch.setattr(derive_batch, "_fill_long", counting)
@@ -240,13 +251,10 @@ _FORCED = {"changes-counted": _changes_counted, "records-ranged": _records_range
 
 
 @pytest.fixture(params=sorted(_FORCED))
-def forced_path(
-    request: pytest.FixtureRequest, dialect: str, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, int]:
+def forced_path(request: pytest.FixtureRequest, dialect: str, monkeypatch: pytest.MonkeyPatch) -> ForcedPath:
     """A way a batch takes only on a larger installation, forced (the others skip): the batches or
     statements that took it, counted."""
-    forced: dict[str, int] = _FORCED[request.param](dialect, monkeypatch)
-    return forced
+    return _FORCED[request.param](dialect, monkeypatch)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from data.generate import default_manifest, generate
 from data.records import Record
 from jobs.derive import derive_outcomes
 from jobs.schema_setup import init_installation
+from tests.db.conftest import ForcedPath
 from tests.db.derive_reference import reference, stored
 
 DAY = DAY_S
@@ -172,15 +173,15 @@ def test_the_sql_path_and_core_agree_on_edge_cases(
 
 
 def test_the_sql_path_and_core_agree_on_edge_cases_on_the_ways_only_a_larger_batch_takes(
-    installation_engine: Engine, forced_path: dict[str, int]
+    installation_engine: Engine, forced_path: ForcedPath
 ) -> None:
-    @settings(max_examples=30, deadline=None)
+    @settings(max_examples=forced_path.examples, deadline=None)
     @given(stories=st.lists(story_strategy, min_size=1, max_size=12))
     def agrees(stories: list[dict[str, Any]]) -> None:
         _agrees_on(installation_engine, stories)
 
     agrees()
-    assert forced_path["batches"] > 0, "no batch took the forced way"
+    assert forced_path.batches > 0, "no batch took the forced way"
 
 
 def test_a_table_name_that_differs_only_in_case_names_another_table(installation_engine: Engine) -> None:

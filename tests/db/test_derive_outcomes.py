@@ -34,7 +34,7 @@ from data.records import Record
 from jobs.derive import Summary, derive_outcomes
 from jobs.schema_setup import init_installation
 from tests.db import derive_reference
-from tests.db.conftest import empty_installation
+from tests.db.conftest import ForcedPath, empty_installation
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -583,7 +583,7 @@ def test_core_gives_each_case_what_the_rule_gives_it(derived: Derived, rule: str
 
 
 def test_every_case_gets_its_outcome_on_the_ways_only_a_larger_batch_takes(
-    _installation: Engine, forced_path: dict[str, int]
+    _installation: Engine, forced_path: ForcedPath
 ) -> None:
     engine = empty_installation(_installation)
     with installation(engine) as site:
@@ -596,7 +596,7 @@ def test_every_case_gets_its_outcome_on_the_ways_only_a_larger_batch_takes(
         name: ([outcome for _, outcome in expect.writes], [run_is for _, run_is in expect.runs])
         for name, expect in expected.items()
     }
-    assert forced_path["batches"] > 0
+    assert forced_path.batches > 0
 
 
 def test_the_summary_counts_the_runs_writes_reasons_and_edit_scopes_the_job_stored(derived: Derived) -> None:
