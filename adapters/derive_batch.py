@@ -84,9 +84,10 @@ from core.window import DELETES, HUMAN_ROWS
 
 # The actions whose rows change the live record's fields.
 _CHANGE_ACTIONS = tuple(action.value for action in CHANGE_ACTIONS)
-# A window's rows are read from its record's rows whole where the record has at most this many rows that may
-# count, and sought as a range for each write beyond (exact.ranges_each_row): MariaDB checked the range of
-# each write (3.4 µs a write, nearly all of the 78 ms a batch of the default shape's 0.05 spent on strays).
+# A window's rows are read from its record's rows whole where the record has at most this many rows in the
+# table read (the countable rows, or the strays), and sought as a range for each write beyond
+# (exact.ranges_each_row): MariaDB checked the range of each write (3.4 µs a write, nearly all of the 78 ms
+# a batch of the default shape's 0.05 spent on the strays).
 WHOLE_RECORD_ROWS = 32
 
 
