@@ -346,16 +346,13 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
         (c, False, COUNTABLE_FLOOR_INDEX, counted),
         (batch_stray, True, STRAY_FLOOR_INDEX, strayed),
     )
-    listed = 0
     for rows, passed, index, inserted in parts:
         # MariaDB: the writes of a record with few rows read them whole, those of a long record seek ranges
         # (no record is long in a table of few rows, as a night's often is).
-        ways: list[bool | None] = [None]
-        if ranges_each_row(dialect) and inserted > WHOLE_RECORD_ROWS:
-            if listed:
-                connection.execute(delete(batch_long))
-            listed = _fill_long(connection, rows)
-            ways = [False, True] if listed else ways
+        long_listed = (
+            ranges_each_row(dialect) and inserted > WHOLE_RECORD_ROWS and _fill_long(connection, rows)
+        )
+        ways: list[bool | None] = [False, True] if long_listed else [None]
         for long in ways:
             connection.execute(
                 insert(batch_window).from_select(
@@ -371,7 +368,9 @@ def _fill_window(connection: Connection, settings: BatchSettings) -> None:
 
 
 def _fill_long(connection: Connection, rows: Table) -> int:
-    """batch_long (empty): the records with more than WHOLE_RECORD_ROWS rows in `rows`. Returns how many."""
+    """batch_long: the records with more than WHOLE_RECORD_ROWS rows in `rows`, in place of those of the
+    table read before. Returns how many."""
+    connection.execute(delete(batch_long))
     long = (
         select(func.min(rows.c.tablename), rows.c.recuid)
         .group_by(*record_partition(connection.dialect.name, rows))
