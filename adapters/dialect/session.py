@@ -45,9 +45,9 @@ BATCH_RUNS_MARIADB = 10_000
 
 
 # The page cache of SQLite's temporary tables while a job runs, in KiB, and SQLite's default for every cache
-# (SQLITE_DEFAULT_CACHE_SIZE), which the job gives back. derive-outcomes at the `fanout` shape's 0.1 took
-# 5.96 s against 6.53 s with 16 MB, the wide shape's 4.51 s against 4.82 s, and more brought no more (32 and
-# 64 MB, measured); the process held 16 MB more at its peak.
+# (SQLITE_DEFAULT_CACHE_SIZE), which the job gives back. With 16 MB derive-outcomes at the `fanout` shape's
+# 0.1 (one batch of 100,000 writes) took 5.98 s against 6.59 s, the other shapes within the noise; 32 and
+# 64 MB brought no more (measured). The process holds up to 16 MB more.
 SQLITE_TEMP_CACHE_KIB = 16 * 1024
 SQLITE_DEFAULT_CACHE_KIB = 2000
 
