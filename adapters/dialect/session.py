@@ -32,6 +32,7 @@ _IN_MEMORY = "runrecord_in_memory"  # Table.info: MariaDB may keep the table in 
 _SQLITE_ORDER = "runrecord_sqlite_order"  # Table.info: the columns SQLite keeps the rows ordered by
 _HASHED = "runrecord_hashed"  # Table.info: PostgreSQL hashes the table wherever it is joined
 _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on disk
+_UNTOUCHED = "runrecord_untouched"  # Connection.info: this job's tables are empty, as they were created
 
 
 # derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise. Larger batches read a record
@@ -211,7 +212,13 @@ def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> 
 
     The statements are compiled once per dialect and sent in as few round trips as the dialect takes: one
     DROP for every table where it takes a list, and on PostgreSQL every CREATE in one string. MariaDB creates
-    them again for every batch (empty_temporary_tables), where each round trip counts."""
+    them again for every batch (empty_temporary_tables), where each round trip counts. The tables are empty,
+    so the first empty_temporary_tables after them has nothing to do."""
+    _create(connection, tables)
+    connection.info[_UNTOUCHED] = True
+
+
+def _create(connection: Connection, tables: Sequence[Table]) -> None:
     drop_temporary_tables(connection, tables)
     memory = is_mariadb(connection.dialect.name) and not connection.info.get(_ON_DISK, False)
     statements = [statement for table in tables for statement in _creating(connection.dialect, table, memory)]
@@ -277,7 +284,13 @@ def empty_temporary_tables(connection: Connection, tables: Sequence[Table]) -> N
     pages until a VACUUM that never comes for a temporary table, so every later batch would read all earlier
     batches' pages again. MariaDB: each table dropped and created again, which neither commits nor ends the
     transaction for a temporary table (TRUNCATE would commit it); a DELETE undo-logs every row, 0.24 s for
-    100,000 rows against about 1 ms (measured). SQLite empties a table on an unconditional DELETE."""
+    100,000 rows against about 1 ms (measured). SQLite empties a table on an unconditional DELETE.
+
+    Nothing is done before the first batch after create_temporary_tables: the tables are empty then (on
+    MariaDB a night's batch created them twice, 68 statements). A batch tried again empties them, since the
+    first try may have left rows where the transaction does not undo them (MariaDB's tables in memory)."""
+    if connection.info.pop(_UNTOUCHED, False):
+        return
     dialect = connection.dialect.name
     if dialect == POSTGRESQL:
         # Only the tables that hold rows: a TRUNCATE gives each table and index a new file, empty or not
@@ -291,7 +304,7 @@ def empty_temporary_tables(connection: Connection, tables: Sequence[Table]) -> N
             connection.exec_driver_sql("TRUNCATE " + ", ".join(f"pg_temp.{table.name}" for table in holding))
         return
     if is_mariadb(dialect):
-        create_temporary_tables(connection, tables)
+        _create(connection, tables)
         return
     for table in tables:
         connection.exec_driver_sql(f"DELETE FROM {table.name}")
