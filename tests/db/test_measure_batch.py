@@ -3,6 +3,7 @@ database for the text rules, which waits are read, and how the batch's events ar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -102,6 +103,9 @@ def _count_plans(connection: Connection, uids: list[int]) -> str:
     if connection.dialect.name == "sqlite":
         rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
         return "\n".join(str(row[-1]) for row in rows)
+    if connection.dialect.name == "postgresql":
+        rows = connection.exec_driver_sql(f"EXPLAIN {statement}", parameters)
+        return "\n".join(str(row[0]) for row in rows)
     explained = connection.exec_driver_sql(f"EXPLAIN {statement}", parameters).mappings()
     return "\n".join(f"{row['table']} key={row['key']} type={row['type']}" for row in explained)
 
@@ -110,8 +114,6 @@ def _count_plans(connection: Connection, uids: list[int]) -> str:
 def test_the_batchs_events_are_read_as_one_uid_range_where_they_lie_together_and_run_by_run_elsewhere(
     installation_engine: Engine, dialect: str, together: bool
 ) -> None:
-    if dialect == "postgresql":
-        pytest.skip("PostgreSQL's planner reads the list of runs by its own choice (a join, with statistics)")
     with installation_engine.begin() as connection:
         site = Installation(connection)
         chats = []
@@ -132,5 +134,11 @@ def test_the_batchs_events_are_read_as_one_uid_range_where_they_lie_together_and
         assert "tx_nrllm_agentrun_event key=PRIMARY type=range" in plan
     elif dialect == "mariadb":
         assert "tx_nrllm_agentrun_event key=run_sequence type=ref" in plan, plan
+    elif dialect == "postgresql":
+        # Each run's events probed, whatever the statistics: never a read of every event (the wide shape's
+        # twelfth batch at 0.5 read 3.5 million for 210,000).
+        assert re.search(r"(?:Index Scan using|Bitmap Index Scan on) run_sequence\b", plan), plan
+        assert "Index Cond: (run = tx_runrecord_m_run.uid)" in plan, plan
+        assert "Seq Scan on tx_nrllm_agentrun_event" not in plan, plan
     else:
         assert "SEARCH tx_nrllm_agentrun_event USING INDEX run_sequence (run=?)" in plan
