@@ -254,14 +254,20 @@ def _unbounded_index_scans(plan: str, never: tuple[str, ...]) -> list[str]:
         above = [earlier for earlier in lines[:at] if len(earlier) - len(earlier.lstrip()) < indent]
         if above and "Limit" in above[-1]:
             continue
-        details = []
-        for below in lines[at + 1 :]:
-            if len(below) - len(below.lstrip()) <= indent or "->" in below or ":" not in below:
-                break
-            details.append(below.strip())
-        if not any(detail.startswith("Index Cond:") for detail in details):
+        if not any(detail.startswith("Index Cond:") for detail in _node_details(lines, at)):
             found.append(scan.group(1))
     return found
+
+
+def _node_details(lines: list[str], at: int) -> list[str]:
+    """PostgreSQL: the detail lines of the plan node on line `at` ("Index Cond: …"), up to its first child."""
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    details = []
+    for below in lines[at + 1 :]:
+        if len(below) - len(below.lstrip()) <= indent or "->" in below or ":" not in below:
+            break
+        details.append(below.strip())
+    return details
 
 
 @contextmanager
@@ -616,11 +622,7 @@ def _off_key_index_reads(plan: str, dialect: str, leading: dict[str, str]) -> li
         index = scan and (scan.group(1) or scan.group(2))
         if not index or index not in leading:
             continue
-        indent = len(line) - len(line.lstrip())
-        for below in lines[at + 1 :]:
-            if len(below) - len(below.lstrip()) <= indent or "->" in below:
-                break
-            condition = below.strip()
+        for condition in _node_details(lines, at):
             if condition.startswith("Index Cond:") and not re.search(rf"\b{leading[index]}\b", condition):
                 found.append(index)
     return found
