@@ -20,7 +20,8 @@ failed, cancelled) with or after them. So a night
 
 1. notes the highest event uid there is (the next night reads the events above it);
 2. keeps every run that is not finished in tx_runrecord_unfinished_run (nr-llm's KEY status_lookup);
-3. reads the tool_write events above the last night's highest uid (less LATE_EVENTS) by their primary key;
+3. reads the tool_write events above the last night's highest uid by their primary key, and those of the
+   LATE_EVENTS uids below it that have no target yet;
 4. reads again, by run (KEY run_sequence), every event of the kept runs that have finished since, and lets
    them go.
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import (
@@ -93,15 +95,20 @@ def extend_targets(connection: Connection) -> None:
     """Add the targets of the tool_write events not read yet, and recompute the pending rows of their runs;
     no event is missed however late it commits (the module's steps 1-4)."""
     dialect = connection.dialect.name
-    start = _range_start(connection)
+    mark = _last_mark(connection)
+    start = max(0, mark - LATE_EVENTS)
     highest = connection.execute(select(func.max(schema.agentrun_event.c.uid))).scalar()
     _keep_unfinished(connection)
+    missed = _missed_below(connection, start, mark)
 
-    def in_range(guarded: bool) -> None:
-        query = _targets_query(dialect, _in_uid_range(dialect, start, guarded=guarded))
-        connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
+    def read(guarded: bool) -> None:
+        events = [_in_uid_range(dialect, mark, guarded=guarded)]
+        if missed:
+            events.append(_of_uids(dialect, missed, guarded))
+        for query in map(partial(_targets_query, dialect), events):
+            connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
-    sqljson.cast_first(connection, in_range)
+    sqljson.cast_first(connection, read)
     new = target.c.event_uid > start
     forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
     # The new targets by their key's range (MariaDB: whatever its statistics say of the table).
@@ -112,9 +119,9 @@ def extend_targets(connection: Connection) -> None:
         _set_mark(connection, EVENT_MARK, int(highest))
 
 
-def _range_start(connection: Connection) -> int:
-    """The uid above which step 3 reads: the last night's highest event uid less LATE_EVENTS; before the
-    first night that noted one, the highest target read less LATE_EVENTS."""
+def _last_mark(connection: Connection) -> int:
+    """The last night's highest event uid; before the first night that noted one, the highest target read
+    (0 before any)."""
     mark = connection.execute(select(scan_mark.c.last_uid).where(scan_mark.c.name == EVENT_MARK)).scalar()
     if mark is None:
         highest: Select[Any] = select(func.max(target.c.event_uid))
@@ -123,7 +130,27 @@ def _range_start(connection: Connection) -> int:
             # table it had seen empty as a read of the whole key.
             highest = select(target.c.event_uid).order_by(target.c.event_uid.desc()).limit(1)
         mark = connection.execute(highest).scalar()
-    return max(0, int(mark or 0) - LATE_EVENTS)
+    return int(mark or 0)
+
+
+def _missed_below(connection: Connection, start: int, mark: int) -> list[int]:
+    """Step 3's overlap: the tool_write events from `start` up to the mark that have no target yet (an event
+    whose run's row committed with it, never seen unfinished). Most were read the night before: their
+    payloads are not parsed again. Each is looked up by the targets' key, in a statement of its own, not in
+    the one that fills the table (the module's `_event_columns`)."""
+    dialect, event = connection.dialect.name, schema.agentrun_event
+    overlap = select(event.c.uid).where(
+        event.c.uid > start, event.c.uid <= mark, event.c.kind == EventKind.TOOL_WRITE.value
+    )
+    events = overlap.subquery("overlap")
+    # A join, not NOT EXISTS: MariaDB answered that with a read of every target's key (17 ms a night at the
+    # fanout shape's 0.05, growing with the targets), a join with a probe of the key for each event.
+    joined, found = plans.outer_probe(
+        dialect, events, target, target.c.event_uid == events.c.uid, (target.c.event_uid,), "read"
+    )
+    unread = select(events.c.uid).select_from(joined).where(found.c.event_uid.is_(None))
+    unread = plans.by_index(dialect, unread, target, "PRIMARY")
+    return [int(uid) for uid in connection.execute(unread).scalars()]
 
 
 def _keep_unfinished(connection: Connection) -> None:
@@ -169,11 +196,12 @@ def _read_finished_runs(connection: Connection) -> None:
 def _event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnElement[bool]]:
     """The columns a target is read from, and the condition of a tool_write event.
 
-    An event read before (the range's LATE_EVENTS, a kept run's events) is read again, and the table's key
-    leaves its stored target as it is (insert_or_ignore_select). It is not skipped by a look-up in the
-    targets table: the statement fills that table, and PostgreSQL, whose statistics were taken while it was
-    empty (a first night after a database-wide ANALYZE), read every target inserted so far again for each
-    event: 11.7 s for 50,000 targets (measured), quadratic in their number."""
+    An event read before (a kept run's events) is read again, and the table's key leaves its stored target
+    as it is (insert_or_ignore_select). It is not skipped by a look-up in the targets table: the statement
+    fills that table, and PostgreSQL, whose statistics were taken while it was empty (a first night after a
+    database-wide ANALYZE), read every target inserted so far again for each event: 11.7 s for 50,000
+    targets (measured), quadratic in their number. The overlap below the last night's mark is looked up
+    before, in a statement of its own (`_missed_below`)."""
     event = schema.agentrun_event
     document = sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document")
     return [event.c.uid, event.c.run, event.c.crdate, document], event.c.kind == EventKind.TOOL_WRITE.value
@@ -183,6 +211,17 @@ def _in_uid_range(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
     """Step 3: the tool_write events above `after`, by a range of the primary key."""
     columns, tool_write = _event_columns(dialect, guarded=guarded)
     return select(*columns).where(schema.agentrun_event.c.uid > after, tool_write)
+
+
+def _of_uids(dialect: str, uids: Sequence[int], guarded: bool) -> Select[Any]:
+    """Step 3's overlap: the tool_write events of these uids, by their primary key."""
+    event = schema.agentrun_event
+    columns, tool_write = _event_columns(dialect, guarded=guarded)
+
+    def lookup(match: plans.Match) -> Select[Any]:
+        return select(*columns).where(match(event.c.uid), tool_write)
+
+    return plans.for_values(dialect, Integer(), uids, lookup, "missed")
 
 
 def _of_runs(dialect: str, runs: Sequence[int], *, guarded: bool) -> Select[Any]:

@@ -153,6 +153,36 @@ def test_a_tool_write_committed_more_than_late_events_uids_late_is_still_derived
     assert kept(installation_engine) == []
 
 
+def test_a_tool_write_committed_with_its_runs_row_below_the_last_nights_highest_uid_is_still_derived(
+    installation_engine: Engine,
+) -> None:
+    # The run's row and its event commit together, after a night that read later uids: the night never saw
+    # the run unfinished, so only the overlap of LATE_EVENTS uids below its mark finds the event.
+    with installation(installation_engine) as site:
+        slow = a_run(site)
+        late = write(slow, a_page(site, "Langsam"), at=T)
+        end(slow)
+        quick = a_run(site, at=T + 120)
+        quick_write = write(quick, a_page(site, "Schnell"), at=T + 120)
+        end(quick)
+    held = take_out(installation_engine, late.event_uid)
+    with installation_engine.begin() as connection:
+        row = connection.execute(select(schema.agentrun).where(schema.agentrun.c.uid == slow.uid)).one()
+        connection.execute(delete(schema.agentrun).where(schema.agentrun.c.uid == slow.uid))
+    first = derive(installation_engine)
+
+    with installation_engine.begin() as connection:
+        connection.execute(insert(schema.agentrun).values(**row._asdict()))
+        connection.execute(insert(EVENT).values(**held))
+    second = derive(installation_engine)
+
+    assert late.event_uid < quick_write.event_uid
+    assert (first.runs_derived, first.runs_unfinished) == (1, 0)
+    assert second.runs_derived == 1
+    assert outcome_of(installation_engine, late) == "accepted_unchanged"
+    assert highest_target(installation_engine) == quick_write.event_uid
+
+
 def test_a_run_kept_unfinished_is_not_derivable_before_its_events_are_read_again(
     installation_engine: Engine,
 ) -> None:
