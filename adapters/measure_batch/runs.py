@@ -106,8 +106,6 @@ def fill_runs(connection: Connection) -> None:
     # uuid (measured: the whole table per batch).
     names = select(scratch.name.c.uuid).distinct().subquery("names")
     r = agentrun.c
-    earlier = agentrun.alias("earlier")
-    first = ~exists(select(literal(1)).where(earlier.c.uuid == r.uuid, earlier.c.uid < r.uid))
     ended = run_end()
     started = run_start()
     status = doc.exact(d, r.status)
@@ -121,9 +119,16 @@ def fill_runs(connection: Connection) -> None:
         flag(status.in_(sorted(FINISHED_STATUSES))).label("finished"),
         flag(status == RunStatus.WAITING_FOR_APPROVAL.value).label("waited"),
     ]
-    joined, found = plans.inner_probe(d, names, agentrun, and_(r.uuid == names.c.uuid, first), picked, "run")
-    if found is not agentrun:  # PostgreSQL: the probe's own columns
-        picked = list(found.c)
+    if d == POSTGRESQL:
+        # The uuid's runs in uid order, the first taken: one probe of the uuid's index where NOT EXISTS took
+        # two (0.11 s against 0.24 s for 20,000 names, measured). By uid + 0: ordered by the uid itself, the
+        # planner may walk the primary key until a run of the uuid comes (adapters.own_rows' first_run).
+        lookup = select(*picked).where(r.uuid == names.c.uuid).order_by(r.uid + 0).limit(1).lateral("run")
+        joined, picked = names.join(lookup, true()), list(lookup.c)
+    else:
+        earlier = agentrun.alias("earlier")
+        first = ~exists(select(literal(1)).where(earlier.c.uuid == r.uuid, earlier.c.uid < r.uid))
+        joined = names.join(agentrun, and_(r.uuid == names.c.uuid, first))
     runs = plans.in_order(d, plans.by_index(d, select(*picked).select_from(joined), agentrun, "run_uuid"))
     columns = ["uid", "uuid", "status", "configuration", "ended_at", "started_at", "finished", "waited"]
     connection.execute(insert(scratch.run).from_select(columns, runs))

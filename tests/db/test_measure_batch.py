@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, event, select
+from sqlalchemy import Connection, Engine, event, insert, select
 
-from adapters.dialect import plans
+from adapters import schema
+from adapters.dialect import bulk, plans
 from adapters.measure_batch import UidRange, measure_batch, scratch, waits
 from core.time import DAY_S
 from data.agent_run import Run
@@ -108,6 +109,29 @@ def _count_plans(connection: Connection, uids: list[int]) -> str:
         return "\n".join(str(row[0]) for row in rows)
     explained = connection.exec_driver_sql(f"EXPLAIN {statement}", parameters).mappings()
     return "\n".join(f"{row['table']} key={row['key']} type={row['type']}" for row in explained)
+
+
+def test_a_uuid_two_runs_share_names_the_first_of_them(installation_engine: Engine) -> None:
+    # core.answers: the runs a conversation names, the first of each uuid (measure_reference reads the same).
+    run_table = schema.agentrun
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chat = site.conversation(configuration="content-assistant", at=T)
+        chat.user("Fasse die Seite zusammen.", at=T)
+        run = chat.run()
+        run.answer("Die Seite beschreibt das Angebot.")
+        run.finish()
+        chat.close()
+        site.finish()
+    with installation_engine.begin() as connection:
+        row = connection.execute(select(run_table).where(run_table.c.uid == run.uid)).one()._asdict()
+        connection.execute(insert(run_table).values({**row, "uid": run.uid + 1_000}))
+        bulk.after_explicit_uids(connection, (run_table,))
+
+    with batch(installation_engine) as connection:
+        runs = connection.execute(select(scratch.run.c.uid, scratch.run.c.uuid)).all()
+
+    assert [tuple(found) for found in runs] == [(run.uid, row["uuid"])]
 
 
 @pytest.mark.parametrize("together", [True, False], ids=["events together", "events far apart"])
