@@ -208,6 +208,7 @@ def _measure(
         )
         if following is None:
             break
+        scratch.statistics_taken(connection)
         timer("commit")
         after = following
         summary.batches += 1

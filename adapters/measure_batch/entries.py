@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
     Select,
     and_,
     case,
@@ -29,6 +30,7 @@ from adapters.dialect import document_members as doc_members
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
+from adapters.dialect.names import POSTGRESQL
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
 from core.run_record import UNREADABLE_RECORD
@@ -163,10 +165,21 @@ def fill_entries(connection: Connection) -> None:
 
     def run(guarded: bool) -> None:
         lists = select(s.uid).where(s.record_stored == 1, s.record_problem == 0)
-        source = _record_document(d, guarded=guarded).where(conversation.c.uid.in_(lists)).subquery("source")
+        document = _record_document(d, guarded=guarded)
+        source: FromClause
+        joined: FromClause
+        if d == POSTGRESQL:
+            # Each conversation's record looked up by its key: as a semi-join, planned with the statistics of
+            # an earlier batch (scratch.analyze), PostgreSQL merged the conversations' key from its start.
+            listed = lists.subquery("listed")
+            source = document.where(conversation.c.uid == listed.c.uid).lateral("source")
+            joined = listed.join(source, literal(True))
+        else:
+            source = document.where(conversation.c.uid.in_(lists)).subquery("source")
+            joined = source
         items, _, item = doc_members.array_items(d, source.c.record, ENTRY_MEMBERS)
         rows, (uid,), item = doc_members.fragmented(
-            d, source.join(items, literal(True)), [source.c.uid], item, ENTRY_MEMBERS, "entry_members"
+            d, joined.join(items, literal(True)), [source.c.uid], item, ENTRY_MEMBERS, "entry_members"
         )
         query = select(
             uid,

@@ -594,20 +594,29 @@ MEASURE_NEVER_SCANNED = (
 )
 
 
-@pytest.mark.parametrize("listed", [False, True], ids=["a uid range", "changed conversations"])
+@pytest.mark.parametrize(
+    "batch", ["a uid range", "changed conversations", "a later batch"], ids=lambda batch: batch
+)
 def test_no_statement_of_a_measure_rates_batch_reads_a_growing_table_whole(
-    site_engine: Engine, dialect: str, listed: bool
+    site_engine: Engine, dialect: str, batch: str
 ) -> None:
     measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)  # the stored facts a batch compares with
     with site_engine.connect() as connection, connection.begin():
         scratch.create(connection)
         first = connection.execute(select(func.min(schema.conversation.c.uid))).scalar_one()
-        scope = [first, first + 1] if listed else UidRange(first - 1, first + 20)
+        scope: UidRange | list[int] = UidRange(first - 1, first + 20)
+        if batch == "changed conversations":
+            scope = [first, first + 1]
+        if batch == "a later batch":
+            # Planned with the statistics the job's first batch took (scratch.analyze), not its own.
+            measure_batch(connection, scope, now=T + 30 * DAY)
+            scratch.statistics_taken(connection)
+            scope = UidRange(first + 20, first + 41)
         with _explaining(connection, dialect) as explained:
             result = measure_batch(connection, scope, now=T + 30 * DAY)
         connection.rollback()
 
-    assert result.conversations == (2 if listed else 21)
+    assert result.conversations == (2 if batch == "changed conversations" else 21)
     leading = _leading_columns(site_engine, MEASURE_NEVER_SCANNED)
     scans = [
         (statement, plan)
