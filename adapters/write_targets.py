@@ -110,9 +110,16 @@ def extend_targets(connection: Connection) -> None:
 
     sqljson.cast_first(connection, read)
     new = target.c.event_uid > start
-    forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
-    # The new targets by their key's range (MariaDB: whatever its statistics say of the table).
-    touched = plans.by_index(dialect, select(target.c.run_uid).where(new), target, "PRIMARY")
+    if dialect == POSTGRESQL:
+        # The new targets by their key's range, fenced: else, with some statistics of a small table,
+        # PostgreSQL read the run index whole to have the runs in order, each target checked for the range.
+        fresh = select(target.c.run_uid).where(new).offset(0).subquery("fresh")
+        forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, fresh.c.run_uid)
+        touched = select(fresh.c.run_uid)
+    else:
+        forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
+        # The new targets by their key's range (MariaDB: whatever its statistics say of the table).
+        touched = plans.by_index(dialect, select(target.c.run_uid).where(new), target, "PRIMARY")
     _recompute_pending(connection, touched, forget)
     _read_finished_runs(connection)
     if highest is not None:
