@@ -85,6 +85,8 @@ EVENT_MARK = "tx_nrllm_agentrun_event"
 # The statuses of a run that may still write (DOMAIN.md lists every status nr-llm sets).
 UNFINISHED_STATUSES = tuple(sorted(status.value for status in RunStatus if status not in FINISHED_STATUSES))
 _TARGET_COLUMNS = ["event_uid", "run_uid", "written_at", "tablename", "recuid"]
+# The index of nr-llm's event table a look-up by each key goes through.
+_EVENT_INDEX = {"uid": "PRIMARY", "run": "run_sequence"}
 # The members of a tool_write event's payload that name its target (DOMAIN.md).
 _TABLE_KEY, _UID_KEY = "writeTargetTable", "writeTargetUid"
 
@@ -104,7 +106,7 @@ def extend_targets(connection: Connection) -> None:
     def read(guarded: bool) -> None:
         events = [_in_uid_range(dialect, mark, guarded=guarded)]
         if missed:
-            events.append(_of_uids(dialect, missed, guarded))
+            events.append(_of_keys(dialect, "uid", missed, guarded=guarded))
         for query in map(partial(_targets_query, dialect), events):
             connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
@@ -188,7 +190,7 @@ def _read_finished_runs(connection: Connection) -> None:
         return
 
     def by_run(guarded: bool) -> None:
-        query = _targets_query(dialect, _of_runs(dialect, finished, guarded=guarded))
+        query = _targets_query(dialect, _of_keys(dialect, "run", finished, guarded=guarded))
         connection.execute(bulk.insert_or_ignore_select(dialect, target, _TARGET_COLUMNS, query))
 
     def listed(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
@@ -220,27 +222,17 @@ def _in_uid_range(dialect: str, after: int, *, guarded: bool) -> Select[Any]:
     return select(*columns).where(schema.agentrun_event.c.uid > after, tool_write)
 
 
-def _of_uids(dialect: str, uids: Sequence[int], guarded: bool) -> Select[Any]:
-    """Step 3's overlap: the tool_write events of these uids, by their primary key."""
+def _of_keys(dialect: str, key: str, keys: Sequence[int], *, guarded: bool) -> Select[Any]:
+    """The tool_write events whose `key` is one of `keys`, through its index: step 3's overlap by "uid" (the
+    primary key), step 4 by "run" (nr-llm's (run, sequence) index)."""
     event = schema.agentrun_event
     columns, tool_write = _event_columns(dialect, guarded=guarded)
 
     def lookup(match: plans.Match) -> Select[Any]:
-        return select(*columns).where(match(event.c.uid), tool_write)
+        return select(*columns).where(match(event.c[key]), tool_write)
 
-    return plans.for_values(dialect, Integer(), uids, lookup, "missed")
-
-
-def _of_runs(dialect: str, runs: Sequence[int], *, guarded: bool) -> Select[Any]:
-    """Step 4: the tool_write events of the runs, through nr-llm's (run, sequence) index."""
-    event = schema.agentrun_event
-    columns, tool_write = _event_columns(dialect, guarded=guarded)
-
-    def lookup(match: plans.Match) -> Select[Any]:
-        return select(*columns).where(match(event.c.run), tool_write)
-
-    rows = plans.for_values(dialect, Integer(), runs, lookup, "finished")
-    return plans.by_index(dialect, rows, event, "run_sequence")
+    rows = plans.for_values(dialect, Integer(), keys, lookup, f"event_{key}")
+    return plans.by_index(dialect, rows, event, _EVENT_INDEX[key])
 
 
 def _targets_query(dialect: str, events: Select[Any]) -> Select[Any]:
