@@ -557,12 +557,7 @@ def test_a_nights_pending_rows_read_each_new_runs_targets_through_their_run_inde
         if "INTO tx_runrecord_pending_run" in statement and "tx_runrecord_write_target" in statement
     ]
     assert pending, "\n\n".join(statement for statement, _ in explained)
-    whole = [
-        plan
-        for plan in pending
-        if _full_scans(plan, dialect, ("tx_runrecord_write_target",))
-        or _whole_index(plan, dialect, ("tx_runrecord_write_target",))
-    ]
+    whole = _reading_the_targets_whole(pending, dialect)
     assert not whole, whole
 
 
@@ -582,13 +577,14 @@ def test_a_nights_overlap_below_the_mark_looks_each_event_up_in_the_targets_by_i
 
     overlap = [plan for statement, plan in explained if "overlap" in statement]
     assert overlap, "\n\n".join(statement for statement, _ in explained)
-    whole = [
-        plan
-        for plan in overlap
-        if _full_scans(plan, dialect, ("tx_runrecord_write_target",))
-        or _whole_index(plan, dialect, ("tx_runrecord_write_target",))
-    ]
+    whole = _reading_the_targets_whole(overlap, dialect)
     assert not whole, whole
+
+
+def _reading_the_targets_whole(found: list[str], dialect: str) -> list[str]:
+    """The plans that read our targets table whole, or its whole index (it grows with every tool_write)."""
+    table = ("tx_runrecord_write_target",)
+    return [plan for plan in found if _full_scans(plan, dialect, table) or _whole_index(plan, dialect, table)]
 
 
 # Tables no statement of a measure-rates batch may read whole: the installation's chat and run tables and the
