@@ -172,8 +172,8 @@ def fill_entries(connection: Connection) -> None:
             # Each conversation's record looked up by its key: as a semi-join, planned with the statistics of
             # an earlier batch (scratch.analyze), PostgreSQL merged the conversations' key from its start.
             listed = lists.subquery("listed")
-            source = document.where(conversation.c.uid == listed.c.uid).lateral("source")
-            joined = listed.join(source, literal(True))
+            on, read = conversation.c.uid == listed.c.uid, list(document.selected_columns)
+            joined, source = plans.inner_probe(d, listed, conversation, on, read, "source")
         else:
             source = document.where(conversation.c.uid.in_(lists)).subquery("source")
             joined = source
