@@ -37,10 +37,12 @@ from adapters import derive_batch, schema, write_targets
 from adapters import history as history_queries
 from adapters.dialect import bulk
 from adapters.measure_batch import UidRange, measure_batch, scratch
+from adapters.measure_facts import touched_conversations
+from adapters.measure_marks import source_marks
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.derive import Summary, derive_outcomes
-from jobs.measure import measure_rates
+from jobs.measure import MAX_TOUCHED, RESCAN_MARGIN_S, measure_rates
 from tests.db.conftest import VERSION_TABLE, empty_installation
 
 DAY = DAY_S
@@ -629,6 +631,25 @@ def test_no_statement_of_a_measure_rates_batch_reads_a_growing_table_whole(
         or _whole_index(plan, dialect)
         or _off_key_index_reads(plan, dialect, leading)
     ]
+    assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key(
+    site_engine: Engine, dialect: str
+) -> None:
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with site_engine.connect() as connection:
+        marks = source_marks(connection)
+        with _explaining(connection, dialect) as explained:
+            touched_conversations(connection, marks, RESCAN_MARGIN_S, MAX_TOUCHED)
+
+    message = ("tx_nrmcpagent_message",)
+    scans = [
+        (statement, plan)
+        for statement, plan in explained
+        if _full_scans(plan, dialect, message) or _whole_index(plan, dialect, message)
+    ]
+    assert len(explained) == 4
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
 
 
