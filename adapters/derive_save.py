@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     Connection,
+    Select,
     case,
+    delete,
     func,
     insert,
     literal,
@@ -48,9 +51,7 @@ class Saved:
 def save(connection: Connection, *, now: int, window_s: int, statistics: Statistics) -> Saved:
     """The run rows, then the write rows and survival counts of the runs this transaction really inserted,
     their observed rows in tx_nrllm_call_outcome, and the pending runs forgotten."""
-    dialect = connection.dialect.name
     r, f = batch_run, batch_fact
-    out = schema.run_outcome
     # The highest place taken once, below the statement that names it for each place: SQLite computes an
     # aggregate with bound values again wherever it is repeated.
     grouped = (
@@ -59,33 +60,21 @@ def save(connection: Connection, *, now: int, window_s: int, statistics: Statist
             r.c.correlation_id,
             func.max(decision.rank(f.c.outcome)).label("highest"),
             func.count().label("writes"),
-            r.c.configuration_identifier,
-            r.c.last_write_at,
         )
         .select_from(r.join(f, f.c.run_uid == r.c.run_uid))
         .where(r.c.derivable == 1)
-        .group_by(r.c.run_uid, r.c.correlation_id, r.c.configuration_identifier, r.c.last_write_at)
+        .group_by(r.c.run_uid, r.c.correlation_id)
         .subquery("grouped")
     )
     g = grouped.c
-    runs = select(
-        g.run_uid,
-        g.correlation_id,
-        decision.ranked(g.highest),
-        g.writes,
-        g.configuration_identifier,
-        literal(window_s),
-        literal(RULE_VERSION),
-        literal(now),
-        g.last_write_at,
-    )
     # The run rows first: their unique key decides which of two concurrent transactions derives each run,
     # and only the runs this one really inserted get their write rows and their observed row.
-    inserted = bulk.insert_or_ignore_select(dialect, out, RUN_COLUMNS, runs).returning(
-        out.c.run_uid, out.c.correlation_id, out.c.outcome
+    mine = _insert_runs(
+        connection,
+        select(g.run_uid, g.correlation_id, decision.ranked(g.highest), g.writes),
+        now=now,
+        window_s=window_s,
     )
-    mine = [tuple(row) for row in connection.execute(inserted)]
-    bulk.insert_rows(connection, batch_mine, ("run_uid", "correlation_id", "outcome"), mine)
     statistics(batch_mine)
     _save_writes(connection, now)
     m = batch_mine
@@ -101,7 +90,44 @@ def save(connection: Connection, *, now: int, window_s: int, statistics: Statist
     mirrored = _mirror(connection, now)
     targets.forget_pending(connection, r.c.run_uid, r.c.derivable == 1)
     runs_by_outcome, writes = _count(connection)
-    return Saved(len(mine), mirrored, runs_by_outcome, writes)
+    return Saved(mine, mirrored, runs_by_outcome, writes)
+
+
+def _insert_runs(connection: Connection, derived: Select[Any], *, now: int, window_s: int) -> int:
+    """Insert the run rows of the `derived` runs (run_uid, correlation_id, outcome, writes) where no other
+    transaction inserted them first, and keep the runs this one inserted in batch_mine; how many.
+
+    The derived runs are kept as this transaction's and their rows inserted in a savepoint, checked by the
+    number the insert reports. Only when another transaction took some first (two processes deriving the
+    same runs) is the insert undone and done again, returning the runs it inserted: a round trip of every
+    run through Python (MariaDB: 0.15 s for the 32,000 runs of the wide shape's 0.05, measured)."""
+    dialect = connection.dialect.name
+    out, m, r = schema.run_outcome, batch_mine, batch_run
+    counted = {"preserve_rowcount": True}  # else PostgreSQL's count of an INSERT is not kept (-1)
+    kept = insert(m).from_select(["run_uid", "correlation_id", "outcome", "writes"], derived)
+    listed = connection.execute(kept, execution_options=counted).rowcount
+    runs = select(
+        m.c.run_uid,
+        m.c.correlation_id,
+        m.c.outcome,
+        m.c.writes,
+        r.c.configuration_identifier,
+        literal(window_s),
+        literal(RULE_VERSION),
+        literal(now),
+        r.c.last_write_at,
+    ).select_from(m.join(r, r.c.run_uid == m.c.run_uid))
+    inserting = bulk.insert_or_ignore_select(dialect, out, RUN_COLUMNS, runs)
+    with connection.begin_nested() as attempt:
+        inserted = connection.execute(inserting, execution_options=counted).rowcount
+        if listed >= 0 and inserted == listed:
+            return listed
+        attempt.rollback()
+    returned = inserting.returning(out.c.run_uid, out.c.correlation_id, out.c.outcome)
+    mine = [tuple(row) for row in connection.execute(returned)]
+    connection.execute(delete(m))
+    bulk.insert_rows(connection, m, ("run_uid", "correlation_id", "outcome"), mine)
+    return len(mine)
 
 
 def _save_writes(connection: Connection, now: int) -> None:

@@ -251,6 +251,7 @@ batch_mine = _temporary(
     integer_column("run_uid", key=True),
     Column("correlation_id", String(36), nullable=False),
     Column("outcome", String(24), nullable=False),
+    integer_column("writes", nullable=True),  # the run row's; NULL once read back from the insert
 )
 batch_mirror = _temporary(
     "tx_runrecord_batch_mirror",
