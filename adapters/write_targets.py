@@ -122,7 +122,7 @@ def extend_targets(connection: Connection) -> None:
         forget = plans.delete_matching(dialect, pending_run, pending_run.c.run_uid, target.c.run_uid, new)
         # The new targets by their key's range (MariaDB: whatever its statistics say of the table).
         touched = plans.by_index(dialect, select(target.c.run_uid).where(new), target, "PRIMARY")
-    _recompute_pending(connection, touched, forget)
+    _recompute_pending(connection, touched, forget, all_new=new if start == 0 else None)
     _read_finished_runs(connection)
     if highest is not None:
         _set_mark(connection, EVENT_MARK, int(highest))
@@ -275,12 +275,26 @@ def _held(run_uid: ColumnElement[int]) -> ColumnElement[bool]:
     return select(unfinished_run.c.run_uid).where(unfinished_run.c.run_uid == run_uid).exists()
 
 
-def _recompute_pending(connection: Connection, runs: Select[Any], forget: Delete) -> None:
+def _recompute_pending(
+    connection: Connection,
+    runs: Select[Any],
+    forget: Delete,
+    *,
+    all_new: ColumnElement[bool] | None = None,
+) -> None:
     """The pending rows of the runs `runs` selects (a run_uid column, a run perhaps more than once), from
-    all their targets, after `forget` has deleted their old ones."""
+    all their targets, after `forget` has deleted their old ones. `all_new`: where every target is new (a
+    first reading), the condition on the new ones."""
     dialect = connection.dialect.name
     connection.execute(forget)
-    if dialect == POSTGRESQL:
+    if dialect == POSTGRESQL and all_new is not None:
+        # The new targets counted by run in one pass over their key's range, not probed run by run (0.25 s
+        # against 0.05 s for the 66,615 runs of the wide shape's 0.1, measured).
+        each_run = plans.fenced(dialect, _counted(target, all_new)).subquery("each_run")
+        run_uid, last_write_at, writes = each_run.c
+        joined, unanswered = _unanswered(dialect, each_run, run_uid)
+        rows = select(run_uid, last_write_at, writes).select_from(joined).where(unanswered)
+    elif dialect == POSTGRESQL:
         # Each run once, its targets counted through their run index and its outcome looked up by key: a
         # join of the targets, as the other dialects run it, read every target and every derived run there.
         touched = plans.fenced(dialect, runs.distinct()).subquery("touched")

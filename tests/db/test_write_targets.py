@@ -183,6 +183,32 @@ def test_a_tool_write_committed_with_its_runs_row_below_the_last_nights_highest_
     assert highest_target(installation_engine) == quick_write.event_uid
 
 
+def test_a_first_reading_of_the_targets_leaves_the_runs_already_derived_out_of_the_pending_runs(
+    installation_engine: Engine,
+) -> None:
+    # An upgrade that brings the targets table reads every event's target once, while the runs derived
+    # before it keep their outcomes: only the runs without one are pending.
+    with installation(installation_engine) as site:
+        for n in range(2):
+            earlier = a_run(site, at=T + n * 120)
+            write(earlier, a_page(site, f"Seite {n}"), at=T + n * 120)
+            end(earlier)
+    derive(installation_engine)
+    with installation_engine.begin() as connection:
+        for table in (schema.write_target, schema.pending_run, schema.scan_mark):
+            connection.execute(delete(table))
+    with installation(installation_engine) as site:
+        later = a_run(site, at=T + 600)
+        write(later, a_page(site, "Neu"), at=T + 600)
+        end(later)
+
+    again = derive(installation_engine)
+
+    assert (again.runs_due, again.runs_derived) == (1, 1)
+    with installation_engine.connect() as connection:
+        assert list(connection.execute(select(schema.pending_run.c.run_uid)).scalars()) == []
+
+
 def test_a_run_kept_unfinished_is_not_derivable_before_its_events_are_read_again(
     installation_engine: Engine,
 ) -> None:
