@@ -7,7 +7,7 @@ configuration, skill and state, whatever the number of runs. The periods counted
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import date
 from typing import Any
 
@@ -21,7 +21,7 @@ from core.counting import SCOPE_PRECEDENCE, EditedTally, FactTally, OpenTally, O
 from core.events import EventKind
 from core.go_on import GoOnPaths
 from core.outcomes import CallOutcome
-from core.periods import Grain, open_from, unix_of
+from core.periods import Grain, open_from, period_of, unix_of
 from core.window import window_cutoff
 
 event = schema.agentrun_event
@@ -37,22 +37,31 @@ def earliest_end_after(connection: Connection, cutoff: int) -> int | None:
     return None if value is None else int(value)
 
 
-def first_open_period(connection: Connection, grain: Grain, *, now: int, window_s: int) -> date:
-    """The first period open at `now` (core.periods.open_from on the stored facts): measure-rates rewrites it
-    and every later one, and stores it (adapters.measure_marks.first_open) for what shows its rates."""
+def first_open_periods(
+    connection: Connection, grains: Collection[Grain], *, now: int, window_s: int
+) -> dict[Grain, date]:
+    """Each grain's first period open at `now` (core.periods.open_from on the stored facts): measure-rates
+    rewrites it and every later one, and stores it (adapters.measure_marks.first_open) for what shows its
+    rates."""
     earliest = earliest_end_after(connection, window_cutoff(now, window_s))
-    return open_from(now, window_s, earliest, grain)
+    return {grain: open_from(now, window_s, earliest, grain) for grain in grains}
 
 
 def _period_column(grain: Grain) -> Any:
     return fact.c.week_start if grain is Grain.WEEK else fact.c.day_start
 
 
-def fact_periods(connection: Connection, grain: Grain, *, before: date) -> set[date]:
-    """The periods before `before` that hold a fact."""
-    column = _period_column(grain)
-    query = select(column).where(fact.c.ended_at < unix_of(before)).distinct()
-    return {day_of(value) for value in connection.execute(query).scalars()}
+def closed_periods(connection: Connection, first_open: Mapping[Grain, date]) -> dict[Grain, set[date]]:
+    """Each grain's periods before its first open one that hold a fact, from the facts' days read once (a
+    day before a week's first open Monday is in an earlier week)."""
+    if not first_open:
+        return {}
+    latest = max(first_open.values())
+    query = select(fact.c.day_start).where(fact.c.ended_at < unix_of(latest)).distinct()
+    days = {day_of(value) for value in connection.execute(query).scalars()}
+    return {
+        grain: {period_of(day, grain) for day in days if day < start} for grain, start in first_open.items()
+    }
 
 
 def _in_periods(grain: Grain, open_from: date | None, periods: Collection[date]) -> ColumnElement[bool]:

@@ -236,12 +236,14 @@ def _measure(
         # too: every period is written once more (the facts stay as they are).
         summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
         first_notice = first_notice_at(connection)
+        opens = tallies.first_open_periods(connection, grains, now=now, window_s=summary.window_s)
+        closed = tallies.closed_periods(connection, opens)
         chosen = [
             _rate_periods(
                 connection,
                 grain,
-                now=now,
-                window_s=summary.window_s,
+                opens[grain],
+                closed[grain],
                 rewrite_all=summary.rates_rewritten,
                 changed=changed,
             )
@@ -359,15 +361,14 @@ class _RatePeriods:
 def _rate_periods(
     connection: Connection,
     grain: Grain,
+    first_open: date,
+    closed: set[date],
     *,
-    now: int,
-    window_s: int,
     rewrite_all: bool,
     changed: set[tuple[Grain, date]],
 ) -> _RatePeriods:
-    first_open = tallies.first_open_period(connection, grain, now=now, window_s=window_s)
+    """`closed`: the grain's periods before `first_open` that hold a fact."""
     report = PeriodReport(grain, first_open)
-    closed = tallies.fact_periods(connection, grain, before=first_open)
     stored = rates.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
     # Closed since the last run, which counted runs of it inside their window: their outcomes have been

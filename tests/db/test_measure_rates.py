@@ -10,14 +10,14 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from click.testing import Result
 from sqlalchemy import Engine, event, insert, select, update
 
-from adapters import measure_marks, schema
+from adapters import measure_marks, schema, tallies
 from adapters.database import make_engine
 from core.counting import Count
 from core.measured_runs import run_end
@@ -192,6 +192,22 @@ def test_a_day_grain_writes_the_same_facts_by_day(installation_engine: Engine) -
 
     assert found[("claimed_unwritten_rate", period_start(OLD, Grain.DAY), "all", "")] == (1, 1, 0)
     assert found[("claimed_unwritten_rate", period_start(OLD + DAY, Grain.DAY), "all", "")] == (0, 1, 0)
+
+
+def test_a_grains_closed_periods_are_those_of_the_facts_before_its_own_first_open_period(
+    installation_engine: Engine,
+) -> None:
+    monday = OPEN_WEEK
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+        talk(site, unix_of(monday) + 3600, "Alles klar.")
+    measure(installation_engine)
+
+    first_open = {Grain.WEEK: monday, Grain.DAY: monday + timedelta(days=2)}  # the Wednesday of `now`
+    with installation_engine.connect() as connection:
+        closed = tallies.closed_periods(connection, first_open)
+
+    assert closed == {Grain.WEEK: {OLD_WEEK}, Grain.DAY: {period_start(OLD, Grain.DAY), monday}}
 
 
 def test_derived_outcomes_are_rated_in_the_week_of_the_runs_end_with_unknown_beside_them(
