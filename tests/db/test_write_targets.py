@@ -63,6 +63,14 @@ def end(run: Run) -> None:
     run.chat.close()
 
 
+def a_written_page(site: Installation, title: str, *, at: int = T) -> tuple[Run, Write]:
+    """A run that writes a new page at `at` and ends."""
+    run = a_run(site, at=at)
+    written = write(run, a_page(site, title), at=at)
+    end(run)
+    return run, written
+
+
 def derive(engine: Engine) -> Summary:
     return derive_outcomes(engine, now=NOW, window_s=WINDOW)
 
@@ -125,9 +133,7 @@ def test_a_tool_write_committed_more_than_late_events_uids_late_is_still_derived
     installation_engine: Engine,
 ) -> None:
     with installation(installation_engine) as site:
-        slow = a_run(site)
-        late = write(slow, a_page(site, "Langsam"), at=T)
-        end(slow)
+        slow, late = a_written_page(site, "Langsam")
     held = take_out(installation_engine, late.event_uid)
     set_status(installation_engine, slow, "running")
     with installation(installation_engine) as site:
@@ -135,9 +141,7 @@ def test_a_tool_write_committed_more_than_late_events_uids_late_is_still_derived
         end(busy)
     later_events(installation_engine, busy, write_targets.LATE_EVENTS + 1)
     with installation(installation_engine) as site:
-        quick = a_run(site, at=T + 120)
-        quick_write = write(quick, a_page(site, "Schnell"), at=T + 120)
-        end(quick)
+        _, quick_write = a_written_page(site, "Schnell", at=T + 120)
     first = derive(installation_engine)
     read_first = highest_target(installation_engine)
 
@@ -159,12 +163,8 @@ def test_a_tool_write_committed_with_its_runs_row_below_the_last_nights_highest_
     # The run's row and its event commit together, after a night that read later uids: the night never saw
     # the run unfinished, so only the overlap of LATE_EVENTS uids below its mark finds the event.
     with installation(installation_engine) as site:
-        slow = a_run(site)
-        late = write(slow, a_page(site, "Langsam"), at=T)
-        end(slow)
-        quick = a_run(site, at=T + 120)
-        quick_write = write(quick, a_page(site, "Schnell"), at=T + 120)
-        end(quick)
+        slow, late = a_written_page(site, "Langsam")
+        _, quick_write = a_written_page(site, "Schnell", at=T + 120)
     held = take_out(installation_engine, late.event_uid)
     with installation_engine.begin() as connection:
         row = connection.execute(select(schema.agentrun).where(schema.agentrun.c.uid == slow.uid)).one()
@@ -190,17 +190,13 @@ def test_a_first_reading_of_the_targets_leaves_the_runs_already_derived_out_of_t
     # before it keep their outcomes: only the runs without one are pending.
     with installation(installation_engine) as site:
         for n in range(2):
-            earlier = a_run(site, at=T + n * 120)
-            write(earlier, a_page(site, f"Seite {n}"), at=T + n * 120)
-            end(earlier)
+            a_written_page(site, f"Seite {n}", at=T + n * 120)
     derive(installation_engine)
     with installation_engine.begin() as connection:
         for table in (schema.write_target, schema.pending_run, schema.scan_mark):
             connection.execute(delete(table))
     with installation(installation_engine) as site:
-        later = a_run(site, at=T + 600)
-        write(later, a_page(site, "Neu"), at=T + 600)
-        end(later)
+        a_written_page(site, "Neu", at=T + 600)
 
     again = derive(installation_engine)
 
