@@ -260,8 +260,6 @@ GO_ON_PHRASES: frozenset[str] = frozenset(
 )
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_TRAILING = re.compile(r"[\W_]+$")
-_SPACING = re.compile(r"[\s,]+")
 # denies_change only: a denial is read within its sentence.
 _SENTENCE_END = re.compile(r"[.!?;:\n\r]+")
 
@@ -320,8 +318,13 @@ def denies_change(text: str) -> bool:
 
 
 def _normalise_message(message: str) -> str:
-    plain = _TRAILING.sub("", _plain(message).strip())
-    return _SPACING.sub(" ", plain).strip()
+    """The message as GO_ON_PHRASES are written: lower-cased, without the characters that are not alphanumeric
+    at its end, each run of whitespace and commas one space, trimmed."""
+    plain = _plain(message)
+    end = len(plain)
+    while end and not plain[end - 1].isalnum():
+        end -= 1
+    return " ".join(plain[:end].replace(",", " ").split())
 
 
 def is_go_on(message: str) -> bool:

@@ -13,6 +13,7 @@ from core.claims import (
     DENIAL_WORDS,
     GO_ON_PHRASES,
     NEGATIONS,
+    _normalise_message,
     claims_change,
     denies_change,
     is_go_on,
@@ -427,3 +428,29 @@ def test_a_longer_sentence_that_contains_a_phrase_is_no_go_on(phrase: str, suffi
     result = is_go_on(message)
 
     assert result is False
+
+
+def _normalised_by_patterns(message: str) -> str:
+    """The comparison form of a message in regular expressions: lower-cased (both single quotation marks
+    as an apostrophe), the trailing non-word characters and underscores dropped, each run of whitespace and
+    commas one space."""
+    plain = message.lower().replace("\u2019", "'").replace("\u2018", "'").strip()
+    return re.sub(r"[\s,]+", " ", re.sub(r"[\W_]+$", "", plain)).strip()
+
+
+_SEPARATORS = st.text(alphabet=" \t\n\r\x0b\x0c\x1c\u00a0\u2028\u3000,.!?_-'\u2019*", max_size=4)
+
+
+@given(
+    message=st.one_of(
+        st.text(),
+        st.lists(
+            st.one_of(st.sampled_from(sorted(GO_ON_PHRASES)), _SEPARATORS, st.text(max_size=3)), max_size=6
+        ).map("".join),
+    )
+)
+def test_a_message_is_compared_in_the_form_the_patterns_give_it(message: str) -> None:
+    result = _normalise_message(message)
+
+    assert result == _normalised_by_patterns(message)
+    assert is_go_on(message) is (result in GO_ON_PHRASES)
