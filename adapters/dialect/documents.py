@@ -77,12 +77,18 @@ def document(
 
 
 def _looks_like(text: ColumnElement[Any], of: str, parsed: ColumnElement[Any]) -> ColumnElement[Any]:
-    """`parsed` where the text looks like a JSON object (`of` "object") or array within white space, else
-    NULL (PostgreSQL)."""
-    shape = "{%}" if of == "object" else "[%]"
-    # The text as it is first (nearly every one is stored without white space around it): trimming every
-    # text cost half as much again as the cast itself (0.25 s for 300,000 event payloads).
-    return case((text.like(shape), parsed), (func.btrim(text, _JSON_WHITE_SPACE).like(shape), parsed))
+    """`parsed` where the text opens as a JSON object (`of` "object") or array does, or looks like one within
+    white space; else NULL (PostgreSQL)."""
+    opening, shape = ("{", "{%}") if of == "object" else ("[", "[%]")
+    # The text's first character first (nearly every one is stored without white space around it): trimming
+    # every text cost half as much again as the cast itself (0.25 s for 300,000 event payloads), and asking
+    # for its last character too, as `LIKE '{%}'`, cost half as much again as well (45 ms against 12 ms for
+    # the first character alone, the cast 85 ms, for a batch's 210,000 event payloads, measured). A text
+    # that opens like a document and is none raises, as one that also closed like it did.
+    return case(
+        (func.left(text, 1) == opening, parsed),
+        (func.btrim(text, _JSON_WHITE_SPACE).like(shape), parsed),
+    )
 
 
 def is_object(dialect: str, text: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[bool]:
