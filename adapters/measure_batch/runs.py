@@ -141,8 +141,6 @@ def fill_runs(connection: Connection) -> None:
     columns = [
         "run",
         "events",
-        "tool_writes",
-        "approvals",
         "openers",
         "first_write_at",
         "first_write_sequence",
@@ -158,9 +156,15 @@ def fill_runs(connection: Connection) -> None:
     def count(guarded: bool) -> None:
         # The one pass over the batch's events: everything else measure-rates asks of them is answered from
         # these counts (the verdicts' doubt) or found through them (the approval events, by uid).
+        # Whether a run has a tool_write or an approval event is whether it has a first one: neither is
+        # summed (each sum an aggregate over every event of the batch, 7 ms for 210,000 events on
+        # PostgreSQL, measured).
+        counted, _writes, _approvals, openers, *firsts = events.count_columns()
         counts = select(
             ev.run,
-            *events.count_columns(),
+            counted,
+            openers,
+            *firsts,
             func.min(case((is_approval, ev.uid))),
             func.max(case((is_approval, ev.uid))),
             func.min(ev.crdate),
@@ -173,7 +177,9 @@ def fill_runs(connection: Connection) -> None:
     k, run = scratch.count.c, scratch.run.c
     # core.measured_runs.RunRow.waited_for_approval: an approval event, or the status.
     connection.execute(
-        update(scratch.run).where(run.uid.in_(select(k.run).where(k.approvals > 0))).values(waited=1)
+        update(scratch.run)
+        .where(run.uid.in_(select(k.run).where(k.first_approval.is_not(None))))
+        .values(waited=1)
     )
     n = scratch.name.c
     named = select(n.conversation, run.uid).select_from(scratch.name.join(scratch.run, run.uuid == n.uuid))

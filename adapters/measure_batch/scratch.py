@@ -104,15 +104,14 @@ run = _table(
     _flag("waited"),
     updated_in_place=True,  # waited, from the approval events its run's counts found (runs.fill_runs)
 )
-# What the database counted of their events (core.measured_runs.EventCounts); no row: no events. The uids
-# of the first and last approval event (NULL: none); doubtful: how many of its events core cannot read
-# (core.answers.verdict_from_counts).
+# What the database counted of their events (core.measured_runs.EventCounts); no row: no events. Whether a
+# run has a tool_write or an approval event is whether it has a first one (first_write_at, first_approval:
+# NULL for none); the uids of the first and last approval event; doubtful: how many of its events core
+# cannot read (core.answers.verdict_from_counts).
 count = _table(
     "count",
     integer_column("run", key=True),
     integer_column("events"),
-    integer_column("tool_writes"),
-    integer_column("approvals"),
     integer_column("openers"),
     integer_column("first_write_at", nullable=True),
     integer_column("first_write_sequence", nullable=True),

@@ -28,9 +28,9 @@ def count_test(
     if test is CountTest.DOUBTFUL_EVENTS:
         return counts.doubtful > 0
     if test is CountTest.TOOL_WRITE:
-        return counts.tool_writes > 0
+        return counts.first_write_at.is_not(None)
     if test is CountTest.NO_APPROVAL:
-        return counts.approvals == 0
+        return counts.first_approval.is_(None)
     if test is CountTest.OTHERWISE:
         return None
     raise NotImplementedError(f"no SQL for the count test {test}")

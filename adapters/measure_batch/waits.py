@@ -183,7 +183,7 @@ def fill_waits(connection: Connection) -> None:
     steps: Select[Any] = (
         select(ev.run.label("run"), started.label("started"), ev.crdate.label("ended"))
         .select_from(joined)
-        .where(k.approvals > 0)
+        .where(k.first_approval.is_not(None))
     )
     steps = plans.in_order(d, plans.by_index(d, steps, event, "run_sequence"))
     waits = plans.evaluated_once(steps).subquery("waits")

@@ -21,6 +21,7 @@ from core.transcript import Role, TranscriptMessage
 
 DENYING = "Hier wurde nichts geprüft oder geändert."
 PLAIN = "Der Titel ist gespeichert."
+T = 1_780_000_000
 
 
 def _value(expression: object) -> object:
@@ -37,11 +38,12 @@ def _value(expression: object) -> object:
 def test_the_compiled_count_verdict_is_the_one_core_gives(
     events: int, doubtful: int, tool_writes: int, approvals: int
 ) -> None:
+    # The batch's counts hold the first tool_write's time and the first approval's uid, NULL for none.
     columns = SimpleNamespace(
         events=literal(events),
         doubtful=literal(doubtful),
-        tool_writes=literal(tool_writes),
-        approvals=literal(approvals),
+        first_write_at=literal(T) if tool_writes else null(),
+        first_approval=literal(7) if approvals else null(),
     )
     counts = EventCounts(events=events, tool_writes=tool_writes, approvals=approvals)
 
