@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -116,13 +116,12 @@ class BatchSettings:
     cutoff: int
     oldest: int | None  # the oldest row left in sys_history (core.outcomes, rule 3's history_trimmed)
     limit: int
-    # Whether the batch gives the planner its tables' statistics: the first batch that derives does, and
-    # later batches of the job, whose tables hold rows of the same kind, plan with those.
-    analyze: bool = True
+    # The statistics of the batch tables: taken by the first batch that derives; later batches of the job,
+    # whose tables hold rows of the same kind, plan with those unless a table outgrew them.
+    tables: sqlsession.BatchStatistics = field(default_factory=sqlsession.BatchStatistics)
 
     def statistics(self, connection: Connection, *tables: Table) -> None:
-        if self.analyze:
-            sqlsession.analyze(connection, *tables)
+        self.tables.take(connection, *tables)
 
 
 Timer = Callable[[str], None]  # called with a phase's name when it ends

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -168,8 +168,7 @@ def derive_outcomes(
                 result = _run_batch(connection, plan, catalog, after, timer)
                 if result.last_run_uid is None:
                     break
-                if result.runs_derivable:
-                    plan = replace(plan, analyze=False)
+                plan.tables.committed()
                 _count(summary, result)
                 after = result.last_run_uid
                 done += result.runs_in_page
