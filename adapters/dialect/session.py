@@ -270,13 +270,6 @@ def drop_temporary_tables(connection: Connection, tables: Sequence[Table]) -> No
         connection.exec_driver_sql(statement)
 
 
-def analyze(connection: Connection, *tables: Table) -> None:
-    """Give the planner the statistics of temporary tables just filled (analyze_statements)."""
-    for table in tables:
-        for statement in analyze_statements(connection.dialect.name, table):
-            connection.exec_driver_sql(statement)
-
-
 # SQLite: a batch table's statistics are taken again in a later batch where it holds more than this many
 # times the rows they counted, and at least STALE_ROWS more (BatchStatistics).
 STALE_GROWTH = 2
