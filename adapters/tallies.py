@@ -176,21 +176,27 @@ def edited_tallies(
     o, w = run_outcome.c, write_outcome.c
     edited = CallOutcome.EDITED.value
     run_facts, f, period = _run_facts(grain, open_from, periods)
-    joined = run_facts.outerjoin(write_outcome, and_(w.run_uid == o.run_uid, w.outcome == edited))
     # Byte for byte, as core.counting reads a scope (MariaDB's collation would take "Same_Fields " for one).
     d = connection.dialect.name
     known = exact_values(d, [scope.value for scope in SCOPE_PRECEDENCE])
     position = case({value: rank for rank, value in enumerate(known)}, value=exact(d, w.edit_scope))
-    groups = (period, f.configuration_identifier, f.skill_identifier, o.rule_version)
+    # A run's scope looked up by its key, one group by in all: a run has one derived row and one run fact,
+    # so each joined row is a run. Grouped by run first, MariaDB sorted every EDITED run by its declared
+    # widths (0.58 s against 0.28 s for 49,590 EDITED runs, measured).
+    scope = (
+        select(func.min(position))
+        .where(w.run_uid == o.run_uid, w.outcome == edited)
+        .scalar_subquery()
+        .label("scope")
+    )
+    groups = (period, f.configuration_identifier, f.skill_identifier, o.rule_version, scope)
     runs = (
-        select(*(column.label(f"k{index}") for index, column in enumerate(groups)), func.min(position))
-        .select_from(joined)
+        select(*(column.label(f"k{index}") for index, column in enumerate(groups)))
+        .select_from(run_facts)
         .where(o.outcome == edited)
-        .group_by(o.run_uid, *groups)
         .subquery("edited_runs")
     )
-    keys = list(runs.c)
-    query = select(*keys, func.count()).group_by(*keys)
+    query = select(*runs.c, func.count()).group_by(*runs.c)
     return [
         EditedTally(
             day_of(row[0]),

@@ -33,12 +33,15 @@ from sqlalchemy import (
     update,
 )
 
-from adapters import derive_batch, schema, write_targets
+from adapters import derive_batch, schema, tallies, write_targets
 from adapters import history as history_queries
 from adapters.dialect import bulk
+from adapters.dialect.days import day_of
 from adapters.measure_batch import UidRange, measure_batch, scratch
 from adapters.measure_facts import touched_conversations
 from adapters.measure_marks import source_marks
+from core.outcomes import CallOutcome, EditScope
+from core.periods import Grain
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.derive import Summary, derive_outcomes
@@ -650,6 +653,37 @@ def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key
         if _full_scans(plan, dialect, message) or _whole_index(plan, dialect, message)
     ]
     assert len(explained) == 4
+    assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def test_a_reruns_edited_runs_are_counted_with_each_runs_edited_writes_looked_up_by_its_key(
+    site_engine: Engine, dialect: str
+) -> None:
+    derive_outcomes(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with site_engine.begin() as connection:
+        # Every run EDITED, each write with a scope: the count below then holds every run of the site.
+        connection.execute(update(schema.run_outcome).values(outcome=CallOutcome.EDITED.value))
+        connection.execute(
+            update(schema.write_outcome).values(
+                outcome=CallOutcome.EDITED.value, edit_scope=EditScope.SAME_FIELDS.value
+            )
+        )
+        first = connection.execute(select(func.min(schema.measure_fact.c.day_start))).scalar_one()
+        with _explaining(connection, dialect) as explained:
+            found = tallies.edited_tallies(connection, Grain.DAY, open_from=day_of(first), periods=())
+
+    assert sum(tally.runs for tally in found) == PAGES
+    assert {tally.scope for tally in found} == {EditScope.SAME_FIELDS}
+    # Every fact of the site is in the open periods here, so the facts' own plan is the planner's to choose.
+    growing = ("tx_runrecord_run_outcome", "tx_runrecord_write_outcome")
+    leading = _leading_columns(site_engine, growing)
+    scans = [
+        (statement, plan)
+        for statement, plan in explained
+        if _full_scans(plan, dialect, growing) or _off_key_index_reads(plan, dialect, leading)
+    ]
+    assert len(explained) == 1
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
 
 
