@@ -36,6 +36,7 @@ from sqlalchemy import (
 from adapters import derive_batch, schema, tallies, write_targets
 from adapters import history as history_queries
 from adapters.dialect import bulk
+from adapters.dialect import session as sqlsession
 from adapters.dialect.days import day_of
 from adapters.measure_batch import UidRange, measure_batch, scratch
 from adapters.measure_facts import touched_conversations
@@ -635,6 +636,53 @@ def test_no_statement_of_a_measure_rates_batch_reads_a_growing_table_whole(
         or _off_key_index_reads(plan, dialect, leading)
     ]
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def _conversations_with_records_after(engine: Engine, first_batch: int, total: int) -> None:
+    """`total` conversations, each with runs that write a page and finish; of the first `first_batch` only the
+    first stores a run record, with the entries of its eight runs."""
+    with engine.begin() as connection:
+        site = Installation(connection)
+        for index in range(total):
+            chat = site.conversation(configuration="content-assistant", at=T + index)
+            chat.stores_run_record = index >= first_batch or index == 0
+            for turn in range(8 if index == 0 else 1):
+                page = site.page(f"Seite {index}.{turn}", at=T - 60 * DAY)
+                chat.user("Bitte.", at=T + index)
+                run = chat.run()
+                run.propose("update_record", page, fields=("title",))
+                run.approve(at=T + index + 10)
+                run.finish()
+                chat.assistant("Erledigt.", at=T + index + 20, run=run)
+            chat.close()
+        site.finish()
+
+
+def test_a_later_batch_reads_the_run_record_entries_by_conversation_though_the_first_batch_had_few(
+    installation_engine: Engine, dialect: str
+) -> None:
+    # The oldest conversations stored no run record but one: the first batch's statistics count a few
+    # entries, all of one conversation, and SQLite planned a later batch's answers with a read of every entry
+    # for each answer (adapters.dialect.session.BatchStatistics).
+    first_batch, total = 10, 10 + 3 * sqlsession.STALE_ROWS
+    _conversations_with_records_after(installation_engine, first_batch, total)
+    with installation_engine.connect() as connection, connection.begin():
+        scratch.create(connection)
+        first = connection.execute(select(func.min(schema.conversation.c.uid))).scalar_one()
+        measure_batch(connection, UidRange(first - 1, first - 1 + first_batch), now=T + 30 * DAY)
+        scratch.statistics_taken(connection)
+        with _explaining(connection, dialect) as explained:
+            result = measure_batch(
+                connection, UidRange(first - 1 + first_batch, first - 1 + total), now=T + 30 * DAY
+            )
+        connection.rollback()
+
+    assert result.answers == total - first_batch
+    answers = [
+        plan for statement, plan in explained if statement.startswith("INSERT INTO tx_runrecord_m_answer")
+    ]
+    assert len(answers) == 1
+    assert not _full_scans(answers[0], dialect, ("tx_runrecord_m_entry",)), answers[0]
 
 
 def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key(
