@@ -45,13 +45,20 @@ def touched_conversations(connection: Connection, marks: Marks, margin_s: int, l
     """
     d = connection.dialect.name
     c, m, r, e = conversation.c, message.c, agentrun.c, event.c
+    # The new messages and events as a range of their primary key, on MariaDB whatever its statistics say:
+    # counting a table as nearly empty (right after a bulk load), it read the whole (conversation, sorting)
+    # index of the messages instead.
+    new_messages = plans.by_index(
+        d, select(m.conversation).where(m.uid > marks.message_uid), message, "PRIMARY"
+    )
+    new_events = plans.by_index(d, select(e.run).where(e.uid > marks.event_uid), event, "PRIMARY")
     queries = [
         select(c.uid).where(
             or_(c.tstamp >= marks.conversation_tstamp - margin_s, c.uid > marks.conversation_uid)
         ),
-        _conversations_with(select(m.conversation).where(m.uid > marks.message_uid)),
+        _conversations_with(new_messages),
         _conversations_of(d, select(r.uid).where(r.tstamp >= marks.run_tstamp - margin_s)),
-        _conversations_of(d, select(e.run).where(e.uid > marks.event_uid)),
+        _conversations_of(d, new_events),
     ]
     found: set[int] = set()
     for query in queries:
