@@ -181,7 +181,7 @@ class Installation:
     def history(
         self,
         record: Record,
-        action: Action,
+        action: Action | int,
         *,
         at: int,
         new: Mapping[str, Any] | None = None,
@@ -196,7 +196,8 @@ class Installation:
         at `moment` (default: `at`); returns its uid, or 0 in MOMENTS order, where the flush numbers it.
 
         `workspace` > 0 records a draft; `names_run` a run uuid the DataHandler run was given as its
-        correlation scope (DOMAIN.md, "correlation_id"), else the row gets a scope of its own."""
+        correlation scope (DOMAIN.md, "correlation_id"), else the row gets a scope of its own. An `action`
+        that is a bare int is a code no TYPO3 action has, as an extension may write one."""
         return self.history_row(
             record,
             action,
@@ -213,7 +214,7 @@ class Installation:
     def history_row(
         self,
         record: Record,
-        action: Action,
+        action: Action | int,
         *,
         at: int,
         new: Mapping[str, Any] | None = None,

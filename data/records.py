@@ -28,7 +28,7 @@ class HistoryRow:
     stamp: int  # tstamp: the start of the process that wrote it
     moment: int  # when it was really inserted
     call: int  # the order of the builder's calls
-    action: Action
+    action: Action | int  # an int: a code no TYPO3 action has, as an extension may write one
     user: int
     workspace: int
     old: Mapping[str, Any] | None  # modify rows: oldRecord; None when history_data is not a modify's
