@@ -1017,14 +1017,23 @@ def test_the_command_prints_json(
     assert summary["seconds"] >= 0
 
 
-@pytest.mark.parametrize("args", [("--window-days", "0"), ("--batch-size", "0"), ("--now", "yesterday")])
+@pytest.mark.parametrize(
+    ("args", "exit_code", "said"),
+    [
+        (("--window-days", "0"), 2, "Invalid value for '--window-days'"),
+        (("--batch-size", "0"), 2, "Invalid value for '--batch-size'"),
+        (("--now", "yesterday"), 1, "--now is not an ISO 8601 date or time: 'yesterday'"),
+    ],
+)
 def test_the_command_refuses_bad_options_in_one_line(
-    installation_url: str, run_cli: Callable[..., Result], args: tuple[str, str]
+    installation_url: str, run_cli: Callable[..., Result], args: tuple[str, str], exit_code: int, said: str
 ) -> None:
     result = run_cli("derive-outcomes", "--db", installation_url, *args)
 
-    assert result.exit_code != 0
+    assert result.exit_code == exit_code
     assert "Traceback" not in result.output + result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error:"), result.stderr
+    assert said in result.stderr
 
 
 def test_the_command_records_its_run_in_the_job_log_as_the_scheduler_does(

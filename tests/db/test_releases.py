@@ -287,20 +287,28 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whateve
 
 
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "said"),
     [
-        ("compare", "be_user_rate", "--at", RELEASE),
-        ("compare", "runs", "--at", RELEASE),
-        ("compare", "window_open", "--at", RELEASE),
-        ("compare", "edited_rate", "--at", "soon"),
-        ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
+        (("compare", "be_user_rate", "--at", RELEASE), "no metric 'be_user_rate'"),
+        (("compare", "runs", "--at", RELEASE), "runs is a count, not a rate"),
+        (("compare", "window_open", "--at", RELEASE), "window_open is a count, not a rate"),
+        (("compare", "edited_rate", "--at", "soon"), "is not a date (YYYY-MM-DD): 'soon'"),
+        (
+            ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
+            "--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not 'editor:90001'",
+        ),
     ],
 )
 @on_sqlite_alone
 def test_a_bad_metric_date_or_group_is_one_error_line(
-    installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...]
+    installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...], said: str
 ) -> None:
-    assert_one_error_line(run_cli(*arguments, "--db", installation_url))
+    # The database holds no rates: a check that let the arguments through would end in "no rates … yet"
+    # instead, one error line too.
+    result = run_cli(*arguments, "--db", installation_url)
+
+    assert_one_error_line(result)
+    assert said in result.stderr, result.stderr
 
 
 @on_sqlite_alone
