@@ -54,13 +54,15 @@ def _plant_every_path(site: Installation) -> None:
     again.answer("Die Seite wurde angelegt.")
     again.finish()
     second.close()
-    outside = _waiting(site, page, OLD + 3600)  # decided in AI Tasks, then the line
+    # Decided in AI Tasks, then the line, sent in the next week: it counts in the week of the run that waited.
+    outside = _waiting(site, page, OLD + 3600)
     run = outside.run()
     run.propose("create_page_draft", page, fields=("title",))
     run.approve(at=run.now + 900)
     run.finish()
-    outside.user("habe alles freigegeben", at=run.now + 30)
-    outside.assistant("The run finished outside the chat.", at=run.now + 31, notice="runFinishedOutside")
+    line_at = run.now + 4 * DAY
+    outside.user("habe alles freigegeben", at=line_at)
+    outside.assistant("The run finished outside the chat.", at=line_at + 1, notice="runFinishedOutside")
     outside.close()
     unanswered = _waiting(site, page, OLD + 7200, configuration="seo-assistant")  # nothing answered it
     run = unanswered.run()
