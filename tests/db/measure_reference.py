@@ -8,14 +8,14 @@ core.facts.orphan_fact. `reference_rates` counts those facts with core.counting.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, select
 
-from adapters import schema, tallies
+from adapters import schema
 from adapters.conversations import conversation_page, messages_of
 from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
 from adapters.measure_facts import fact_row
@@ -30,10 +30,11 @@ from core.answers import (
     stored_message,
     verdict_from_counts,
 )
-from core.counting import EditedWrite, FactTally, edited_tallies, rate_counts
+from core.counting import EditedWrite, FactTally, OpenTally, OutcomeTally, edited_tallies, rate_counts
+from core.events import EventKind
 from core.facts import Fact, conversation_facts, orphan_fact
 from core.measured_runs import EventCounts, RunRow, run_end, run_start
-from core.outcomes import CallOutcome
+from core.outcomes import CallOutcome, is_due
 from core.periods import Grain
 from core.saved import Verdict, nothing_saved
 from core.waits import Wait, approval_waits, needs_waits
@@ -179,8 +180,8 @@ def _day(value: object) -> date:
 def reference_rates(
     connection: Connection, facts: dict[Key, dict[str, Any]], grain: Grain, *, now: int, window_s: int
 ) -> dict[tuple[str, date, str, str], tuple[int, int, int]]:
-    """The rates of every period core.counting gives for these facts, with the outcomes, edited writes and
-    runs inside their window as the database tallies them."""
+    """The rates of every period core.counting gives for these facts, with the derived runs, their EDITED
+    writes and the runs inside their window read with plain SELECTs and counted in Python."""
     read = [fact for fact in facts.values() if fact["answer"] == AnswerState.READ.value and fact["notice"]]
     first_notice = min((fact["ended_at"] for fact in read), default=None)
     period = "week_start" if grain is Grain.WEEK else "day_start"
@@ -202,12 +203,11 @@ def reference_rates(
         )
         for fact in facts.values()
     ]
-    every: dict[str, Any] = {"open_from": None, "periods": ()}
     counts = rate_counts(
         fact_tallies,
-        tallies.outcome_tallies(connection, grain, **every),
+        _outcome_tallies(connection, facts, period),
         edited_tallies(edited_writes(connection, grain)),
-        tallies.window_open_tallies(connection, grain, cutoff=now - window_s),
+        _window_open_tallies(connection, facts, period, now=now, window_s=window_s),
     )
     return {
         (metric.value, day, group.kind.value, group.value): (
@@ -217,6 +217,49 @@ def reference_rates(
         )
         for (metric, day, group), count in counts.rows()
     }
+
+
+def _outcome_tallies(
+    connection: Connection, facts: dict[Key, dict[str, Any]], period: str
+) -> list[OutcomeTally]:
+    """The derived runs per period of the run's end, configuration, skill, outcome and rule version."""
+    o = schema.run_outcome.c
+    derived = {
+        int(run): (str(outcome), str(version or ""))
+        for run, outcome, version in connection.execute(select(o.run_uid, o.outcome, o.rule_version))
+    }
+    counted: Counter[tuple[date, Any, Any, str, str]] = Counter()
+    for (run_uid, message_uid), fact in facts.items():
+        if message_uid == 0 and run_uid in derived:
+            outcome, version = derived[run_uid]
+            counted[
+                (fact[period], fact["configuration_identifier"], fact["skill_identifier"], outcome, version)
+            ] += 1
+    return [
+        OutcomeTally(day, c, s, outcome, runs, version)
+        for (day, c, s, outcome, version), runs in counted.items()
+    ]
+
+
+def _window_open_tallies(
+    connection: Connection, facts: dict[Key, dict[str, Any]], period: str, *, now: int, window_s: int
+) -> list[OpenTally]:
+    """The runs not derived whose last tool_write's window has not closed at `now` (core.outcomes.is_due),
+    per period of the run's end, configuration and skill."""
+    e, o = schema.agentrun_event.c, schema.run_outcome.c
+    last_write: dict[int, int] = {}
+    for run, crdate in connection.execute(
+        select(e.run, e.crdate).where(e.kind == EventKind.TOOL_WRITE.value)
+    ):
+        last_write[int(run)] = max(last_write.get(int(run), int(crdate)), int(crdate))
+    derived = {int(run) for run in connection.execute(select(o.run_uid)).scalars()}
+    counted: Counter[tuple[date, Any, Any]] = Counter()
+    for (run_uid, message_uid), fact in facts.items():
+        written = last_write.get(run_uid)
+        open_run = written is not None and not is_due(written, now, window_s)
+        if message_uid == 0 and run_uid not in derived and open_run:
+            counted[(fact[period], fact["configuration_identifier"], fact["skill_identifier"])] += 1
+    return [OpenTally(day, c, s, runs) for (day, c, s), runs in counted.items()]
 
 
 def edited_writes(connection: Connection, grain: Grain) -> list[EditedWrite]:
