@@ -209,11 +209,12 @@ def _fill_writes(connection: Connection, settings: BatchSettings, catalog: Table
     name = exact(dialect, w.tablename)
     names = connection.execute(select(name).where(w.tablename.is_not(None)).distinct()).scalars()
     unreadable, missing, tables = _judge_names(catalog, (read_exact(value) for value in names))
-    # Only the writes to a name that is no readable table change state: most batches have none.
+    # Only the writes to a name that is no readable table change state: most batches have none. A target
+    # without a readable uid stays unreadable whatever its table (core.outcomes.unreadable_target).
     if unreadable or missing:
         state = case(
             (name.in_(exact_values(dialect, unreadable)), UNREADABLE),
-            (name.in_(exact_values(dialect, missing)), TABLE_MISSING),
+            (and_(name.in_(exact_values(dialect, missing)), w.target_state == READABLE), TABLE_MISSING),
             else_=w.target_state,
         )
         judged = exact_values(dialect, [*unreadable, *missing])

@@ -435,6 +435,8 @@ BAD_TARGETS: dict[str, Any] = {
     "uid too large": {"writeTargetTable": "pages", "writeTargetUid": 2**31},
     "uid huge": {"writeTargetTable": "pages", "writeTargetUid": 10**30},
     "uid true": {"writeTargetTable": "pages", "writeTargetUid": True},
+    "a missing table, uid zero": {"writeTargetTable": "tx_gone_table", "writeTargetUid": 0},
+    "a missing table, no uid": {"writeTargetTable": "tx_gone_table"},
 }
 
 
