@@ -15,15 +15,27 @@ from datetime import UTC, datetime
 from adapters import settings
 from adapters.errors import RunrecordError
 
+# The instants a job may run as of: unix time from its start, and far enough from the calendar's end that a
+# window, a week or a period after it is still a date.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+
 
 def parse_instant(text: str, *, what: str) -> datetime:
-    """An ISO 8601 date or time as an aware datetime (UTC when it has no offset); RunrecordError naming
-    `what` otherwise."""
+    """An ISO 8601 date or time as an aware datetime (UTC when it has no offset), from 1970 up to the year
+    9000; RunrecordError naming `what` otherwise."""
     try:
         parsed = datetime.fromisoformat(text.strip())
     except ValueError as error:
         raise RunrecordError(f"{what} is not an ISO 8601 date or time: {text!r}") from error
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    aware = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    try:
+        within = EARLIEST <= aware < LATEST
+    except OverflowError:  # an offset that moves the instant past the calendar's end
+        within = False
+    if not within:
+        raise RunrecordError(f"{what} is not from 1970 up to the year 9000: {text!r}")
+    return aware
 
 
 def fixed() -> datetime | None:

@@ -107,3 +107,15 @@ def test_no_module_and_no_test_reads_the_system_clock_but_runrecords_clock() -> 
 
     assert {path: found for path, found in readers.items() if path not in READS_THE_WALL_CLOCK} == {}
     assert set(readers) == READS_THE_WALL_CLOCK
+
+
+@pytest.mark.parametrize(
+    "text", ["1969-12-31T23:59:59Z", "9000-01-01", "9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]
+)
+def test_an_instant_before_unix_time_or_near_the_calendars_end_is_one_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    monkeypatch.setenv("RUNRECORD_NOW", text)
+
+    with pytest.raises(RunrecordError, match=r"^RUNRECORD_NOW is not from 1970 up to the year 9000: "):
+        clock.now()
