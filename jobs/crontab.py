@@ -121,5 +121,6 @@ def parse_timezone(name: str) -> ZoneInfo:
     """The IANA time zone of that name; RunrecordError naming it if there is none."""
     try:
         return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError) as error:
+    # OSError: an area's name ("Europe") is a directory of the zone database, not a zone.
+    except (ZoneInfoNotFoundError, ValueError, OSError) as error:
         raise RunrecordError(f"{name!r} is not a time zone (an IANA name such as Europe/Berlin)") from error

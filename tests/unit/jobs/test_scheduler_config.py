@@ -152,6 +152,7 @@ def test_the_environment_configures_every_schedule_the_time_zone_grace_and_lease
     ("variable", "value", "complaint"),
     [
         ("RUNRECORD_SCHEDULER_TIMEZONE", "Mars/Olympus", "not a time zone"),
+        ("RUNRECORD_SCHEDULER_TIMEZONE", "Europe", "not a time zone"),
         ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "2", "at least 3"),
         ("RUNRECORD_MISFIRE_GRACE_SECONDS", "soon", "not a whole number"),
         ("RUNRECORD_MEASURE_CRON", "after breakfast", "not another configured job"),
