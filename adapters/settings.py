@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from adapters.errors import RunrecordError
 from core.time import DAY_S
+from core.window import MAX_WINDOW_DAYS
 
 DEMO_DATABASE = Path("data") / "demo.sqlite"
 MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
@@ -183,7 +184,7 @@ def whole_number(name: str, *, what: str, minimum: int, maximum: int | None = No
 
 def window_days() -> int:
     """RUNRECORD_WINDOW_DAYS: days after an AI write during which human changes count; at least 1."""
-    return whole_number("window_days", what="a whole number of days", minimum=1)
+    return whole_number("window_days", what="a whole number of days", minimum=1, maximum=MAX_WINDOW_DAYS)
 
 
 def window_seconds() -> int:

@@ -20,6 +20,7 @@ from core.time import DAY_S
 
 # DESIGN.md rule 1: the window is configurable but at least a day.
 MIN_WINDOW_S = DAY_S
+MAX_WINDOW_DAYS = 3650  # ten years: a window, and the periods after it, stay in the calendar
 
 
 class InvalidWindowError(ValueError):

@@ -14,7 +14,9 @@ import click
 from adapters import clock, settings
 from adapters.errors import RunrecordError
 from core.formatting import plural
+from core.table_names import MAX_RECORD_UID
 from core.time import DAY_S
+from core.window import MAX_WINDOW_DAYS
 from jobs.cli_options import (
     CommandGroup,
     DeriveProgressBar,
@@ -81,7 +83,7 @@ def init_db(db_url: str, with_upstream: bool) -> None:
 @click.option(
     "--now", "now_text", default=None, help="ISO 8601 time the installation ends at [default: now]."
 )
-@click.option("--window-days", type=click.IntRange(min=1), default=7, show_default=True)
+@click.option("--window-days", type=click.IntRange(1, MAX_WINDOW_DAYS), default=7, show_default=True)
 @click.option(
     "--manifest",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -188,7 +190,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
 
 
 @main.command("record")
-@click.argument("conversation", type=int)
+@click.argument("conversation", type=click.IntRange(1, MAX_RECORD_UID))
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the stored and rebuilt record as JSON.")
 def record_command(conversation: int, db_url: str, as_json: bool) -> None:
@@ -206,7 +208,7 @@ def record_command(conversation: int, db_url: str, as_json: bool) -> None:
 
 
 @main.command("notes")
-@click.argument("conversation", type=int)
+@click.argument("conversation", type=click.IntRange(1, MAX_RECORD_UID))
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the notes as JSON.")
 def notes_command(conversation: int, db_url: str, as_json: bool) -> None:
@@ -253,7 +255,7 @@ def _show_conversation(
 @click.option("--now", "now_text", default=None, help="ISO 8601 time to derive as of [default: now].")
 @click.option(
     "--window-days",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_WINDOW_DAYS),
     default=None,  # read when the command runs: a malformed setting is not a malformed option
     show_default="$RUNRECORD_WINDOW_DAYS, else 7",
     help="Days after a write during which human changes count (003_…, 'A window').",

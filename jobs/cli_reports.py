@@ -8,6 +8,7 @@ import click
 
 from adapters import settings
 from adapters.errors import RunrecordError
+from core.table_names import MAX_RECORD_UID
 from jobs.cli_options import creating_db_option, db_option, existing_database, parse_now
 
 
@@ -242,7 +243,7 @@ def alerts_group(ctx: click.Context, db_url: str, closed_too: bool, as_json: boo
 
 
 @alerts_group.command("ack")
-@click.argument("uid", metavar="ID", type=click.IntRange(min=1))
+@click.argument("uid", metavar="ID", type=click.IntRange(1, MAX_RECORD_UID))
 @click.option(
     "--db",
     "db_url",

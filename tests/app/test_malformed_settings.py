@@ -18,6 +18,6 @@ def test_a_malformed_window_setting_is_one_error_line_on_every_page(
 
     assert not app.exception
     assert [error.value for error in app.error] == [
-        "A setting is malformed: RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, at least 1. "
+        "A setting is malformed: RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, from 1 to 3650. "
         "Correct it and start the dashboard again."
     ]

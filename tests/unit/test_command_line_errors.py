@@ -29,7 +29,15 @@ def test_a_command_that_reads_a_sqlite_file_refuses_a_missing_one_and_does_not_c
 
 @pytest.mark.parametrize(
     "command",
-    [("record", "abc"), ("measure-rates", "--grain", "month"), ("release", "add"), ("no-such-command",)],
+    [
+        ("record", "abc"),
+        ("record", "99999999999999999999"),
+        ("notes", "0"),
+        ("alerts", "ack", "9223372036854775808"),
+        ("measure-rates", "--grain", "month"),
+        ("release", "add"),
+        ("no-such-command",),
+    ],
     ids=lambda args: " ".join(args),
 )
 def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(

@@ -102,7 +102,7 @@ def test_every_scheduled_job_fails_on_a_malformed_window_naming_the_setting(
         job_log.resolve(target)(f"sqlite:///{database}")
 
     assert job_log.failure_line(raised.value) == (
-        "RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, at least 1"
+        "RUNRECORD_WINDOW_DAYS='abc' is not a whole number of days, from 1 to 3650"
     )
     assert not database.exists()
 
