@@ -11,7 +11,7 @@ from datetime import date
 
 from sqlalchemy import Connection, Engine
 
-from adapters import measure_marks, rates
+from adapters import clock, measure_marks, rates
 from adapters import releases as markers
 from adapters.database import RunrecordError, reported
 from adapters.releases import MAX_LABEL, Release
@@ -23,11 +23,16 @@ from core.two_sided import metrics_read
 
 
 def parse_day(text: str, what: str) -> date:
-    """An ISO 8601 date (YYYY-MM-DD); RunrecordError naming `what` otherwise."""
+    """An ISO 8601 date (YYYY-MM-DD) from 1970 up to the year 9000, as the clock's instants
+    (adapters.clock.parse_instant): the weeks compared on either side of it stay in the calendar;
+    RunrecordError naming `what` otherwise."""
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except ValueError as error:
         raise RunrecordError(f"{what} is not a date (YYYY-MM-DD): {text!r}") from error
+    if not clock.EARLIEST.date() <= day < clock.LATEST.date():
+        raise RunrecordError(f"{what} is not from 1970 up to the year 9000: {text!r}")
+    return day
 
 
 def add_release(engine: Engine, released_on: date, label: str, *, now: int) -> bool:

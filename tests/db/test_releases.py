@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
+from adapters import schema
 from core.periods import Grain
 from core.time import DAY_S
 from data.builder import Installation
@@ -293,6 +294,8 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whateve
         (("compare", "runs", "--at", RELEASE), "runs is a count, not a rate"),
         (("compare", "window_open", "--at", RELEASE), "window_open is a count, not a rate"),
         (("compare", "edited_rate", "--at", "soon"), "is not a date (YYYY-MM-DD): 'soon'"),
+        (("compare", "edited_rate", "--at", "9999-12-31"), "--at is not from 1970 up to the year 9000"),
+        (("release", "add", "0001-01-01", "Prompt rule"), "DATE is not from 1970 up to the year 9000"),
         (
             ("compare", "edited_rate", "--at", RELEASE, "--group", "editor:90001"),
             "--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not 'editor:90001'",
@@ -300,8 +303,12 @@ def test_a_group_side_with_one_period_under_five_runs_is_too_few_to_show_whateve
     ],
 )
 @on_sqlite_alone
-def test_a_bad_metric_date_or_group_is_one_error_line(
-    installation_url: str, run_cli: Callable[..., Result], arguments: tuple[str, ...], said: str
+def test_a_bad_metric_date_or_group_is_one_error_line_and_nothing_is_recorded(
+    installation_url: str,
+    installation_engine: Engine,
+    run_cli: Callable[..., Result],
+    arguments: tuple[str, ...],
+    said: str,
 ) -> None:
     # The database holds no rates: a check that let the arguments through would end in "no rates … yet"
     # instead, one error line too.
@@ -309,6 +316,8 @@ def test_a_bad_metric_date_or_group_is_one_error_line(
 
     assert_one_error_line(result)
     assert said in result.stderr, result.stderr
+    with installation_engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(schema.release)).scalar_one() == 0
 
 
 @on_sqlite_alone
