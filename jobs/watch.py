@@ -83,4 +83,8 @@ def as_json(reading: rules.Health) -> dict[str, Any]:
 
 
 def _iso(unix: int) -> str:
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
+    """The instant in ISO 8601 (UTC); a stamp outside the calendar (a corrupt row's) as its number."""
+    try:
+        return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return f"unix {unix}"

@@ -18,6 +18,7 @@ from data.agent_run import Write
 from data.builder import Installation
 from data.records import Record
 from jobs.watch import watch
+from tests.db.conftest import on_sqlite_alone
 
 NOW = 1_800_000_000
 DAY = DAY_S
@@ -217,6 +218,25 @@ def test_the_command_prints_the_reading_stores_it_and_records_the_execution(
     ] * 2
     assert all(isinstance(r["duration_ms"], int) and r["finished"] for r in runs)
     assert len(rows_of(installation_engine, schema.health)) == 2
+
+
+# Only SQLite stores such a stamp: the other engines' int(11) refuses it.
+@on_sqlite_alone
+def test_a_history_stamp_outside_the_calendar_is_shown_as_its_number_and_the_command_succeeds(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        site.page("Produkte", at=NOW - 10 * DAY)
+        site.finish()
+        h = schema.sys_history
+        oldest = connection.execute(select(func.min(h.c.uid))).scalar_one()
+        connection.execute(update(h).where(h.c.uid == oldest).values(tstamp=-99_999_999_999))
+
+    result = run_cli("watch-conversations", "--db", installation_url, "--now", AT_NOW.isoformat(), "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["history"]["oldest"] == "unix -99999999999"
 
 
 def test_the_command_on_a_server_that_is_not_there_fails_in_one_line(run_cli: Callable[..., Result]) -> None:
