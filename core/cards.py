@@ -61,6 +61,8 @@ def parse_card_outcomes(
         value = json.loads(text)
     except json.JSONDecodeError as error:
         return (), (UnreadableCardOutcome(f"not JSON ({error.msg} at character {error.pos})"),)
+    except ValueError:  # bytes that are no UTF-8 text
+        return (), (UnreadableCardOutcome("not JSON (no UTF-8 text)"),)
     if not isinstance(value, list):
         return (), (UnreadableCardOutcome("not a list"),)
     outcomes: list[CardOutcome] = []

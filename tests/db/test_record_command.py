@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, update
+from sqlalchemy import Engine, func, select, text, update
 
 from adapters import schema
 from adapters.conversations import load_conversation
@@ -151,6 +151,39 @@ def test_record_names_each_unreadable_row_and_shows_the_rest(
     assert all(line.startswith(f"runrecord: warning: conversation {chat.uid}: ") for line in warnings)
     assert "stored run record: none readable" in result.stdout
     assert "update_page_seo" in result.stdout
+
+
+# Only SQLite stores bytes that are no UTF-8 text in a text column.
+@on_sqlite_alone
+@pytest.mark.parametrize("command", ["record", "notes"])
+def test_a_payload_of_bytes_that_are_no_text_is_not_json_and_the_rest_is_shown(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result], command: str
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.user("Setze den Titel.", at=T0)
+        run = chat.run()
+        run.propose("update_page_seo", page, fields=("seo_title",))
+        run.approve()
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.close()
+        site.finish()
+        m = schema.message.c
+        no_text = text("x'ff80'")
+        connection.execute(update(schema.conversation).values(run_record=no_text, card_outcomes=no_text))
+        first = connection.execute(select(func.min(m.uid)).where(m.conversation == chat.uid)).scalar_one()
+        connection.execute(update(schema.message).where(m.uid == first).values(payload=no_text))
+
+    result = run_cli(command, str(chat.uid), "--db", installation_url)
+
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    warnings = result.stderr.splitlines()
+    assert any("card_outcomes" in line and "not JSON" in line for line in warnings), warnings
+    assert all(line.startswith(f"runrecord: warning: conversation {chat.uid}: ") for line in warnings)
 
 
 @on_sqlite_alone
