@@ -42,11 +42,17 @@ RUN_END_COLUMNS = ("finished_at", "tstamp", "started_at", "crdate")
 RUN_START_COLUMNS = ("started_at", "crdate")
 
 
+# A stamp from the year 9000 on is no time a run ended at: only SQLite stores one in nr-llm's int(11) columns,
+# and the day of one from the year 10000 is no date there (adapters.clock bounds --now the same way).
+LATEST_STAMP = 221_845_392_000  # 9000-01-01T00:00:00Z
+
+
 def run_end(finished_at: int, tstamp: int, started_at: int, crdate: int) -> int:
-    """When a run ended: finished_at; for a run not finished (waiting, cancelled), its last update."""
+    """When a run ended: finished_at; for a run not finished (waiting, cancelled), its last update. A column
+    that is not set (0), or holds a stamp past LATEST_STAMP, is passed over."""
     values = {"finished_at": finished_at, "tstamp": tstamp, "started_at": started_at, "crdate": crdate}
     for value in (values[name] for name in RUN_END_COLUMNS):
-        if value > 0:
+        if 0 < value < LATEST_STAMP:
             return value
     return 0
 

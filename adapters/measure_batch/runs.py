@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
     Select,
@@ -31,7 +32,7 @@ from adapters.dialect.names import POSTGRESQL
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
 from core.events import EventKind
-from core.measured_runs import RUN_END_COLUMNS, RUN_START_COLUMNS
+from core.measured_runs import LATEST_STAMP, RUN_END_COLUMNS, RUN_START_COLUMNS
 from core.run_status import FINISHED_STATUSES, RunStatus
 
 agentrun = schema.agentrun
@@ -41,7 +42,8 @@ event = schema.agentrun_event
 def run_end() -> ColumnElement[Any]:
     """core.measured_runs.run_end of tx_nrllm_agentrun's columns."""
     r = agentrun.c
-    return case(*((r[name] > 0, r[name]) for name in RUN_END_COLUMNS), else_=0)
+    latest = literal(LATEST_STAMP, BigInteger)  # past the int(11) columns' range: bound as a bigint
+    return case(*((and_(r[name] > 0, r[name] < latest), r[name]) for name in RUN_END_COLUMNS), else_=0)
 
 
 def run_start() -> ColumnElement[Any]:

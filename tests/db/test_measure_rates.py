@@ -928,3 +928,37 @@ def test_a_quiet_week_holding_now_minus_the_window_is_closed_for_measure_rates_c
     assert measured == stored
     assert stored[Grain.WEEK] == date(2026, 11, 2)  # the quiet week of 10-26 is closed
     assert not is_open(date(2026, 10, 26), stored[Grain.WEEK])
+
+
+# Only SQLite stores such a stamp in nr-llm's int(11) columns.
+@on_sqlite_alone
+def test_a_run_stamped_finished_from_the_year_9000_on_ends_at_its_last_update_and_the_rest_is_measured(
+    installation_engine: Engine,
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=NOW - 30 * DAY)
+        runs = []
+        for index in range(2):
+            chat = site.conversation(configuration="seo-assistant", at=NOW - 20 * DAY + index, page=page)
+            chat.user("Setze den Titel.", at=NOW - 20 * DAY + index)
+            run = chat.run()
+            run.propose("update_page_seo", page, fields=("seo_title",))
+            run.approve()
+            run.answer("Gespeichert.")
+            run.finish()
+            chat.close()
+            runs.append(run)
+        site.finish()
+        r = schema.agentrun.c
+        corrupt = connection.execute(select(r.uid, r.tstamp).where(r.uuid == runs[0].uuid)).one()
+        year_10000 = 253_402_300_800
+        connection.execute(update(schema.agentrun).where(r.uid == corrupt.uid).values(finished_at=year_10000))
+
+    summary = measure_rates(installation_engine, now=NOW, window_s=WINDOW)
+
+    f = schema.measure_fact.c
+    with installation_engine.connect() as connection:
+        ends = dict(connection.execute(select(f.run_uid, f.ended_at).where(f.message_uid == 0)).all())
+    assert summary.runs == 2
+    assert ends[corrupt.uid] == corrupt.tstamp
