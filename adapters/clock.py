@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 
 from adapters import settings
 from adapters.errors import RunrecordError
+from core.time import LATEST_STAMP
 
-# The instants a job may run as of: unix time from its start, and far enough from the calendar's end that a
-# window, a week or a period after it is still a date.
+# The instants a job may run as of: unix time from its start up to core.time.LATEST_STAMP.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+LATEST = datetime.fromtimestamp(LATEST_STAMP, UTC)
 
 
 def parse_instant(text: str, *, what: str) -> datetime:

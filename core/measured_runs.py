@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.run_status import RunStatus
+from core.time import LATEST_STAMP
 
 
 @dataclass(frozen=True)
@@ -36,15 +37,10 @@ class RunRow:
         return self.counts.approvals > 0 or self.status == RunStatus.WAITING_FOR_APPROVAL
 
 
-# When a run ended: the first of these tx_nrllm_agentrun columns that holds a time (above 0).
+# When a run ended: the first of these columns that holds a time (above 0, below LATEST_STAMP).
 RUN_END_COLUMNS = ("finished_at", "tstamp", "started_at", "crdate")
 # When a run started: the first of these columns that is set (not 0), else the last.
 RUN_START_COLUMNS = ("started_at", "crdate")
-
-
-# A stamp from the year 9000 on is no time a run ended at: only SQLite stores one in nr-llm's int(11) columns,
-# and the day of one from the year 10000 is no date there (adapters.clock bounds --now the same way).
-LATEST_STAMP = 221_845_392_000  # 9000-01-01T00:00:00Z
 
 
 def run_end(finished_at: int, tstamp: int, started_at: int, crdate: int) -> int:

@@ -138,11 +138,10 @@ def fill_conversations(
     chosen = plans.in_values(d, c.uid, uids) if uids else and_(c.uid > after, c.uid <= upto)
 
     def run(guarded: bool) -> None:
-        # A range of the primary key, on MariaDB whatever its statistics say (plans.by_index).
         document = _record_document(d, guarded=guarded).where(chosen)
-        source = (document if uids else plans.by_index(d, document, conversation, "PRIMARY")).subquery(
-            "source"
-        )
+        if not uids:  # a range of the primary key, on MariaDB whatever its statistics say
+            document = plans.by_index(d, document, conversation, "PRIMARY")
+        source = document.subquery("source")
         blank = doc.blank(d, source.c.run_record)
         listed = doc.is_kind(d, source.c.record, (), "array")
         query = select(

@@ -32,8 +32,9 @@ from adapters.dialect.names import POSTGRESQL
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
 from core.events import EventKind
-from core.measured_runs import LATEST_STAMP, RUN_END_COLUMNS, RUN_START_COLUMNS
+from core.measured_runs import RUN_END_COLUMNS, RUN_START_COLUMNS
 from core.run_status import FINISHED_STATUSES, RunStatus
+from core.time import LATEST_STAMP
 
 agentrun = schema.agentrun
 event = schema.agentrun_event

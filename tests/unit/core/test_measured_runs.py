@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.measured_runs import LATEST_STAMP, run_end, run_start
+from core.measured_runs import run_end, run_start
+from core.time import LATEST_STAMP
 
 
 def test_a_run_that_has_not_finished_ends_at_its_last_update() -> None:
