@@ -29,13 +29,18 @@ def parse_instant(text: str, *, what: str) -> datetime:
     except ValueError as error:
         raise RunrecordError(f"{what} is not an ISO 8601 date or time: {text!r}") from error
     aware = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    require_in_calendar(aware, text, what=what)
+    return aware
+
+
+def require_in_calendar(instant: datetime, text: str, *, what: str) -> None:
+    """RunrecordError naming `what` and its `text` unless the instant is from EARLIEST up to LATEST."""
     try:
-        within = EARLIEST <= aware < LATEST
+        within = EARLIEST <= instant < LATEST
     except OverflowError:  # an offset that moves the instant past the calendar's end
         within = False
     if not within:
         raise RunrecordError(f"{what} is not from 1970 up to the year 9000: {text!r}")
-    return aware
 
 
 def fixed() -> datetime | None:

@@ -7,7 +7,7 @@ lines and the JSON core.two_sided_text's (framed by core.comparison_text), the s
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, time
 
 from sqlalchemy import Connection, Engine
 
@@ -30,8 +30,7 @@ def parse_day(text: str, what: str) -> date:
         day = date.fromisoformat(text)
     except ValueError as error:
         raise RunrecordError(f"{what} is not a date (YYYY-MM-DD): {text!r}") from error
-    if not clock.EARLIEST.date() <= day < clock.LATEST.date():
-        raise RunrecordError(f"{what} is not from 1970 up to the year 9000: {text!r}")
+    clock.require_in_calendar(datetime.combine(day, time(), UTC), text, what=what)
     return day
 
 
