@@ -20,6 +20,19 @@ class CommandGroup(click.Group):
     """Turns every RunrecordError and database error into one line on stderr and exit code 1, and a
     malformed option or argument into one line and exit code 2 (click's code for usage errors)."""
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command and its arguments, every one of them UTF-8 text: one place for all commands."""
+        name, command, rest = super().resolve_command(ctx, args)
+        undecodable = next((arg for arg in rest if not is_utf8(arg)), None)
+        if undecodable is not None and command is not None and not ctx.resilient_parsing:
+            raise click.UsageError(
+                f"the argument '{shown_bytes(undecodable)}' is not UTF-8 text",
+                click.Context(command, info_name=name, parent=ctx),
+            )
+        return name, command, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -38,6 +51,21 @@ class CommandGroup(click.Group):
 
             click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
             sys.exit(1)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether text came from UTF-8 bytes: Python hands on the bytes of an argument or of stdin that are not
+    UTF-8 as lone surrogates, which a database, a hash or a JSON document cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_bytes(text: str) -> str:
+    """The text for a message, each byte that was not UTF-8 as \\xNN (Python keeps it as U+DC80..U+DCFF)."""
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
 def _is_database_error(error: Exception) -> bool:

@@ -112,6 +112,23 @@ def test_a_bad_date_or_an_empty_label_is_one_error_line(
     assert_one_error_line(run_cli("release", "add", day, label, "--db", installation_url))
 
 
+@on_sqlite_alone
+def test_a_release_label_that_is_not_utf8_is_refused_in_one_line(
+    installation_url: str, installation_engine: Engine, run_cli: Callable[..., Result]
+) -> None:
+    label = b"Prompt \xff rule".decode("utf-8", "surrogateescape")  # as Python hands on a raw byte argument
+
+    result = run_cli("release", "add", "2026-11-02", label, "--db", installation_url)
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "runrecord: error: runrecord release: the argument 'Prompt \\xff rule' is not UTF-8 text "
+        "(see runrecord release --help)\n"
+    )
+    with installation_engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(schema.release)).scalar_one() == 0
+
+
 # --- compare ------------------------------------------------------------------------------------------------
 
 

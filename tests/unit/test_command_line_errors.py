@@ -49,6 +49,38 @@ def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: runrecord")
 
 
+NOT_UTF8 = b"\xff".decode("utf-8", "surrogateescape")  # a raw byte argument, as Python hands it on
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("init-db", "--db", "sqlite:///{tmp}/" + NOT_UTF8 + ".sqlite"),
+        ("generate", "--db", "sqlite:///{tmp}/demo.sqlite", "--manifest", "{tmp}/" + NOT_UTF8 + ".json"),
+        ("compare", "edited_rate", "--at", "2026-11-02", "--group", "skill:" + NOT_UTF8, "--db", "{db}"),
+        ("compare", "edited_rate", "--between", "configuration:a", "configuration:" + NOT_UTF8),
+        ("survival", "--group", "configuration:" + NOT_UTF8, "--db", "{db}"),
+        ("derive-outcomes", "--now", "2026-11-25T14:00" + NOT_UTF8, "--db", "{db}"),
+        ("alerts", "--db", "sqlite:///{tmp}/" + NOT_UTF8 + ".sqlite"),
+    ],
+    ids=lambda args: " ".join(args[:2]),
+)
+def test_an_argument_that_is_not_utf8_is_refused_in_one_line_by_every_command(
+    command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    database = tmp_path / "existing.sqlite"
+    sqlite3.connect(database).close()
+    before = sorted(tmp_path.iterdir())
+
+    result = run_cli(*(part.format(tmp=tmp_path, db=f"sqlite:///{database}") for part in command))
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"runrecord: error: runrecord {command[0]}: the argument '")
+    assert "\\xff" in result.stderr and "' is not UTF-8 text" in result.stderr
+    assert sorted(tmp_path.iterdir()) == before
+
+
 @pytest.mark.parametrize(
     "command",
     [("watch-conversations",), ("record", "1"), ("notes", "1"), ("release", "list")],
