@@ -23,6 +23,7 @@ from jobs.cli_options import (
     creating_db_option,
     db_option,
     existing_database,
+    is_utf8,
     parse_now,
     port_option,
     progress_printer,
@@ -461,15 +462,25 @@ def hash_password_command(password_stdin: bool) -> None:
     """Print the hash of an administrator password for RUNRECORD_ADMIN_PASSWORD_HASH (never the password)."""
     from adapters.passwords import hash_password
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = click.prompt("Administrator password", hide_input=True, confirmation_prompt=True)
-    if not password:
-        raise RunrecordError("an empty password cannot be an administrator password")
-    stored = hash_password(password)
+    stored = hash_password(_password(from_stdin=password_stdin))
     click.echo(stored)
     click.echo(f"export RUNRECORD_ADMIN_PASSWORD_HASH='{stored}'", err=True)
+
+
+def _password(*, from_stdin: bool) -> str:
+    """The password from the first line of stdin, or typed twice: UTF-8 text, not empty."""
+    try:
+        if from_stdin:
+            password = sys.stdin.buffer.readline().decode("utf-8").rstrip("\r\n")
+        else:
+            password = click.prompt("Administrator password", hide_input=True, confirmation_prompt=True)
+    except UnicodeDecodeError as error:  # bytes that are not UTF-8, decoded here or by a strict stream
+        raise RunrecordError("the password is not UTF-8 text") from error
+    if not is_utf8(password):  # the same bytes, handed on as surrogates by a lenient stream
+        raise RunrecordError("the password is not UTF-8 text")
+    if not password:
+        raise RunrecordError("an empty password cannot be an administrator password")
+    return password
 
 
 if __name__ == "__main__":  # the last statement: a command defined below it would be missing

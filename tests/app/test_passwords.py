@@ -94,3 +94,16 @@ def test_hash_password_refuses_an_empty_password() -> None:
 
     assert result.exit_code == 1
     assert result.stderr.startswith("runrecord: error:")
+
+
+@pytest.mark.parametrize(
+    ("args", "given"),
+    [(("--password-stdin",), b"geh\xffeim\n"), ((), b"geh\xffeim\ngeh\xffeim\n")],
+    ids=["stdin", "asked"],
+)
+def test_a_password_that_is_not_utf8_is_refused_in_one_line(args: tuple[str, ...], given: bytes) -> None:
+    result = CliRunner().invoke(main, ["hash-password", *args], input=given)
+
+    assert result.exit_code == 1
+    assert result.stderr == "runrecord: error: the password is not UTF-8 text\n"
+    assert "pbkdf2_sha256" not in result.stdout
