@@ -468,12 +468,9 @@ def hash_password_command(password_stdin: bool) -> None:
 
 
 def _password(*, from_stdin: bool) -> str:
-    """The password from the first line of stdin, or typed twice: UTF-8 text, not empty."""
+    """The password from the first line of stdin, or typed twice on the terminal: UTF-8 text, not empty."""
     try:
-        if from_stdin:
-            password = sys.stdin.buffer.readline().decode("utf-8").rstrip("\r\n")
-        else:
-            password = click.prompt("Administrator password", hide_input=True, confirmation_prompt=True)
+        password = _first_line_of_stdin() if from_stdin else _typed_password()
     except UnicodeDecodeError as error:  # bytes that are not UTF-8, decoded here or by a strict stream
         raise RunrecordError("the password is not UTF-8 text") from error
     if not is_utf8(password):  # the same bytes, handed on as surrogates by a lenient stream
@@ -481,6 +478,37 @@ def _password(*, from_stdin: bool) -> str:
     if not password:
         raise RunrecordError("an empty password cannot be an administrator password")
     return password
+
+
+def _first_line_of_stdin() -> str:
+    line = None if sys.stdin is None else sys.stdin.buffer.readline()  # None: stdin is closed
+    if not line:
+        state = "closed" if line is None else "empty"
+        raise RunrecordError(
+            f"no password given: stdin is {state} (--password-stdin reads the password from its first line)"
+        )
+    return line.decode("utf-8").rstrip("\r\n")
+
+
+def _typed_password() -> str:
+    import getpass
+    import warnings
+
+    with warnings.catch_warnings():
+        # Without a terminal, getpass warns and reads the password from stdin, shown as it is typed.
+        warnings.simplefilter("error", getpass.GetPassWarning)
+        try:
+            return str(click.prompt("Administrator password", hide_input=True, confirmation_prompt=True))
+        except getpass.GetPassWarning as error:
+            raise RunrecordError(
+                "no terminal to ask for the password on: give it on the first line of stdin with "
+                "--password-stdin"
+            ) from error
+        except click.Abort as error:  # the input ended, or Ctrl-C, before the password was typed twice
+            raise RunrecordError(
+                "no password given (hash-password asks for it twice; --password-stdin reads it from the "
+                "first line of stdin)"
+            ) from error
 
 
 if __name__ == "__main__":  # the last statement: a command defined below it would be missing

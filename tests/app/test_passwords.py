@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hmac
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -17,6 +19,7 @@ from adapters.passwords import (
     verify_password,
 )
 from jobs.cli import main
+from tests.conftest import REPO_ROOT
 
 
 def test_a_hash_has_the_form_algorithm_iterations_salt_hash_and_verifies_its_password() -> None:
@@ -94,6 +97,43 @@ def test_hash_password_refuses_an_empty_password() -> None:
 
     assert result.exit_code == 1
     assert result.stderr.startswith("runrecord: error:")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--password-stdin",), "no password given: stdin is empty (--password-stdin reads the password"),
+        ((), "no password given (hash-password asks for it twice; --password-stdin reads it"),
+    ],
+    ids=["stdin", "asked"],
+)
+def test_hash_password_with_no_password_to_read_is_refused_in_one_line(
+    args: tuple[str, ...], said: str
+) -> None:
+    result = CliRunner().invoke(main, ["hash-password", *args], input="")
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"runrecord: error: {said}") and result.stderr.count("\n") == 1
+    assert "pbkdf2_sha256" not in result.stdout
+
+
+def test_hash_password_without_a_terminal_to_ask_on_is_refused_in_one_line() -> None:
+    # A session of its own has no controlling terminal: getpass could only read stdin, the password shown.
+    finished = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "hash-password"],
+        cwd=REPO_ROOT,
+        input="s3cret-Passwort\ns3cret-Passwort\n",
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    )
+
+    assert finished.returncode == 1
+    assert finished.stderr == (
+        "runrecord: error: no terminal to ask for the password on: give it on the first line of stdin with "
+        "--password-stdin\n"
+    )
+    assert finished.stdout == ""
 
 
 @pytest.mark.parametrize(
