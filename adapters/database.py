@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,21 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000  # the dashboard, the scheduler and a job may sh
 def parse_url(url: str) -> URL:
     """A SQLAlchemy URL, or a RunrecordError naming what is wrong with it."""
     try:
-        return make_url(url)
+        parsed = make_url(url)
     except (ArgumentError, ValueError) as error:
         raise RunrecordError(f"not a database URL: {url!r}") from error
+    _refuse_sqlite_query(parsed)
+    return parsed
+
+
+def _refuse_sqlite_query(url: URL) -> None:
+    """runrecord opens a SQLite file by its path, with its own busy timeout: pysqlite would ignore an unknown
+    query argument (mode=ro, with a warning), and with uri=true open a new file named after the query."""
+    if is_sqlite(url.get_backend_name()) and url.query:
+        raise RunrecordError(
+            f"cannot use the database URL {describe(url)}: runrecord takes a SQLite database as "
+            f"sqlite:///PATH, with no query arguments (given: {', '.join(sorted(url.query))})"
+        )
 
 
 def describe(url: URL | str) -> str:
@@ -52,15 +65,37 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_engine(url: str | URL) -> Engine:
-    """An engine for the URL; nothing connects until it is used."""
+    """An engine for the URL; nothing connects until it is used. A query argument the driver does not take
+    is refused here, not ignored or left to fail when the engine first connects."""
     parsed = parse_url(url) if isinstance(url, str) else url
+    _refuse_sqlite_query(parsed)
     try:
         engine = create_engine(parsed, pool_pre_ping=True)
     except (NoSuchModuleError, ArgumentError, ImportError) as error:
         raise RunrecordError(f"cannot use the database URL {describe(parsed)}: {error}") from error
+    _refuse_unknown_connect_arguments(engine)
     if is_sqlite(parsed.get_backend_name()):
         event.listen(engine, "connect", _set_sqlite_pragmas)
     return engine
+
+
+def _refuse_unknown_connect_arguments(engine: Engine) -> None:
+    """Every argument the URL hands the driver's connect() is one it takes. PyMySQL's names each one and
+    would raise a TypeError for any other, a traceback, once the engine connects; psycopg's takes any and
+    refuses an unknown one in a line of its own when connecting; sqlite3's has no signature to read."""
+    try:
+        accepted = signature(engine.dialect.loaded_dbapi.connect)
+    except (TypeError, ValueError):
+        return
+    arguments, keywords = engine.dialect.create_connect_args(engine.url)
+    try:
+        accepted.bind(*arguments, **keywords)
+    except TypeError as error:
+        driver = engine.dialect.driver
+        raise RunrecordError(
+            f"cannot use the database URL {describe(engine.url)}: the {driver} driver does not take one of "
+            f"its query arguments ({error})"
+        ) from error
 
 
 def one_line(error: BaseException) -> str:

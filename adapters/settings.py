@@ -38,7 +38,7 @@ SETTINGS: tuple[Setting, ...] = (
         "RUNRECORD_DB",
         f"sqlite:///{DEMO_DATABASE.as_posix()}",
         "SQLAlchemy URL of the installation's database (sqlite, mysql+pymysql, postgresql+psycopg); "
-        "a relative SQLite path is taken from the working directory.",
+        "a relative SQLite path is taken from the working directory; a SQLite URL takes no query arguments.",
     ),
     Setting(
         "window_days",

@@ -49,6 +49,37 @@ def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: runrecord")
 
 
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (
+            "sqlite:///{path}?mode=ro",
+            "a SQLite database as sqlite:///PATH, with no query arguments (given: mode)",
+        ),
+        ("sqlite:///{path}?mode=ro&uri=true", "with no query arguments (given: mode, uri)"),
+        (
+            "mysql+pymysql://root@127.0.0.1:1/test?mode=ro",
+            "the pymysql driver does not take one of its query",
+        ),
+    ],
+    ids=["sqlite", "sqlite-uri", "mariadb"],
+)
+@pytest.mark.parametrize("command", [("release", "list"), ("init-db", "--with-upstream")], ids=" ".join)
+def test_a_db_url_with_a_query_argument_the_driver_does_not_take_is_refused_in_one_line(
+    url: str, said: str, command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    database = tmp_path / "existing.sqlite"
+    sqlite3.connect(database).execute("CREATE TABLE unrelated (a INTEGER)").connection.close()
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    result = run_cli(*command, "--db", url.format(path=database))
+
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: cannot use the")
+    assert said in result.stderr
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
 NOT_UTF8 = b"\xff".decode("utf-8", "surrogateescape")  # a raw byte argument, as Python hands it on
 
 
