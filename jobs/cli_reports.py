@@ -58,6 +58,19 @@ def release_list_command(db_url: str, as_json: bool) -> None:
         click.echo(f"{release.released_on.isoformat()}  {release.label}")
 
 
+def _two_sides(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[str, str] | None
+) -> tuple[str, str] | None:
+    """No side of --between looks like an option. --between takes the next two words, whatever they are:
+    given one side, the option after it became the second, and the mistake surfaced elsewhere."""
+    for side in value or ():
+        if side.startswith("-"):
+            raise click.BadParameter(
+                f"it takes two sides, configuration:A configuration:B, and {side!r} is an option, not a side"
+            )
+    return value
+
+
 @click.command("compare")
 @click.argument("metric")
 @click.option("--at", "at_text", default=None, help="The date (YYYY-MM-DD) the two sides meet at.")
@@ -68,6 +81,7 @@ def release_list_command(db_url: str, as_json: bool) -> None:
     default=None,
     metavar="configuration:A configuration:B",
     help="Compare configuration B against A over every closed period both have (instead of --at).",
+    callback=_two_sides,
 )
 @click.option(
     "--weeks", type=click.IntRange(1, 52), default=None, help="Weeks on each side of --at.  [default: 4]"
@@ -178,6 +192,7 @@ def compare_command(
     default=None,
     metavar="configuration:A configuration:B",
     help="Both configurations' curves and the log-rank test between them.",
+    callback=_two_sides,
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the curves' marks and the test as JSON.")
 @db_option

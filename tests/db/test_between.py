@@ -183,3 +183,17 @@ def test_a_missing_second_side_is_one_usage_error_line(run_cli: Callable[..., Re
 
     assert result.exit_code == 2
     assert len(result.stderr.splitlines()) == 1 and "'--between' requires 2 arguments" in result.stderr
+
+
+@pytest.mark.parametrize("following", [("--db", "sqlite:///elsewhere.sqlite"), ("--json",)], ids=" ".join)
+def test_one_side_followed_by_an_option_is_one_usage_error_line_naming_between(
+    run_cli: Callable[..., Result], following: tuple[str, ...]
+) -> None:
+    result = run_cli("compare", "edited_rate", "--between", f"configuration:{STABLE}", *following)
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "runrecord: error: runrecord compare: Invalid value for '--between': it takes two sides, "
+        f"configuration:A configuration:B, and '{following[0]}' is an option, not a side "
+        "(see runrecord compare --help)\n"
+    )

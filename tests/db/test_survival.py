@@ -221,6 +221,19 @@ def test_without_derived_outcomes_survival_says_to_run_derive_outcomes(
     assert_one_error_line(run_cli("survival", "--db", installation_url), "runrecord derive-outcomes")
 
 
+def test_one_side_followed_by_an_option_is_one_usage_error_line_naming_between(
+    run_cli: Callable[..., Result],
+) -> None:
+    result = run_cli("survival", "--between", f"configuration:{STABLE}", "--db", "sqlite:///elsewhere.sqlite")
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "runrecord: error: runrecord survival: Invalid value for '--between': it takes two sides, "
+        "configuration:A configuration:B, and '--db' is an option, not a side "
+        "(see runrecord survival --help)\n"
+    )
+
+
 def _kept(engine: Engine) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     t, g = schema.survival_tally.c, schema.survival_group.c
     with engine.connect() as connection:
