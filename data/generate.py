@@ -301,6 +301,11 @@ def _empty_target(target: URL) -> Iterator[Engine]:
 
 @contextmanager
 def _sqlite_file(target: URL, path: Path) -> Iterator[Engine]:
+    if path.is_dir():  # its size is its list of entries, however empty: not a sign of a database
+        raise RunrecordError(
+            f"{path} is a directory, not a SQLite file; generate writes a new installation into a file, "
+            f"such as {path / 'demo.sqlite'}"
+        )
     if path.exists() and path.stat().st_size > 0:
         raise RunrecordError(
             f"{path} exists and is not empty; generate writes a new installation (remove it first)"

@@ -339,6 +339,26 @@ def test_generate_on_bad_targets_fails_in_one_line_and_leaves_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize("holding", [(), ("notes.txt",)], ids=["empty", "not-empty"])
+def test_a_directory_named_as_the_database_is_refused_as_a_directory_in_one_line_and_left_as_it_was(
+    holding: tuple[str, ...], tmp_path: Path, run_cli: Callable
+) -> None:
+    directory = tmp_path / "out"
+    directory.mkdir()
+    for name in holding:
+        (directory / name).write_text("kept")
+
+    result = run_cli("generate", "--db", f"sqlite:///{directory}", "--conversations", "5")
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"runrecord: error: {directory} is a directory, not a SQLite file; generate writes a new "
+        f"installation into a file, such as {directory / 'demo.sqlite'}\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in directory.iterdir()) == list(holding)
+
+
 @pytest.mark.parametrize(
     ("where", "expected"),
     [("nodir/m.json", "does not exist"), ("a-file/m.json", "is not a directory"), (".", "is a directory")],
