@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from inspect import signature
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,19 @@ def make_engine(url: str | URL) -> Engine:
     except (NoSuchModuleError, ArgumentError, ImportError) as error:
         raise RunrecordError(f"cannot use the database URL {describe(parsed)}: {error}") from error
     _refuse_unknown_connect_arguments(engine)
+    event.listen(engine, "do_connect", partial(_connect_or_report, describe(parsed)))
     if is_sqlite(parsed.get_backend_name()):
         event.listen(engine, "connect", _set_sqlite_pragmas)
     return engine
+
+
+def _connect_or_report(shown: str, dialect: Any, _record: Any, arguments: Any, keywords: Any) -> Any:
+    """The driver's connection; a file the URL names that cannot be read (PyMySQL's ssl_ca, ssl_cert, …) is
+    an error in one line, not the driver's OSError, which SQLAlchemy hands on as it is."""
+    try:
+        return dialect.connect(*arguments, **keywords)
+    except OSError as error:
+        raise RunrecordError(f"cannot connect to {shown}: {error}") from error
 
 
 def _refuse_unknown_connect_arguments(engine: Engine) -> None:

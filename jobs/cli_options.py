@@ -37,7 +37,7 @@ class CommandGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
-            command = error.ctx.command_path if error.ctx is not None else ctx.command_path
+            command = error.ctx.command_path if error.ctx is not None else _command_path(ctx)
             message = " ".join(error.format_message().split())
             click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
             sys.exit(2)
@@ -51,6 +51,14 @@ class CommandGroup(click.Group):
 
             click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
             sys.exit(1)
+
+
+def _command_path(ctx: click.Context) -> str:
+    """The command a usage error without a context of its own belongs to: click raises an option's missing
+    values (`--between A` as the last word) before the command's context exists."""
+    if ctx.invoked_subcommand is None:
+        return ctx.command_path
+    return f"{ctx.command_path} {ctx.invoked_subcommand}"
 
 
 def is_utf8(text: str) -> bool:

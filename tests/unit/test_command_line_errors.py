@@ -80,6 +80,35 @@ def test_a_db_url_with_a_query_argument_the_driver_does_not_take_is_refused_in_o
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("command", [("alerts",), ("derive-outcomes",)], ids=" ".join)
+def test_a_file_the_db_url_names_that_cannot_be_read_is_one_error_line(
+    command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    # PyMySQL reads its certificate before it connects: an OSError, which SQLAlchemy does not wrap.
+    url = f"mysql+pymysql://root@127.0.0.1:1/test?ssl_ca={tmp_path}/missing.pem"
+
+    result = run_cli(*command, "--db", url)
+
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(
+        "runrecord: error: cannot connect to mysql+pymysql://root@127.0.0.1:1/test"
+    )
+    assert "No such file or directory" in result.stderr
+
+
+def test_an_option_missing_its_values_at_the_end_is_one_line_naming_its_command(
+    run_cli: Callable[..., Result],
+) -> None:
+    result = run_cli("compare", "edited_rate", "--between", "configuration:a")
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "runrecord: error: runrecord compare: Option '--between' requires 2 arguments. "
+        "(see runrecord compare --help)\n"
+    )
+
+
 NOT_UTF8 = b"\xff".decode("utf-8", "surrogateescape")  # a raw byte argument, as Python hands it on
 
 
