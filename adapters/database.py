@@ -47,9 +47,11 @@ def _refuse_sqlite_query(url: URL) -> None:
 
 
 def describe(url: URL | str) -> str:
-    """The URL for messages and logs: never its password."""
+    """The URL for messages and logs: never its password, nor the value of a query argument (a driver takes
+    secrets there too: PyMySQL's ssl_key_password, psycopg's password)."""
     parsed = parse_url(url) if isinstance(url, str) else url
-    return parsed.render_as_string(hide_password=True)
+    shown = parsed.set(query={}).render_as_string(hide_password=True)
+    return shown + "".join(f"{'&' if index else '?'}{key}=***" for index, key in enumerate(parsed.query))
 
 
 def sqlite_path(url: URL) -> Path | None:
@@ -72,22 +74,24 @@ def make_engine(url: str | URL) -> Engine:
     _refuse_sqlite_query(parsed)
     try:
         engine = create_engine(parsed, pool_pre_ping=True)
-    except (NoSuchModuleError, ArgumentError, ImportError) as error:
+    # ValueError: a query argument's value the dialect cannot read (connect_timeout=abc).
+    except (NoSuchModuleError, ArgumentError, ImportError, ValueError) as error:
         raise RunrecordError(f"cannot use the database URL {describe(parsed)}: {error}") from error
     _refuse_unknown_connect_arguments(engine)
-    event.listen(engine, "do_connect", partial(_connect_or_report, describe(parsed)))
+    event.listen(engine, "do_connect", partial(_connect_or_report, parsed))
     if is_sqlite(parsed.get_backend_name()):
         event.listen(engine, "connect", _set_sqlite_pragmas)
     return engine
 
 
-def _connect_or_report(shown: str, dialect: Any, _record: Any, arguments: Any, keywords: Any) -> Any:
-    """The driver's connection; a file the URL names that cannot be read (PyMySQL's ssl_ca, ssl_cert, …) is
-    an error in one line, not the driver's OSError, which SQLAlchemy hands on as it is."""
+def _connect_or_report(url: URL, dialect: Any, _record: Any, arguments: Any, keywords: Any) -> Any:
+    """The driver's connection. A file the URL names that cannot be read (PyMySQL's ssl_ca, ssl_cert, …) or a
+    value of a query argument the driver cannot read (`port=3306` as text) is an error in one line, not the
+    driver's OSError or ValueError, which SQLAlchemy hands on as they are."""
     try:
         return dialect.connect(*arguments, **keywords)
-    except OSError as error:
-        raise RunrecordError(f"cannot connect to {shown}: {error}") from error
+    except (OSError, ValueError) as error:
+        raise RunrecordError(f"cannot connect to {describe(url)}: {error}") from error
 
 
 def _refuse_unknown_connect_arguments(engine: Engine) -> None:

@@ -162,7 +162,14 @@ _BY_NAME = {setting.name: setting for setting in SETTINGS}
 def get(name: str) -> str:
     """The value of a setting: its environment variable when set and not empty, else its default."""
     setting = _BY_NAME[name]
-    return os.environ.get(setting.env) or setting.default
+    value = os.environ.get(setting.env) or setting.default
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # Python hands on the bytes of a variable that are not UTF-8 as lone surrogates; the value is not
+        # shown (RUNRECORD_DB holds a password).
+        raise RunrecordError(f"{setting.env} is not UTF-8 text") from None
+    return value
 
 
 def variable(name: str) -> str:

@@ -25,12 +25,14 @@ class CommandGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """The command and its arguments, every one of them UTF-8 text: one place for all commands."""
         name, command, rest = super().resolve_command(ctx, args)
-        undecodable = next((arg for arg in rest if not is_utf8(arg)), None)
+        undecodable = next((index for index, arg in enumerate(rest) if not is_utf8(arg)), None)
         if undecodable is not None and command is not None and not ctx.resilient_parsing:
-            raise click.UsageError(
-                f"the argument '{shown_bytes(undecodable)}' is not UTF-8 text",
-                click.Context(command, info_name=name, parent=ctx),
-            )
+            where = click.Context(command, info_name=name, parent=ctx)
+            if isinstance(command, click.Group):
+                named = next((word for word in rest[:undecodable] if word in command.commands), None)
+                if named is not None:
+                    where = click.Context(command.commands[named], info_name=named, parent=where)
+            raise click.UsageError(f"{_which(where.command, rest, undecodable)} is not UTF-8 text", where)
         return name, command, rest
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -71,9 +73,21 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-def shown_bytes(text: str) -> str:
-    """The text for a message, each byte that was not UTF-8 as \\xNN (Python keeps it as U+DC80..U+DCFF)."""
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c for c in text)
+def _which(command: click.Command, words: list[str], index: int) -> str:
+    """The word at `index` for a message, by the option it gives a value to where one is named, never by
+    its text: a database URL holds its password."""
+    word = words[index]
+    if word.startswith("--") and "=" in word:
+        option = word.split("=", 1)[0]
+        return f"the value of {option}" if is_utf8(option) else "an option"
+    if index and _takes_value(command, words[index - 1]):
+        return f"the value of {words[index - 1]}"
+    return "an option" if word.startswith("-") else "an argument"
+
+
+def _takes_value(command: click.Command, word: str) -> bool:
+    options = (param for param in command.params if isinstance(param, click.Option))
+    return any(not option.is_flag and word in option.opts for option in options)
 
 
 def _is_database_error(error: Exception) -> bool:

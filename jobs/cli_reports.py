@@ -9,10 +9,10 @@ import click
 from adapters import settings
 from adapters.errors import RunrecordError
 from core.table_names import MAX_RECORD_UID
-from jobs.cli_options import creating_db_option, db_option, existing_database, parse_now
+from jobs.cli_options import CommandGroup, creating_db_option, db_option, existing_database, parse_now
 
 
-@click.group("release")
+@click.group("release", cls=CommandGroup)  # its commands' errors name them
 def release_group() -> None:
     """Dated markers (a release, a prompt change) that rates are compared across."""
 
@@ -228,7 +228,7 @@ def survival_command(
         click.echo("\n".join(survival_text(report)))
 
 
-@click.group("alerts", invoke_without_command=True)
+@click.group("alerts", cls=CommandGroup, invoke_without_command=True)
 @creating_db_option  # checked below: `alerts ack ID --db URL` may name another database
 @click.option("--all", "closed_too", is_flag=True, help="List the closed alerts too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the alerts as JSON.")

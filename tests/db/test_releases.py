@@ -122,8 +122,8 @@ def test_a_release_label_that_is_not_utf8_is_refused_in_one_line(
 
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        "runrecord: error: runrecord release: the argument 'Prompt \\xff rule' is not UTF-8 text "
-        "(see runrecord release --help)\n"
+        "runrecord: error: runrecord release add: an argument is not UTF-8 text "
+        "(see runrecord release add --help)\n"
     )
     with installation_engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(schema.release)).scalar_one() == 0

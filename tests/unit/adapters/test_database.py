@@ -1,10 +1,11 @@
-"""Engines from URLs: a query argument the driver takes reaches its connect(); nothing connects here."""
+"""Engines from URLs: a query argument the driver takes reaches its connect(), a URL in a message hides its
+secrets; nothing connects here."""
 
 from __future__ import annotations
 
 import pytest
 
-from adapters.database import make_engine
+from adapters.database import describe, make_engine
 
 
 @pytest.mark.parametrize(
@@ -21,3 +22,25 @@ def test_a_query_argument_the_driver_takes_is_passed_on_to_it(url: str, passed: 
     _arguments, keywords = engine.dialect.create_connect_args(engine.url)
     assert passed.items() <= keywords.items()
     engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql+psycopg://editor:Secret1@db/typo3", "postgresql+psycopg://editor:***@db/typo3"),
+        (
+            "mysql+pymysql://root@db/typo3?ssl_key=/k.pem&ssl_key_password=Secret1",
+            "mysql+pymysql://root@db/typo3?ssl_key=***&ssl_key_password=***",
+        ),
+        (
+            "postgresql+psycopg://editor@db/typo3?password=Secret1",
+            "postgresql+psycopg://editor@db/typo3?password=***",
+        ),
+        ("sqlite:///data/demo.sqlite", "sqlite:///data/demo.sqlite"),
+    ],
+    ids=["password", "query", "password in the query", "no secret"],
+)
+def test_a_url_in_a_message_shows_neither_its_password_nor_a_query_arguments_value(
+    url: str, shown: str
+) -> None:
+    assert describe(url) == shown
