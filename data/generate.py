@@ -306,6 +306,8 @@ def _sqlite_file(target: URL, path: Path) -> Iterator[Engine]:
             f"{path} is a directory, not a SQLite file; generate writes a new installation into a file, "
             f"such as {path / 'demo.sqlite'}"
         )
+    if path.exists() and not path.is_file():  # a FIFO or a device: replacing it would lose it
+        raise RunrecordError(f"{path} is not a regular file; generate writes a new installation into a file")
     if path.exists() and path.stat().st_size > 0:
         raise RunrecordError(
             f"{path} exists and is not empty; generate writes a new installation (remove it first)"

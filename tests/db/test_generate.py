@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -357,6 +359,22 @@ def test_a_directory_named_as_the_database_is_refused_as_a_directory_in_one_line
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert sorted(p.name for p in directory.iterdir()) == list(holding)
+
+
+def test_a_fifo_named_as_the_database_is_refused_in_one_line_and_left_as_it_was(
+    tmp_path: Path, run_cli: Callable
+) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # its size reads as 0, as an empty file's does
+
+    result = run_cli("generate", "--db", f"sqlite:///{fifo}", "--conversations", "5")
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"runrecord: error: {fifo} is not a regular file; generate writes a new installation into a file\n"
+    )
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
 
 
 @pytest.mark.parametrize(
