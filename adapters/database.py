@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -31,9 +32,15 @@ def parse_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as error:
-        raise RunrecordError(f"not a database URL: {url!r}") from error
+        raise RunrecordError(f"not a database URL: {_masked(url)!r}") from error
     _refuse_sqlite_query(parsed)
     return parsed
+
+
+def _masked(url: str) -> str:
+    """A URL that could not be parsed, for a message: its password and its query's values as ***."""
+    masked = re.sub(r"(://[^:/@]*:).*@", r"\1***@", url, count=1)
+    return re.sub(r"([?&][^=&]*=)[^&]*", r"\1***", masked)
 
 
 def _refuse_sqlite_query(url: URL) -> None:

@@ -65,8 +65,10 @@ def _two_sides(
     given one side, the option after it became the second, and the mistake surfaced elsewhere."""
     for side in value or ():
         if side.startswith("-"):
+            option = side.split("=", 1)[0]  # never its value: --db=URL holds a password
             raise click.BadParameter(
-                f"it takes two sides, configuration:A configuration:B, and {side!r} is an option, not a side"
+                f"it takes two sides, configuration:A configuration:B, and {option!r} is an option, "
+                "not a side"
             )
     return value
 

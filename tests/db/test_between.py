@@ -185,15 +185,24 @@ def test_a_missing_second_side_is_one_usage_error_line(run_cli: Callable[..., Re
     assert len(result.stderr.splitlines()) == 1 and "'--between' requires 2 arguments" in result.stderr
 
 
-@pytest.mark.parametrize("following", [("--db", "sqlite:///elsewhere.sqlite"), ("--json",)], ids=" ".join)
+@pytest.mark.parametrize(
+    "following",
+    [
+        ("--db", "sqlite:///elsewhere.sqlite"),
+        ("--json",),
+        ("--db=postgresql+psycopg://editor:Secret1@db/t3",),
+    ],
+    ids=["--db URL", "--json", "--db=URL"],
+)
 def test_one_side_followed_by_an_option_is_one_usage_error_line_naming_between(
     run_cli: Callable[..., Result], following: tuple[str, ...]
 ) -> None:
     result = run_cli("compare", "edited_rate", "--between", f"configuration:{STABLE}", *following)
 
+    option = following[0].split("=")[0]  # named, never its value
     assert result.exit_code == 2
     assert result.stderr == (
         "runrecord: error: runrecord compare: Invalid value for '--between': it takes two sides, "
-        f"configuration:A configuration:B, and '{following[0]}' is an option, not a side "
+        f"configuration:A configuration:B, and '{option}' is an option, not a side "
         "(see runrecord compare --help)\n"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.database import describe, make_engine
+from adapters.database import RunrecordError, describe, make_engine, parse_url
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,12 @@ def test_a_url_in_a_message_shows_neither_its_password_nor_a_query_arguments_val
     url: str, shown: str
 ) -> None:
     assert describe(url) == shown
+
+
+def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_values() -> None:
+    with pytest.raises(RunrecordError) as refused:
+        parse_url("postgresql+psycopg://editor:Se@cret1@db:notaport/typo3?sslpassword=Secret2")
+
+    assert str(refused.value) == (
+        "not a database URL: 'postgresql+psycopg://editor:***@db:notaport/typo3?sslpassword=***'"
+    )
