@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 
 from core.formatting import count, plural
-from core.time import DAY_S
+from core.time import DAY_S, iso_utc
 from core.window import check_window, window_cutoff
 
 # DOMAIN.md, the chat's statuses: a turn claims its conversation with one of these while it runs.
@@ -170,7 +169,7 @@ def _stuck_text(found: tuple[StuckConversation, ...]) -> str:
     oldest = found[0]
     return (
         f"{plural(len(found), 'stuck conversation')} (uid {named}{more}; the oldest in {oldest.status} since "
-        f"{_iso(oldest.since)}): ai-chat:cleanup has not run"
+        f"{iso_utc(oldest.since)}): ai-chat:cleanup has not run"
     )
 
 
@@ -189,7 +188,3 @@ def _horizon_text(reading: Horizon) -> str:
 
 def _days(seconds: int) -> str:
     return f"{seconds / DAY_S:.1f} days"
-
-
-def _iso(unix: int) -> str:
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")

@@ -13,8 +13,9 @@ Plain values in, plain values out; the caller says what it can see of the row's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
+
+from core.time import iso_utc
 
 # tx_runrecord_job_run.status while a job runs, once it returned or raised, and once a later run found its
 # process gone.
@@ -69,11 +70,7 @@ def interruption(
         return f"interrupted: its process (pid {run.pid} on {run.host}) ended without finishing it"
     if now - run.last_sign_of_life > silent_after_s:
         return (
-            f"interrupted: no sign of life since {_iso(run.last_sign_of_life)} "
+            f"interrupted: no sign of life since {iso_utc(run.last_sign_of_life)} "
             f"(a running job renews it every {HEARTBEAT_S} s)"
         )
     return None
-
-
-def _iso(unix: int) -> str:
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")

@@ -7,7 +7,7 @@ ai-chat:cleanup's job). The rules are core.health's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine
@@ -17,6 +17,7 @@ from adapters import health as health_queries
 from adapters.database import make_engine
 from adapters.history import oldest_retained_tstamp
 from core import health as rules
+from core.time import iso_utc
 from jobs.job_log import JobResult
 
 JOB = "watch-conversations"
@@ -63,14 +64,14 @@ def as_json(reading: rules.Health) -> dict[str, Any]:
     """The reading for `--json`: times in ISO 8601, conversations by uid and status only."""
     horizon = reading.horizon
     return {
-        "checked_at": _iso(reading.checked_at),
+        "checked_at": iso_utc(reading.checked_at),
         "status": reading.status,
         "stuck_conversations": [
-            {"uid": c.uid, "status": c.status, "since": _iso(c.since), "stuck_for_s": c.stuck_for_s}
+            {"uid": c.uid, "status": c.status, "since": iso_utc(c.since), "stuck_for_s": c.stuck_for_s}
             for c in reading.stuck
         ],
         "history": {
-            "oldest": None if horizon.oldest is None else _iso(horizon.oldest),
+            "oldest": None if horizon.oldest is None else iso_utc(horizon.oldest),
             "retained_s": horizon.span_s,
             "window_s": horizon.window_s,
             "horizon": horizon.level.value,
@@ -80,11 +81,3 @@ def as_json(reading: rules.Health) -> dict[str, Any]:
         "overdue_writes": reading.overdue_writes,
         "message": rules.message(reading),
     }
-
-
-def _iso(unix: int) -> str:
-    """The instant in ISO 8601 (UTC); a stamp outside the calendar (a corrupt row's) as its number."""
-    try:
-        return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
-    except (ValueError, OverflowError, OSError):
-        return f"unix {unix}"
