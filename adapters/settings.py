@@ -163,13 +163,20 @@ def get(name: str) -> str:
     """The value of a setting: its environment variable when set and not empty, else its default."""
     setting = _BY_NAME[name]
     value = os.environ.get(setting.env) or setting.default
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        # Python hands on the bytes of a variable that are not UTF-8 as lone surrogates; the value is not
-        # shown (RUNRECORD_DB holds a password).
-        raise RunrecordError(f"{setting.env} is not UTF-8 text") from None
+    if not is_utf8(value):  # not shown: RUNRECORD_DB holds a password
+        raise RunrecordError(f"{setting.env} is not UTF-8 text")
     return value
+
+
+def is_utf8(text: str) -> bool:
+    """Whether text came from UTF-8 bytes: Python hands on the bytes of an environment variable, an argument
+    or stdin that are not UTF-8 as lone surrogates, which a database, a hash or a JSON document cannot
+    encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def variable(name: str) -> str:

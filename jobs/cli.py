@@ -23,7 +23,6 @@ from jobs.cli_options import (
     creating_db_option,
     db_option,
     existing_database,
-    is_utf8,
     parse_now,
     port_option,
     progress_printer,
@@ -473,7 +472,7 @@ def _password(*, from_stdin: bool) -> str:
         password = _first_line_of_stdin() if from_stdin else _typed_password()
     except UnicodeDecodeError as error:  # bytes that are not UTF-8, decoded here or by a strict stream
         raise RunrecordError("the password is not UTF-8 text") from error
-    if not is_utf8(password):  # the same bytes, handed on as surrogates by a lenient stream
+    if not settings.is_utf8(password):  # the same bytes, handed on as surrogates by a lenient stream
         raise RunrecordError("the password is not UTF-8 text")
     if not password:
         raise RunrecordError("an empty password cannot be an administrator password")

@@ -12,6 +12,7 @@ import click
 
 from adapters import clock, settings
 from adapters.errors import RunrecordError
+from adapters.settings import is_utf8
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,16 +62,6 @@ def _command_path(ctx: click.Context) -> str:
     if ctx.invoked_subcommand is None:
         return ctx.command_path
     return f"{ctx.command_path} {ctx.invoked_subcommand}"
-
-
-def is_utf8(text: str) -> bool:
-    """Whether text came from UTF-8 bytes: Python hands on the bytes of an argument or of stdin that are not
-    UTF-8 as lone surrogates, which a database, a hash or a JSON document cannot encode."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _which(command: click.Command, words: list[str], index: int) -> str:
