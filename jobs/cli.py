@@ -486,7 +486,8 @@ def _first_line_of_stdin() -> str:
         raise RunrecordError(
             f"no password given: stdin is {state} (--password-stdin reads the password from its first line)"
         )
-    return line.decode("utf-8").rstrip("\r\n")
+    # A file saved by some editors begins with a byte order mark: a mark of the file, not of the password.
+    return line.decode("utf-8-sig").rstrip("\r\n")
 
 
 def _typed_password() -> str:
@@ -498,6 +499,11 @@ def _typed_password() -> str:
         warnings.simplefilter("error", getpass.GetPassWarning)
         try:
             return str(click.prompt("Administrator password", hide_input=True, confirmation_prompt=True))
+        except UnicodeDecodeError:
+            # getpass ends the prompt's line only once it has read a line: the error would follow the prompt.
+            if sys.stderr.isatty():
+                click.echo(err=True)
+            raise
         except getpass.GetPassWarning as error:
             raise RunrecordError(
                 "no terminal to ask for the password on: give it on the first line of stdin with "

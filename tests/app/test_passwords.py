@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hmac
+import os
+import pty
+import select
 import subprocess
 import sys
 
@@ -147,3 +150,56 @@ def test_a_password_that_is_not_utf8_is_refused_in_one_line(args: tuple[str, ...
     assert result.exit_code == 1
     assert result.stderr == "runrecord: error: the password is not UTF-8 text\n"
     assert "pbkdf2_sha256" not in result.stdout
+
+
+def test_a_byte_order_mark_before_a_password_on_stdin_is_no_part_of_it() -> None:
+    result = CliRunner().invoke(main, ["hash-password", "--password-stdin"], input=b"\xef\xbb\xbfs3cret\r\n")
+
+    assert result.exit_code == 0, result.output
+    assert verify_password("s3cret", result.stdout.strip())
+
+
+def test_a_typed_password_that_is_not_utf8_is_refused_on_a_line_of_its_own_below_the_prompt() -> None:
+    # The command runs on a pseudo-terminal of its own, as its controlling terminal: getpass asks there.
+    controller, terminal = pty.openpty()
+    on_the_terminal = (
+        "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'jobs.cli', 'hash-password'])"
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-c", on_the_terminal],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=REPO_ROOT,
+    )
+    os.close(terminal)
+    shown = _read_until(controller, b"password: ")
+    os.write(controller, b"geh\xffeim\n")
+    shown += _read_to_the_end(controller)
+    os.close(controller)
+
+    assert command.wait(timeout=30) == 1
+    assert shown == b"Administrator password: \r\nrunrecord: error: the password is not UTF-8 text\r\n"
+
+
+def _read_until(controller: int, wanted: bytes) -> bytes:
+    shown = b""
+    while wanted not in shown:
+        ready, _, _ = select.select([controller], [], [], 30)
+        assert ready, f"the terminal showed {shown!r}, not {wanted!r}"
+        shown += os.read(controller, 1024)
+    return shown
+
+
+def _read_to_the_end(controller: int) -> bytes:
+    shown = b""
+    while select.select([controller], [], [], 30)[0]:
+        try:
+            chunk = os.read(controller, 1024)
+        except OSError:  # EIO: the command has ended and closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    return shown
