@@ -29,11 +29,15 @@ class CommandGroup(click.Group):
         undecodable = next((index for index, arg in enumerate(rest) if not is_utf8(arg)), None)
         if undecodable is not None and command is not None and not ctx.resilient_parsing:
             where = click.Context(command, info_name=name, parent=ctx)
+            words = rest
             if isinstance(command, click.Group):
-                named = next((word for word in rest[:undecodable] if word in command.commands), None)
+                named = next(
+                    (at for at, word in enumerate(rest[:undecodable]) if word in command.commands), None
+                )
                 if named is not None:
-                    where = click.Context(command.commands[named], info_name=named, parent=where)
-            raise click.UsageError(f"{_which(where.command, rest, undecodable)} is not UTF-8 text", where)
+                    where = click.Context(command.commands[rest[named]], info_name=rest[named], parent=where)
+                    words, undecodable = rest[named + 1 :], undecodable - named - 1
+            raise click.UsageError(f"{_which(where.command, words, undecodable)} is not UTF-8 text", where)
         return name, command, rest
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -65,20 +69,35 @@ def _command_path(ctx: click.Context) -> str:
 
 
 def _which(command: click.Command, words: list[str], index: int) -> str:
-    """The word at `index` for a message, by the option it gives a value to where one is named, never by
+    """The word at `index` for a message, by the option it gives a value to or the argument it is, never by
     its text: a database URL holds its password."""
     word = words[index]
     if word.startswith("--") and "=" in word:
-        option = word.split("=", 1)[0]
-        return f"the value of {option}" if is_utf8(option) else "an option"
-    if index and _takes_value(command, words[index - 1]):
-        return f"the value of {words[index - 1]}"
-    return "an option" if word.startswith("-") else "an argument"
+        name = word.split("=", 1)[0]
+        return f"the value of {name}" if is_utf8(name) else "an option"
+    arguments = [param for param in command.params if isinstance(param, click.Argument)]
+    position = at = 0
+    while at < index:
+        option = _option_taking_values(command, words[at])
+        if option is not None:
+            if index <= at + option.nargs:
+                return f"the value of {words[at]}"
+            at += 1 + option.nargs
+            continue
+        position += not words[at].startswith("-")
+        at += 1
+    if word.startswith("-"):
+        return "an option"
+    return (
+        f"the argument {arguments[position].human_readable_name}"
+        if position < len(arguments)
+        else "an argument"
+    )
 
 
-def _takes_value(command: click.Command, word: str) -> bool:
+def _option_taking_values(command: click.Command, word: str) -> click.Option | None:
     options = (param for param in command.params if isinstance(param, click.Option))
-    return any(not option.is_flag and word in option.opts for option in options)
+    return next((option for option in options if not option.is_flag and word in option.opts), None)
 
 
 def _is_database_error(error: Exception) -> bool:

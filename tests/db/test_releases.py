@@ -122,7 +122,7 @@ def test_a_release_label_that_is_not_utf8_is_refused_in_one_line(
 
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        "runrecord: error: runrecord release add: an argument is not UTF-8 text "
+        "runrecord: error: runrecord release add: the argument LABEL is not UTF-8 text "
         "(see runrecord release add --help)\n"
     )
     with installation_engine.connect() as connection:

@@ -164,6 +164,31 @@ def test_an_argument_that_is_not_utf8_is_refused_in_one_line_by_every_command(
     assert sorted(tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        (("compare", "edited" + NOT_UTF8 + "_rate", "--at", "2026-11-02"), "the argument METRIC"),
+        (("compare", "--at", "2026-11-02", "edited" + NOT_UTF8 + "_rate"), "the argument METRIC"),
+        (
+            ("compare", "edited_rate", "--between", "configuration:a", "configuration:" + NOT_UTF8),
+            "the value of --between",
+        ),
+        (("compare", "edited_rate", "--at", "2026-11-02", "extra" + NOT_UTF8), "an argument"),
+        (("compare", "edited_rate", "--f" + NOT_UTF8), "an option"),
+    ],
+    ids=["first", "after an option", "second side", "one too many", "option"],
+)
+def test_a_word_that_is_not_utf8_is_named_by_the_argument_or_option_it_is(
+    command: tuple[str, ...], named: str, run_cli: Callable[..., Result]
+) -> None:
+    result = run_cli(*command)
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"runrecord: error: runrecord compare: {named} is not UTF-8 text (see runrecord compare --help)\n"
+    )
+
+
 @pytest.mark.parametrize("given", ["--db", "--db="], ids=["--db URL", "--db=URL"])
 def test_a_db_url_that_is_not_utf8_is_named_by_its_option_and_never_shown(
     given: str, run_cli: Callable[..., Result]
