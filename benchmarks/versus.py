@@ -191,7 +191,9 @@ from core.periods import Grain
 from jobs.measure import measure_rates
 now, window_s = int(sys.argv[2]), int(sys.argv[3])
 summary = measure_rates(make_engine(sys.argv[1]), now=now, window_s=window_s, grains=(Grain.WEEK, Grain.DAY))
-found = {"seconds": summary.seconds, "phases": summary.phases, "conversations": summary.conversations}
+# A checkout older than the job's phase timer reports its whole time alone.
+phases = getattr(summary, "phases", {})
+found = {"seconds": summary.seconds, "phases": phases, "conversations": summary.conversations}
 print(json.dumps(found))
 """
 
