@@ -300,7 +300,7 @@ def derive_outcomes_command(
         bar.close()
         engine.dispose()
     if execution.status is not Status.OK:
-        raise RunrecordError(f"{DERIVE_JOB} on {describe(engine.url)} failed: {execution.result.message}")
+        raise _failed(DERIVE_JOB, describe(engine.url), execution.result.message)
     summary = summaries[-1]
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
@@ -333,7 +333,7 @@ def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool
     finally:
         engine.dispose()
     if execution.status is not Status.OK:
-        raise RunrecordError(f"{watch.JOB} on {describe(engine.url)} failed: {execution.result.message}")
+        raise _failed(watch.JOB, describe(engine.url), execution.result.message)
     reading = readings[-1]
     if as_json:
         click.echo(json.dumps(watch.as_json(reading), indent=2))
@@ -419,9 +419,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
     try:
         execution = execute(engine, measure.JOB, work)
         if execution.status is not Status.OK:
-            raise RunrecordError(
-                f"{measure.JOB} on {describe(engine.url)} failed: {execution.result.message}"
-            )
+            raise _failed(measure.JOB, describe(engine.url), execution.result.message)
         compared = releases.release_comparisons(engine, grain=chosen, now=now)
     finally:
         engine.dispose()
@@ -464,6 +462,13 @@ def hash_password_command(password_stdin: bool) -> None:
     stored = hash_password(_password(from_stdin=password_stdin))
     click.echo(stored)
     click.echo(f"export RUNRECORD_ADMIN_PASSWORD_HASH='{stored}'", err=True)
+
+
+def _failed(job: str, where: str, message: str) -> RunrecordError:
+    """A job's failure, naming the database once: a database error's message names it already."""
+    if where in message:
+        return RunrecordError(f"{job} failed: {message}")
+    return RunrecordError(f"{job} on {where} failed: {message}")
 
 
 def _password(*, from_stdin: bool) -> str:

@@ -249,3 +249,35 @@ def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> N
 
     assert result.exit_code == 1
     assert result.stderr == "runrecord: error: database: disk I/O error at page 7\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "dropped"),
+    [
+        (("derive-outcomes",), "tx_nrllm_agentrun_event.kind"),
+        (("measure-rates",), "tx_nrllm_agentrun.tstamp"),
+        (("watch-conversations",), "tx_nrllm_agentrun_event.kind"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, tuple) else value,
+)
+def test_a_job_that_fails_on_a_database_error_names_the_database_once(
+    command: tuple[str, ...], dropped: str, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    from adapters.database import make_engine
+    from jobs.schema_setup import init_db
+
+    database = tmp_path / "installation.sqlite"
+    engine = make_engine(f"sqlite:///{database}")
+    init_db(engine, with_upstream=True)
+    engine.dispose()
+    table, column = dropped.split(".")
+    with sqlite3.connect(database) as connection:
+        connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+
+    result = run_cli(*command, "--now", "2026-11-29T00:00:00", "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"runrecord: error: {command[0]}")
+    assert result.stderr.count(str(database)) == 1, result.stderr
+    assert f"no such column: {dropped}" in result.stderr
