@@ -34,6 +34,7 @@ __all__ = [
     "OWN_TRANSCRIPT_REASON",
     "Note",
     "NotesResult",
+    "NO_USER_MESSAGE_REASON",
     "NoUserMessageError",
     "Placement",
     "describe_card_outcome",
@@ -108,6 +109,10 @@ _LEFT: dict[UndecidedKind, str] = {
 OWN_TRANSCRIPT_REASON = (
     "This conversation gets no notes: its skill ({skill}) replaces the transcript with its own, and that "
     "transcript confirms the write already."
+)
+NO_USER_MESSAGE_REASON = (
+    "This conversation's notes cannot be placed: they would open or close the transcript, which goes into a "
+    "user message, and no user message of the conversation could be read."
 )
 
 _NOT_RECORD = re.compile(r"[^A-Za-z0-9_:]")

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 
 from core.conversation import Conversation, Run
 from core.events import Segment, split_segments, tool_name
-from core.notes import NotesResult, notes_for_conversation, page_prompt_line
+from core.notes import (
+    NO_USER_MESSAGE_REASON,
+    NotesResult,
+    NoUserMessageError,
+    notes_for_conversation,
+    page_prompt_line,
+)
 from core.record_diff import EntryDifference, diff
 from core.run_record import (
     DISPLAY_TOOLS,
@@ -65,13 +71,18 @@ def next_turn_notes(
     """The notes the next turn gets: built from the stored run record and card outcomes, as the chat does;
     none for a conversation whose skill is one of `own_transcript_skills` (the setting of that name). The
     last page is named only when `last_page_visible` (it still exists)."""
-    notes = notes_for_conversation(
-        conversation.skill,
-        own_transcript_skills,
-        conversation.messages,
-        conversation.stored_entries,
-        conversation.card_outcomes,
-    )
+    try:
+        notes = notes_for_conversation(
+            conversation.skill,
+            own_transcript_skills,
+            conversation.messages,
+            conversation.stored_entries,
+            conversation.card_outcomes,
+        )
+    except (
+        NoUserMessageError
+    ):  # its user messages are gone or unreadable (the conversation's problems say which)
+        notes = NotesResult((), 0, 0, no_notes_reason=NO_USER_MESSAGE_REASON)
     last_page_id = conversation.last_page_id
     visible = last_page_id > 0 and last_page_visible
     return NotesReport(
