@@ -60,7 +60,7 @@ def stored_message(
     """A message row with its payload read by core.transcript; a payload that is not JSON is unreadable."""
     try:
         decoded = None if payload is None else json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return StoredMessage(uid, sorting, role, crdate, UnreadableMessage(sorting, "payload is not JSON"))
     return StoredMessage(uid, sorting, role, crdate, read_message(sorting, decoded))
 

@@ -63,6 +63,8 @@ def parse_card_outcomes(
         return (), (UnreadableCardOutcome(f"not JSON ({error.msg} at character {error.pos})"),)
     except ValueError:  # bytes that are no UTF-8 text
         return (), (UnreadableCardOutcome("not JSON (no UTF-8 text)"),)
+    except RecursionError:
+        return (), (UnreadableCardOutcome("not JSON (nested deeper than it can be read)"),)
     if not isinstance(value, list):
         return (), (UnreadableCardOutcome("not a list"),)
     outcomes: list[CardOutcome] = []

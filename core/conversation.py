@@ -86,7 +86,7 @@ def read_messages(
         times[row.sorting] = row.crdate
         try:
             payload = json.loads(row.payload or "")
-        except ValueError:  # not JSON, or bytes that are no UTF-8 text
+        except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
             problems.append(f"message {row.sorting}: payload is not JSON")
             continue
         message = read_message(row.sorting, payload)
@@ -117,7 +117,7 @@ def read_view_context(text: str | None) -> tuple[Mapping[str, Any], tuple[str, .
         return {}, ()
     try:
         value = json.loads(text)
-    except ValueError:  # not JSON, or bytes that are no UTF-8 text
+    except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
         return {}, ("view_context: not JSON",)
     return (value if isinstance(value, dict) else {}), ()
 

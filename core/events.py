@@ -159,7 +159,7 @@ def parse_event(
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, "NULL")
     try:
         decoded = json.loads(payload_text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)
     if not isinstance(decoded, dict):
         return EventProblem(uid, Problem.PAYLOAD_NOT_OBJECT, type(decoded).__name__)
@@ -200,7 +200,7 @@ def read_event(
         return EventProblem(uid, Problem.PAYLOAD_NOT_OBJECT, _PYTHON_TYPE[known])
     try:
         decoded = json.loads(kept_text) if kept_text is not None else None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         # A kept value the database took for JSON and json does not (MariaDB reads "1." as a number).
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)
     if not isinstance(decoded, dict):

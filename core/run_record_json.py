@@ -37,7 +37,7 @@ def parse_run_record(
         return (), ()
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json reads
         return (), (UnreadableEntry("not JSON"),)
     if not isinstance(decoded, list):
         return (), (UnreadableEntry(f"not a list but {type(decoded).__name__}"),)
