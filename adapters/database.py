@@ -16,6 +16,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 
 from adapters.dialect.names import is_sqlite
 from adapters.errors import RunrecordError
+from adapters.schema import OUR_PREFIX
 
 __all__ = ["RunrecordError"]  # raised here, and imported from here by the jobs and the pages
 
@@ -134,9 +135,7 @@ def reported(engine: Engine, action: str) -> Iterator[None]:
         yield
     except SQLAlchemyError as error:
         message = f"{action} on {describe(engine.url)} failed: {one_line(error)}"
-        if missing_table(error):
-            message += " (run `runrecord init-db` on the installation's database first)"
-        raise DatabaseUnavailableError(message) from error
+        raise DatabaseUnavailableError(message + missing_table_hint(error)) from error
 
 
 # How each driver says that a table is missing: SQLite's message, MariaDB's error 1146, PostgreSQL's SQLSTATE.
@@ -154,6 +153,27 @@ def missing_table(error: BaseException) -> bool:
     if arguments and arguments[0] == _MARIADB_NO_SUCH_TABLE:
         return True
     return _MISSING_TABLE_TEXT in str(original)
+
+
+# The missing table's name in each driver's message: SQLite's, MariaDB's (database.table) and PostgreSQL's.
+_MISSING_TABLE_NAME = re.compile(
+    r"no such table: (?:\w+\.)?(\w+)"
+    r"|Table '(?:[^'.]+\.)?(\w+)' doesn't exist"
+    r"|relation \"(?:\w+\.)?(\w+)\" does not"
+)
+
+
+def missing_table_hint(error: BaseException) -> str:
+    """What to do about a missing table, for the end of an error line ("" unless a table is missing): create
+    runrecord's own tables, or point at the installation's database when one of the installation's is missing
+    (init-db creates none of those on an installation)."""
+    if not missing_table(error):
+        return ""
+    found = _MISSING_TABLE_NAME.search(str(error.orig if isinstance(error, DBAPIError) else error))
+    name = next((group for group in found.groups() if group), "") if found is not None else ""
+    if not name or name.lower().startswith(OUR_PREFIX):
+        return " (run `runrecord init-db` on the installation's database first)"
+    return " (a table of the installation itself: is this the installation's database?)"
 
 
 def check_reachable(engine: Engine) -> None:

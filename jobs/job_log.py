@@ -53,7 +53,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import clock, job_liveness
 from adapters import job_log as job_rows
-from adapters.database import RunrecordError, describe, make_engine, missing_table, one_line
+from adapters.database import RunrecordError, describe, make_engine, missing_table_hint, one_line
 from core import job_runs
 
 logger = logging.getLogger(__name__)
@@ -206,9 +206,7 @@ def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Executio
 def failure_line(error: BaseException) -> str:
     """Why a job failed, on one line: the driver's message for a database error, else the error itself."""
     if isinstance(error, SQLAlchemyError):
-        text = f"database: {one_line(error)}"
-        if missing_table(error):
-            text += " (run `runrecord init-db` on the installation's database first)"
+        text = f"database: {one_line(error)}{missing_table_hint(error)}"
     elif isinstance(error, RunrecordError):
         text = " ".join(str(error).split())
     else:

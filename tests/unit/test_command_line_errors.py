@@ -216,21 +216,31 @@ def test_a_setting_that_is_not_utf8_is_one_line_that_does_not_show_it(
     assert result.stderr == "runrecord: error: RUNRECORD_DB is not UTF-8 text\n"
 
 
+INSTALLATION_HINT = "(a table of the installation itself: is this the installation's database?)"
+INIT_DB_HINT = "(run `runrecord init-db` on the installation's database first)"
+
+
 @pytest.mark.parametrize(
-    "command",
-    [("watch-conversations",), ("record", "1"), ("notes", "1"), ("release", "list")],
-    ids=lambda args: " ".join(args),
+    ("command", "hint"),
+    [
+        (("watch-conversations",), INSTALLATION_HINT),
+        (("record", "1"), INSTALLATION_HINT),
+        (("notes", "1"), INSTALLATION_HINT),
+        (("release", "list"), INIT_DB_HINT),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, tuple) else "",
 )
-def test_a_database_without_the_tables_says_to_run_init_db_in_one_line(
-    command: tuple[str, ...], tmp_path: Path, run_cli: Callable[..., Result]
+def test_a_database_without_the_tables_says_in_one_line_whose_table_is_missing_and_what_to_do(
+    command: tuple[str, ...], hint: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
+    # The installation's tables come with TYPO3 and its extensions; init-db makes runrecord's own.
     database = tmp_path / "other.sqlite"
     sqlite3.connect(database).execute("CREATE TABLE unrelated (a INTEGER)").connection.close()
 
     result = run_cli(*command, "--db", f"sqlite:///{database}")
 
     assert result.exit_code == 1
-    assert result.stderr.count("\n") == 1 and "run `runrecord init-db`" in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.endswith(f"{hint}\n")
 
 
 def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> None:
@@ -281,3 +291,24 @@ def test_a_job_that_fails_on_a_database_error_names_the_database_once(
     assert result.stderr.startswith(f"runrecord: error: {command[0]}")
     assert result.stderr.count(str(database)) == 1, result.stderr
     assert f"no such column: {dropped}" in result.stderr
+
+
+def test_a_missing_table_of_the_installation_is_one_line_that_does_not_send_the_user_to_init_db(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    from adapters.database import make_engine
+    from jobs.schema_setup import init_db
+
+    database = tmp_path / "installation.sqlite"
+    engine = make_engine(f"sqlite:///{database}")
+    init_db(engine, with_upstream=True)
+    engine.dispose()
+    with sqlite3.connect(database) as connection:
+        connection.execute("ALTER TABLE sys_history RENAME TO sys_history_renamed")
+
+    result = run_cli("derive-outcomes", "--now", "2026-11-29T00:00:00", "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.count(str(database)) == 1
+    assert "no such table: sys_history (a table of the installation itself:" in result.stderr
+    assert "init-db" not in result.stderr

@@ -53,3 +53,57 @@ def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_value
     assert str(refused.value) == (
         "not a database URL: 'postgresql+psycopg://editor:***@db:notaport/typo3?sslpassword=***'"
     )
+
+
+def _driver_errors(table: str) -> list[BaseException]:
+    """The error each driver raises for a missing table, as SQLAlchemy hands it on."""
+    import sqlite3
+
+    import psycopg
+    import pymysql
+    from sqlalchemy.exc import OperationalError, ProgrammingError
+
+    return [
+        OperationalError("SELECT 1", {}, sqlite3.OperationalError(f"no such table: {table}")),
+        ProgrammingError(
+            "SELECT 1", {}, pymysql.err.ProgrammingError(1146, f"Table 'test.{table}' doesn't exist")
+        ),
+        ProgrammingError("SELECT 1", {}, psycopg.errors.UndefinedTable(f'relation "{table}" does not exist')),
+    ]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "mariadb", "postgresql"])
+def test_a_missing_table_of_runrecord_s_own_says_to_run_init_db(engine: str) -> None:
+    from adapters.database import missing_table_hint
+
+    error = dict(zip(["sqlite", "mariadb", "postgresql"], _driver_errors("tx_runrecord_rate"), strict=True))[
+        engine
+    ]
+
+    assert missing_table_hint(error) == " (run `runrecord init-db` on the installation's database first)"
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "mariadb", "postgresql"])
+def test_a_missing_table_of_the_installation_asks_whether_it_is_the_installation_s_database(
+    engine: str,
+) -> None:
+    from adapters.database import missing_table_hint
+
+    error = dict(zip(["sqlite", "mariadb", "postgresql"], _driver_errors("sys_history"), strict=True))[engine]
+
+    assert (
+        missing_table_hint(error)
+        == " (a table of the installation itself: is this the installation's database?)"
+    )
+
+
+def test_an_error_that_is_no_missing_table_gets_no_hint() -> None:
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from adapters.database import missing_table_hint
+
+    assert (
+        missing_table_hint(OperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error"))) == ""
+    )
