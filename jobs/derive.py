@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from adapters import clock, settings
+from adapters import clock, schema, settings
 from adapters import derive_batch as batch
 from adapters import derive_scratch as scratch
 from adapters import history as history_queries
@@ -148,13 +148,14 @@ def derive_outcomes(
             with connection.begin():
                 sqlsession.begin_job_session(connection)
                 sqlsession.create_temporary_tables(connection, scratch.BATCH_TABLES)
+                catalog = history_queries.TableCatalog(connection)
+            _require_inputs(catalog)
             timer("setup")
             _retried(connection, lambda: targets.extend_targets(connection))
             timer("extend")
             with connection.begin():
                 oldest = history_queries.oldest_retained_tstamp(connection)
                 counts = targets.pending(connection, cutoff=cutoff)
-                catalog = history_queries.TableCatalog(connection)
             timer("pending")
             summary.runs_due = counts.due
             summary.runs_inside_window = counts.inside_window
@@ -183,6 +184,25 @@ def derive_outcomes(
             _drop_quietly(connection)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+# The installation's tables every derivation reads (a record table is looked up by the name a write gives).
+INPUT_TABLES = (
+    schema.sys_history.name,
+    schema.agentrun.name,
+    schema.agentrun_event.name,
+    schema.call_outcome.name,
+)
+
+
+def _require_inputs(catalog: history_queries.TableCatalog) -> None:
+    """Stop before anything is written when the database lacks a table of the installation the job reads."""
+    missing = [name for name in INPUT_TABLES if name not in catalog]
+    if missing:
+        raise RunrecordError(
+            f"the database lacks the installation's {'table' if len(missing) == 1 else 'tables'} "
+            f"{', '.join(missing)}: is it the installation's database? (nothing was derived or written)"
+        )
 
 
 def _run_batch(

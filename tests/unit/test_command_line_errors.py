@@ -296,6 +296,46 @@ def test_a_job_that_fails_on_a_database_error_names_the_database_once(
 def test_a_missing_table_of_the_installation_is_one_line_that_does_not_send_the_user_to_init_db(
     tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
+    database = _installation(tmp_path)
+    with sqlite3.connect(database) as connection:
+        connection.execute("ALTER TABLE tx_nrllm_agentrun_event RENAME TO tx_nrllm_agentrun_event_renamed")
+
+    result = run_cli("watch-conversations", "--now", "2026-11-29T00:00:00", "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.count(str(database)) == 1
+    assert "no such table: tx_nrllm_agentrun_event (a table of the installation itself:" in result.stderr
+    assert "init-db" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "table", ["sys_history", "tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_nrllm_call_outcome"]
+)
+def test_derive_outcomes_without_a_table_it_reads_stops_in_one_line_before_it_writes_anything(
+    table: str, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    database = _installation(tmp_path)
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "INSERT INTO tx_nrllm_agentrun_event (pid, run, sequence, kind, payload, crdate) "
+            'VALUES (0, 1, 0, \'tool_write\', \'{"writeTargetTable": "pages", "writeTargetUid": 1}\', 1)'
+        )
+        connection.execute(f"ALTER TABLE {table} RENAME TO renamed")
+        ours = _our_rows(connection)
+
+    result = run_cli("derive-outcomes", "--now", "2026-11-29T00:00:00", "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert f"the database lacks the installation's table {table}: is it the installation's database?" in (
+        result.stderr
+    )
+    with sqlite3.connect(database) as connection:
+        assert _our_rows(connection) == ours
+
+
+def _installation(tmp_path: Path) -> Path:
+    """A SQLite file with the installation's tables and runrecord's, all empty."""
     from adapters.database import make_engine
     from jobs.schema_setup import init_db
 
@@ -303,12 +343,19 @@ def test_a_missing_table_of_the_installation_is_one_line_that_does_not_send_the_
     engine = make_engine(f"sqlite:///{database}")
     init_db(engine, with_upstream=True)
     engine.dispose()
-    with sqlite3.connect(database) as connection:
-        connection.execute("ALTER TABLE sys_history RENAME TO sys_history_renamed")
+    return database
 
-    result = run_cli("derive-outcomes", "--now", "2026-11-29T00:00:00", "--db", f"sqlite:///{database}")
 
-    assert result.exit_code == 1
-    assert result.stderr.count("\n") == 1 and result.stderr.count(str(database)) == 1
-    assert "no such table: sys_history (a table of the installation itself:" in result.stderr
-    assert "init-db" not in result.stderr
+def _our_rows(connection: sqlite3.Connection) -> dict[str, int]:
+    """The rows of runrecord's tables but the job log, which records a failed run too."""
+    names = [
+        row[0]
+        for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'tx_runrecord_%'"
+        )
+    ]
+    return {
+        name: connection.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+        for name in names
+        if name != "tx_runrecord_job_run"
+    }
