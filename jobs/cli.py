@@ -465,10 +465,10 @@ def hash_password_command(password_stdin: bool) -> None:
 
 
 def _failed(job: str, where: str, message: str) -> RunrecordError:
-    """A job's failure, naming the database once: a database error's message names it already."""
-    if where in message:
-        return RunrecordError(f"{job} failed: {message}")
-    return RunrecordError(f"{job} on {where} failed: {message}")
+    """A job's failure, naming the database once: a database error's message ("deriving outcomes on URL
+    failed: …") is said by the job's name."""
+    said = f" on {where} failed: "
+    return RunrecordError(f"{job}{said}{message.split(said, 1)[-1]}")
 
 
 def _password(*, from_stdin: bool) -> str:
