@@ -79,9 +79,8 @@ def next_turn_notes(
             conversation.stored_entries,
             conversation.card_outcomes,
         )
-    except (
-        NoUserMessageError
-    ):  # its user messages are gone or unreadable (the conversation's problems say which)
+    except NoUserMessageError:
+        # Its user messages are gone or cannot be read: the conversation's problems say which.
         notes = NotesResult((), 0, 0, no_notes_reason=NO_USER_MESSAGE_REASON)
     last_page_id = conversation.last_page_id
     visible = last_page_id > 0 and last_page_visible

@@ -201,7 +201,7 @@ def _require_inputs(catalog: history_queries.TableCatalog) -> None:
     if missing:
         raise RunrecordError(
             f"the database lacks the installation's {'table' if len(missing) == 1 else 'tables'} "
-            f"{', '.join(missing)}: is it the installation's database? (nothing was derived or written)"
+            f"{', '.join(missing)}: is it the installation's database? (nothing was derived)"
         )
 
 
