@@ -121,9 +121,14 @@ def _refuse_unknown_connect_arguments(engine: Engine) -> None:
         ) from error
 
 
+def _driver_error(error: BaseException) -> BaseException:
+    """The driver's own error inside SQLAlchemy's wrapper, else the error itself."""
+    return error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+
+
 def one_line(error: BaseException) -> str:
     """The driver's message of a database error, on one line."""
-    original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+    original = _driver_error(error)
     text = " ".join(str(original).split())
     return text or type(original).__name__
 
@@ -146,7 +151,7 @@ _POSTGRESQL_UNDEFINED_TABLE = "42P01"
 
 def missing_table(error: BaseException) -> bool:
     """Whether a database error says that a table the statement names does not exist."""
-    original = error.orig if isinstance(error, DBAPIError) else error
+    original = _driver_error(error)
     if getattr(original, "sqlstate", None) == _POSTGRESQL_UNDEFINED_TABLE:
         return True
     arguments = getattr(original, "args", ())
@@ -169,7 +174,7 @@ def missing_table_hint(error: BaseException) -> str:
     (init-db creates none of those on an installation)."""
     if not missing_table(error):
         return ""
-    found = _MISSING_TABLE_NAME.search(str(error.orig if isinstance(error, DBAPIError) else error))
+    found = _MISSING_TABLE_NAME.search(str(_driver_error(error)))
     name = next((group for group in found.groups() if group), "") if found is not None else ""
     if not name or name.lower().startswith(OUR_PREFIX):
         return " (run `runrecord init-db` on the installation's database first)"
