@@ -273,13 +273,7 @@ def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> N
 def test_a_job_that_fails_on_a_database_error_names_the_database_once(
     command: tuple[str, ...], dropped: str, tmp_path: Path, run_cli: Callable[..., Result]
 ) -> None:
-    from adapters.database import make_engine
-    from jobs.schema_setup import init_db
-
-    database = tmp_path / "installation.sqlite"
-    engine = make_engine(f"sqlite:///{database}")
-    init_db(engine, with_upstream=True)
-    engine.dispose()
+    database = _installation(tmp_path)
     table, column = dropped.split(".")
     with sqlite3.connect(database) as connection:
         connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
