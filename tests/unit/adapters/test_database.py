@@ -55,41 +55,43 @@ def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_value
     )
 
 
-def _driver_errors(table: str) -> list[BaseException]:
-    """The error each driver raises for a missing table, as SQLAlchemy hands it on."""
+ENGINES = ["sqlite", "mariadb", "postgresql"]
+
+
+def _missing_table_error(engine: str, table: str) -> BaseException:
+    """The error the engine's driver raises for a missing table, as SQLAlchemy hands it on."""
     import sqlite3
 
     import psycopg
     import pymysql
     from sqlalchemy.exc import OperationalError, ProgrammingError
 
-    return [
-        OperationalError("SELECT 1", {}, sqlite3.OperationalError(f"no such table: {table}")),
-        ProgrammingError(
-            "SELECT 1", {}, pymysql.err.ProgrammingError(1146, f"Table 'test.{table}' doesn't exist")
-        ),
-        ProgrammingError("SELECT 1", {}, psycopg.errors.UndefinedTable(f'relation "{table}" does not exist')),
-    ]
+    if engine == "sqlite":
+        return OperationalError("SELECT 1", {}, sqlite3.OperationalError(f"no such table: {table}"))
+    if engine == "mariadb":
+        driver = pymysql.err.ProgrammingError(1146, f"Table 'test.{table}' doesn't exist")
+        return ProgrammingError("SELECT 1", {}, driver)
+    return ProgrammingError(
+        "SELECT 1", {}, psycopg.errors.UndefinedTable(f'relation "{table}" does not exist')
+    )
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "mariadb", "postgresql"])
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_missing_table_of_runrecord_s_own_says_to_run_init_db(engine: str) -> None:
     from adapters.database import missing_table_hint
 
-    error = dict(zip(["sqlite", "mariadb", "postgresql"], _driver_errors("tx_runrecord_rate"), strict=True))[
-        engine
-    ]
+    error = _missing_table_error(engine, "tx_runrecord_rate")
 
     assert missing_table_hint(error) == " (run `runrecord init-db` on the installation's database first)"
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "mariadb", "postgresql"])
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_missing_table_of_the_installation_asks_whether_it_is_the_installation_s_database(
     engine: str,
 ) -> None:
     from adapters.database import missing_table_hint
 
-    error = dict(zip(["sqlite", "mariadb", "postgresql"], _driver_errors("sys_history"), strict=True))[engine]
+    error = _missing_table_error(engine, "sys_history")
 
     assert (
         missing_table_hint(error)
