@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Column, Connection, func, select
 
 from adapters import schema
 from adapters.dialect import bulk
+from adapters.errors import RunrecordError
 from core.periods import Grain, period_start, unix_of
 
 mark = schema.measure_mark
@@ -44,6 +46,10 @@ class Marks:
         return dict(self.__dict__)
 
 
+class NotANumberError(RunrecordError):
+    """A number column of the installation holding text: only SQLite's loose typing lets a table keep one."""
+
+
 def source_marks(connection: Connection) -> Marks:
     """The newest tstamp and uid of conversations, messages, runs and events, as they stand now."""
     c, m = schema.conversation.c, schema.message.c
@@ -51,12 +57,26 @@ def source_marks(connection: Connection) -> Marks:
     conversations = connection.execute(select(func.max(c.tstamp), func.max(c.uid))).one()
     runs = connection.execute(select(func.max(r.tstamp), func.max(r.uid))).one()
     return Marks(
-        conversation_tstamp=int(conversations[0] or 0),
+        conversation_tstamp=_newest(connection, conversations[0], c.tstamp),
         conversation_uid=int(conversations[1] or 0),
         message_uid=int(connection.execute(select(func.max(m.uid))).scalar() or 0),
-        run_tstamp=int(runs[0] or 0),
+        run_tstamp=_newest(connection, runs[0], r.tstamp),
         run_uid=int(runs[1] or 0),
         event_uid=int(connection.execute(select(func.max(e.uid))).scalar() or 0),
+    )
+
+
+def _newest(connection: Connection, value: Any, column: Column[Any]) -> int:
+    """The newest stamp of a column as a number; a text there (SQLite sorts any text after every number) is
+    refused, naming the first row that holds one."""
+    if not isinstance(value, str | bytes):
+        return int(value or 0)
+    table = column.table
+    first = select(func.min(table.c.uid)).where(func.typeof(column) == "text")
+    uid = connection.execute(first).scalar()
+    raise NotANumberError(
+        f"{table.name}.{column.name} of uid {uid} holds text, not a number (only SQLite keeps text in an "
+        "INTEGER column): mend the row, then measure again"
     )
 
 

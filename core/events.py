@@ -48,6 +48,8 @@ class Problem(StrEnum):
     UNKNOWN_KIND = "unknown_kind"
     MISSING_SEQUENCE = "missing_sequence"
     MISSING_DURATION = "missing_duration"
+    # A column declared as a number holding text: only SQLite's loose typing lets a table keep one.
+    NOT_A_NUMBER = "not_a_number"
 
 
 class PayloadShape(StrEnum):

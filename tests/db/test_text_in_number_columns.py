@@ -1,0 +1,137 @@
+"""An event whose number column holds text, which only SQLite's loose typing lets a table keep: the event is
+unreadable, named by its column, and everything else is read; measure-rates counts its run as core does, and
+refuses a newest stamp that is text in one line naming the row.
+MariaDB and PostgreSQL refuse such a value on insert."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import Engine, func, select, text
+
+from adapters import schema
+from adapters.database import make_engine
+from adapters.events import read_events
+from adapters.measure_marks import NotANumberError
+from core.events import Problem
+from core.facts import Exclusion
+from core.periods import Grain
+from core.time import DAY_S
+from data.generate import generate
+from jobs.derive import derive_outcomes
+from jobs.measure import measure_rates
+from jobs.schema_setup import init_installation
+from tests.db.test_measure_differential import _agree
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+WINDOW = 7 * DAY_S
+COLUMNS = ("sequence", "round", "crdate", "duration_ms")
+
+
+@pytest.fixture
+def sqlite_installation(make_empty_db: Callable[[str], str]) -> Engine:
+    url = make_empty_db("sqlite")
+    generate(url, create_tables=init_installation, conversations=120, seed=11, now=NOW)
+    return make_engine(url)
+
+
+def _spoil(engine: Engine, uids_by_column: dict[str, int]) -> None:
+    with engine.begin() as connection:
+        for column, uid in uids_by_column.items():
+            # Past SQLAlchemy's types, which would refuse the text before SQLite sees it.
+            spoil = text(f"UPDATE tx_nrllm_agentrun_event SET {column} = 'z' WHERE uid = :uid")
+            connection.execute(spoil, {"uid": uid})
+
+
+def _events_of_runs(engine: Engine, count: int) -> list[tuple[int, int]]:
+    """(run, event uid) of the first event of `count` runs with events, a tool_write run among them."""
+    e = schema.agentrun_event.c
+    with engine.connect() as connection:
+        writing = connection.execute(
+            select(e.run).where(e.kind == "tool_write").order_by(e.run).limit(1)
+        ).scalar_one()
+        others = select(e.run).where(e.run != writing).distinct().order_by(e.run).limit(count - 1)
+        runs = [writing, *connection.execute(others).scalars()]
+        return [
+            (
+                run,
+                connection.execute(
+                    select(e.uid).where(e.run == run).order_by(e.sequence).limit(1)
+                ).scalar_one(),
+            )
+            for run in runs
+        ]
+
+
+def test_an_event_whose_number_column_holds_text_is_unreadable_by_its_column_and_the_others_are_read(
+    sqlite_installation: Engine,
+) -> None:
+    engine = sqlite_installation
+    spoiled = _events_of_runs(engine, len(COLUMNS))
+    with engine.connect() as connection:
+        before = read_events(connection, [run for run, _ in spoiled])
+    _spoil(engine, {column: uid for column, (_, uid) in zip(COLUMNS, spoiled, strict=True)})
+
+    with engine.connect() as connection:
+        after = read_events(connection, [run for run, _ in spoiled])
+
+    found = {(run, problem.uid, problem.problem, problem.detail) for run, problem in after.problems}
+    expected = {
+        (run, uid, Problem.NOT_A_NUMBER, column) for column, (run, uid) in zip(COLUMNS, spoiled, strict=True)
+    }
+    assert expected <= found
+    for run, uid in spoiled:
+        assert [event for event in before.by_run[run] if event.uid != uid] == list(after.by_run.get(run, ()))
+    engine.dispose()
+
+
+def test_measure_rates_counts_a_run_with_an_event_whose_number_column_holds_text_as_core_reads_it(
+    sqlite_installation: Engine,
+) -> None:
+    engine = sqlite_installation
+    e, r = schema.agentrun_event.c, schema.agentrun.c
+    waited = (
+        select(e.run)
+        .where(e.kind == "approval")
+        .union(select(r.uid).where(r.status == "waiting_for_approval"))
+    )
+    with engine.connect() as connection:
+        never_waited = select(func.max(e.uid)).where(e.run.not_in(waited)).group_by(e.run).order_by(e.run)
+        last_events = connection.execute(never_waited).scalars().all()
+    # One event of every run that never waited, each column in turn: claiming runs among them, whose
+    # verdicts read events (the steps of a wait are read apart: not this test's).
+    for index, uid in enumerate(last_events):
+        _spoil(engine, {COLUMNS[index % len(COLUMNS)]: uid})
+    now = int(NOW.timestamp())
+
+    derive_outcomes(engine, now=now, window_s=WINDOW)
+    measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
+
+    _agree(engine, now)
+    f = schema.measure_fact.c
+    with engine.connect() as connection:
+        spoiled_runs = select(e.run).where(e.uid.in_(last_events))
+        unreadable = select(func.count()).where(
+            f.run_uid.in_(spoiled_runs), f.problems.contains(Exclusion.EVENTS_UNREADABLE.value)
+        )
+        assert connection.execute(unreadable).scalar_one() > 0
+    engine.dispose()
+
+
+@pytest.mark.parametrize("table", ["tx_nrllm_agentrun", "tx_nrmcpagent_conversation"])
+def test_measure_rates_refuses_a_stamp_holding_text_naming_its_row_and_writes_nothing(
+    sqlite_installation: Engine, table: str
+) -> None:
+    engine = sqlite_installation
+    with engine.begin() as connection:
+        connection.execute(text(f"UPDATE {table} SET tstamp = 'z' WHERE uid = 3"))
+
+    with pytest.raises(NotANumberError, match=rf"^{table}\.tstamp of uid 3 holds text, not a number"):
+        measure_rates(engine, now=int(NOW.timestamp()), window_s=WINDOW)
+
+    with engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(schema.measure_fact)).scalar_one() == 0
+        assert connection.execute(select(func.count()).select_from(schema.measure_mark)).scalar_one() == 0
+    engine.dispose()
