@@ -36,10 +36,11 @@ def parse_sides(texts: tuple[str, str]) -> tuple[Group, Group]:
     return first, second
 
 
-def unknown_configuration(value: str, known: list[str], where: str) -> RunrecordError:
-    """The error for a configuration the stored figures do not hold, naming those they do."""
-    listed = ", ".join(f"configuration:{name}" for name in known) or "none yet"
-    return RunrecordError(f"no configuration {value!r} in {where}; there are: {listed}")
+def unknown_group(group: Group, known: list[str], where: str) -> RunrecordError:
+    """The error for a configuration or skill the stored figures do not hold, naming those they do."""
+    listed = ", ".join(Group(group.kind, name).label for name in known) or "none yet"
+    shown = group.label.partition(":")[2]
+    return RunrecordError(f"no {group.kind.value} {shown!r} in {where}; there are: {listed}")
 
 
 def compare_between(
@@ -63,7 +64,7 @@ def compare_between(
         known = rates.group_values(connection, grain, GroupKind.CONFIGURATION.value)
         for group in groups:
             if group.value not in known:
-                raise unknown_configuration(group.value, known, f"the {grain.value}ly rates")
+                raise unknown_group(group, known, f"the {grain.value}ly rates")
         stored = sorted(rates.stored_periods(connection, grain))
         first, second = (
             rates.rate_figures(connection, grain, metrics_read(metric), group, stored) for group in groups

@@ -20,6 +20,7 @@ from core.groups import ALL_RUNS, Group
 from core.metrics import Metric
 from core.periods import Grain, comparison_periods
 from core.two_sided import metrics_read
+from jobs.between import unknown_group
 
 
 def parse_day(text: str, what: str) -> date:
@@ -65,6 +66,10 @@ def compare_at(
             raise RunrecordError(
                 f"no rates at grain {grain.value} yet: run `runrecord measure-rates --grain {grain.value}`"
             )
+        if group != ALL_RUNS:
+            known = rates.group_values(connection, grain, group.kind.value)
+            if group.value not in known:
+                raise unknown_group(group, known, f"the {grain.value}ly rates")
         return stored_comparison(connection, metric, at, weeks, group, grain, now=now)
 
 

@@ -14,7 +14,7 @@ from adapters import survival
 from adapters.database import RunrecordError, reported
 from core.groups import ALL_RUNS, Group
 from core.survival_report import SurvivalReport, survival_report
-from jobs.between import unknown_configuration
+from jobs.between import unknown_group
 
 
 def survival_of(engine: Engine, groups: Sequence[Group] = (ALL_RUNS,), *, window_s: int) -> SurvivalReport:
@@ -25,6 +25,6 @@ def survival_of(engine: Engine, groups: Sequence[Group] = (ALL_RUNS,), *, window
         known = survival.configurations(connection)
         for group in groups:
             if group != ALL_RUNS and group.value not in known:
-                raise unknown_configuration(group.value, known, "the derived runs")
+                raise unknown_group(group, known, "the derived runs")
         counted = [survival.group_tallies(connection, group, window_s=window_s) for group in groups]
     return survival_report(counted, window_s=window_s)

@@ -147,6 +147,11 @@ def test_a_configuration_with_fewer_than_five_runs_in_a_week_is_too_few_to_show(
             ("--between", f"configuration:{STABLE}", "configuration:nobody"),
             ("no configuration 'nobody'", f"configuration:{CANARY}", f"configuration:{RARE}"),
         ),
+        (
+            ("--at", "2026-11-02", "--group", "configuration:nobody"),
+            ("no configuration 'nobody' in the weekly rates", f"configuration:{CANARY}"),
+        ),
+        (("--at", "2026-11-02", "--group", "skill:nobody"), ("no skill 'nobody' in the weekly rates",)),
         ((*BETWEEN, "--at", "2026-11-02"), ("not both",)),
         ((), ("got neither",)),
         ((*BETWEEN, "--weeks", "2"), ("--weeks and --group go with --at",)),
