@@ -72,6 +72,15 @@ def init_db(db_url: str, with_upstream: bool) -> None:
     else:
         before = report.revision_before or "none"
         click.echo(f"our tables in {where} upgraded from revision {before} to {report.revision_after}")
+    if report.recreated:
+        click.echo(f"created again, empty (they were missing): {', '.join(report.recreated)}")
+    if "derive-outcomes" in report.recounted:
+        click.echo(
+            "  derive-outcomes derives every finished run again on its next run (a run whose sys_history "
+            "rows are gone by then comes out unknown, history_trimmed)"
+        )
+    if "measure-rates" in report.recounted:
+        click.echo("  measure-rates counts every conversation and period again on its next run")
 
 
 @main.command("generate")

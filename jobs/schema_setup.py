@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import Connection, Engine, MetaData, Table, inspect
+from sqlalchemy import Connection, Engine, MetaData, Table, delete, inspect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import DropTable
 
+from adapters import schema
 from adapters.database import (
     DatabaseUnavailableError,
     RunrecordError,
@@ -49,6 +50,8 @@ class InitReport:
     created_upstream: tuple[str, ...]
     revision_before: str | None
     revision_after: str | None
+    recreated: tuple[str, ...] = ()  # ours, missing at the newest revision (dropped by hand): created again
+    recounted: tuple[str, ...] = ()  # the jobs that count everything again on their next run for it
 
 
 def init_db(engine: Engine, *, with_upstream: bool) -> InitReport:
@@ -121,7 +124,47 @@ def _init(connection: Connection, with_upstream: bool) -> InitReport:
         created_upstream = tuple(table.name for table in upstream.sorted_tables if table.name not in existing)
         upstream.create_all(connection, checkfirst=True)
     revision_before = stored_revision(connection)
-    return InitReport(created_upstream, revision_before, _upgrade(connection))
+    revision_after = _upgrade(connection)
+    recreated, recounted = _recreate_missing(connection)
+    return InitReport(created_upstream, revision_before, revision_after, recreated, recounted)
+
+
+# The tables a job keeps what it counted in, by job: when one of them is lost, the others of the set no longer
+# agree with it, so they are emptied too and the job counts everything again, as on its first run. The
+# outcomes count into the rates, so measure-rates counts again after derive-outcomes does.
+_DERIVED = (
+    schema.write_outcome,
+    schema.run_outcome,
+    schema.write_target,
+    schema.pending_run,
+    schema.unfinished_run,
+    schema.survival_tally,
+    schema.survival_group,
+    schema.scan_mark,
+)
+_MEASURED = (schema.measure_fact, schema.rate, schema.measure_mark)
+
+
+def _recreate_missing(connection: Connection) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Our tables the newest revision has and the database lacks, created again (the migrations build
+    exactly adapters.schema.ours, a test checks), and the jobs that kept their counts there set to count
+    again."""
+    existing = set(inspect(connection).get_table_names())
+    missing = [table for table in ours.sorted_tables if table.name not in existing]
+    if not missing:
+        return (), ()
+    ours.create_all(connection, tables=missing)
+    recounted: list[str] = []
+    emptied: list[Table] = []
+    if any(table in _DERIVED for table in missing):
+        recounted.append("derive-outcomes")
+        emptied.extend(_DERIVED)
+    if recounted or any(table in _MEASURED for table in missing):
+        recounted.append("measure-rates")
+        emptied.extend(_MEASURED)
+    for table in emptied:
+        connection.execute(delete(table))
+    return tuple(table.name for table in missing), tuple(recounted)
 
 
 def _upgrade(connection: Connection) -> str | None:
