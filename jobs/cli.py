@@ -52,7 +52,13 @@ for command in (release_group, compare_command, survival_command, alerts_group):
     is_flag=True,
     help="Also create the missing upstream tables (for a demo or a test database, never in production).",
 )
-def init_db(db_url: str, with_upstream: bool) -> None:
+@click.option(
+    "--derive-again",
+    is_flag=True,
+    help="When a table of our outcomes was dropped by hand: create it again and derive every finished run "
+    "again, from sys_history as it is now.",
+)
+def init_db(db_url: str, with_upstream: bool, derive_again: bool) -> None:
     """Create or upgrade our tables; refuse a database without the upstream tables unless --with-upstream."""
     # Imported here: only this command needs Alembic, and every other command starts faster without it.
     from adapters.database import describe, make_engine
@@ -60,7 +66,7 @@ def init_db(db_url: str, with_upstream: bool) -> None:
 
     engine = make_engine(db_url)
     try:
-        report = run_init_db(engine, with_upstream=with_upstream)
+        report = run_init_db(engine, with_upstream=with_upstream, derive_again=derive_again)
     finally:
         engine.dispose()
     where = describe(engine.url)
@@ -72,14 +78,20 @@ def init_db(db_url: str, with_upstream: bool) -> None:
     else:
         before = report.revision_before or "none"
         click.echo(f"our tables in {where} upgraded from revision {before} to {report.revision_after}")
-    if report.recreated:
-        click.echo(f"created again, empty (they were missing): {', '.join(report.recreated)}")
-    if "derive-outcomes" in report.recounted:
+    repaired = report.repaired
+    if repaired.recreated:
+        click.echo(f"created again, empty (they were missing): {', '.join(repaired.recreated)}")
+    if repaired.derived_again:
         click.echo(
-            "  derive-outcomes derives every finished run again on its next run (a run whose sys_history "
-            "rows are gone by then comes out unknown, history_trimmed)"
+            "  derive-outcomes derives every finished run again on its next run, from sys_history as it is "
+            "now (a run whose rows are gone comes out unknown, history_trimmed); tx_nrllm_call_outcome keeps "
+            "the rows it has"
         )
-    if "measure-rates" in report.recounted:
+    elif repaired.events_read_again:
+        click.echo("  derive-outcomes reads every tool_write event again on its next run; the outcomes stay")
+    if repaired.survival_counted_again:
+        click.echo("  the survival counts were counted again from the write outcomes")
+    if repaired.measured_again:
         click.echo("  measure-rates counts every conversation and period again on its next run")
 
 

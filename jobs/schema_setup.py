@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import Connection, Engine, MetaData, Table, delete, inspect
+from sqlalchemy import Connection, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import DropTable
 
-from adapters import schema
 from adapters.database import (
     DatabaseUnavailableError,
     RunrecordError,
@@ -32,6 +31,7 @@ from adapters.database import (
 from adapters.dialect.session import begin_ddl
 from adapters.revision import stored_revision
 from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
+from adapters.table_repair import Repair, repair
 from jobs.migrations import HEAD, SCRIPT_LOCATION
 
 if TYPE_CHECKING:
@@ -50,19 +50,22 @@ class InitReport:
     created_upstream: tuple[str, ...]
     revision_before: str | None
     revision_after: str | None
-    recreated: tuple[str, ...] = ()  # ours, missing at the newest revision (dropped by hand): created again
-    recounted: tuple[str, ...] = ()  # the jobs that count everything again on their next run for it
+    repaired: Repair = Repair()  # our tables missing at the newest revision (dropped by hand), created again
 
 
-def init_db(engine: Engine, *, with_upstream: bool) -> InitReport:
-    """Create or upgrade our tables; without with_upstream, refuse a database lacking an upstream table."""
+def init_db(engine: Engine, *, with_upstream: bool, derive_again: bool = False) -> InitReport:
+    """Create or upgrade our tables; without with_upstream, refuse a database lacking an upstream table.
+    A table of ours dropped by hand is created again (adapters.table_repair; `derive_again`: even one of the
+    outcomes, every finished run then derived again)."""
     new_file = _sqlite_file_to_create(engine)
     if new_file is None:
         check_reachable(engine)
     elif not with_upstream:
         raise _missing_upstream(REQUIRED_UPSTREAM)
     try:
-        return _schema_change(engine, "creating tables", lambda connection: _init(connection, with_upstream))
+        return _schema_change(
+            engine, "creating tables", lambda connection: _init(connection, with_upstream, derive_again)
+        )
     except BaseException:
         if new_file is not None:
             engine.dispose()
@@ -114,7 +117,7 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
-def _init(connection: Connection, with_upstream: bool) -> InitReport:
+def _init(connection: Connection, with_upstream: bool, derive_again: bool) -> InitReport:
     existing = set(inspect(connection).get_table_names())
     missing = [name for name in REQUIRED_UPSTREAM if name not in existing]
     if missing and not with_upstream:
@@ -125,46 +128,8 @@ def _init(connection: Connection, with_upstream: bool) -> InitReport:
         upstream.create_all(connection, checkfirst=True)
     revision_before = stored_revision(connection)
     revision_after = _upgrade(connection)
-    recreated, recounted = _recreate_missing(connection)
-    return InitReport(created_upstream, revision_before, revision_after, recreated, recounted)
-
-
-# The tables a job keeps what it counted in, by job: when one of them is lost, the others of the set no longer
-# agree with it, so they are emptied too and the job counts everything again, as on its first run. The
-# outcomes count into the rates, so measure-rates counts again after derive-outcomes does.
-_DERIVED = (
-    schema.write_outcome,
-    schema.run_outcome,
-    schema.write_target,
-    schema.pending_run,
-    schema.unfinished_run,
-    schema.survival_tally,
-    schema.survival_group,
-    schema.scan_mark,
-)
-_MEASURED = (schema.measure_fact, schema.rate, schema.measure_mark)
-
-
-def _recreate_missing(connection: Connection) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Our tables the newest revision has and the database lacks, created again (the migrations build
-    exactly adapters.schema.ours, a test checks), and the jobs that kept their counts there set to count
-    again."""
-    existing = set(inspect(connection).get_table_names())
-    missing = [table for table in ours.sorted_tables if table.name not in existing]
-    if not missing:
-        return (), ()
-    ours.create_all(connection, tables=missing)
-    recounted: list[str] = []
-    emptied: list[Table] = []
-    if any(table in _DERIVED for table in missing):
-        recounted.append("derive-outcomes")
-        emptied.extend(_DERIVED)
-    if recounted or any(table in _MEASURED for table in missing):
-        recounted.append("measure-rates")
-        emptied.extend(_MEASURED)
-    for table in emptied:
-        connection.execute(delete(table))
-    return tuple(table.name for table in missing), tuple(recounted)
+    repaired = repair(connection, revision=revision_after, derive_again=derive_again)
+    return InitReport(created_upstream, revision_before, revision_after, repaired)
 
 
 def _upgrade(connection: Connection) -> str | None:

@@ -1,6 +1,6 @@
-"""A table of ours dropped by hand while our tables stay at the newest revision: init-db creates it again, and
-the job that kept its counts there counts everything again, as on its first run, to the same figures. On
-SQLite, MariaDB and PostgreSQL."""
+"""A table of ours dropped by hand while our tables stay at the newest revision: init-db creates it again and
+makes the rest agree with it without losing an outcome that is still there (adapters.table_repair). On SQLite,
+MariaDB and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, MetaData, Table, func, select
+from sqlalchemy import Engine, MetaData, Table, delete, func, inspect, select
 from sqlalchemy.schema import DropTable
 
 from adapters import schema
 from adapters.database import make_engine
+from adapters.table_repair import EVENT_READING, MEASURED, SURVIVAL
 from core.periods import Grain
 from core.time import DAY_S
 from data.generate import generate
@@ -30,13 +31,8 @@ GRAINS = (Grain.WEEK, Grain.DAY)
 @pytest.fixture
 def counted(empty_db_url: str) -> Engine:
     """A generated installation, derived and measured."""
-    generate(
-        empty_db_url,
-        create_tables=init_installation,
-        conversations=60,
-        seed=4,
-        now=datetime.fromtimestamp(NOW, UTC),
-    )
+    now = datetime.fromtimestamp(NOW, UTC)
+    generate(empty_db_url, create_tables=init_installation, conversations=60, seed=4, now=now)
     engine = make_engine(empty_db_url)
     derive_outcomes(engine, now=NOW, window_s=WINDOW)
     measure_rates(engine, now=NOW, window_s=WINDOW, grains=GRAINS)
@@ -55,69 +51,137 @@ def _figures(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
         "rates": _rows(engine, schema.rate, "computed_at"),
         "runs": _rows(engine, schema.run_outcome, "derived_at"),
         "writes": _rows(engine, schema.write_outcome, "derived_at"),
+        "survival": _rows(engine, schema.survival_tally),
+        "survival groups": _rows(engine, schema.survival_group),
+        "the installation's outcomes": _rows(engine, schema.call_outcome, "crdate", "tstamp"),
     }
 
 
-def _drop(engine: Engine, name: str) -> None:
+def _drop(engine: Engine, table: Table) -> None:
     with engine.begin() as connection:
-        connection.execute(DropTable(Table(name, MetaData())))
+        connection.execute(DropTable(Table(table.name, MetaData())))
 
 
-def _count(engine: Engine, table: Table) -> int:
-    with engine.connect() as connection:
-        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+def _trim_history(engine: Engine) -> None:
+    """The older half of sys_history gone, as the installation's retention trims it."""
+    h = schema.sys_history.c
+    with engine.begin() as connection:
+        middle = connection.execute(select(func.max(h.uid) / 2)).scalar_one()
+        connection.execute(delete(schema.sys_history).where(h.uid < middle))
 
 
+def _derive_and_measure(engine: Engine) -> int:
+    """Both jobs as the next night runs them: the runs derived."""
+    derived = derive_outcomes(engine, now=NOW, window_s=WINDOW).runs_derived
+    measure_rates(engine, now=NOW, window_s=WINDOW, grains=GRAINS)
+    return derived
+
+
+@pytest.mark.parametrize("table", MEASURED, ids=lambda table: table.name)
 def test_a_dropped_table_of_measure_rates_is_created_again_and_its_next_run_counts_the_same_rates(
-    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result]
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result], table: Table
 ) -> None:
     before = _figures(counted)
-    _drop(counted, schema.rate.name)
+    _drop(counted, table)
 
     result = run_cli("init-db", "--db", empty_db_url)
-    measure_rates(counted, now=NOW, window_s=WINDOW, grains=GRAINS)
+    derived = _derive_and_measure(counted)
 
     assert result.exit_code == 0, result.stderr
-    assert "created again, empty (they were missing): tx_runrecord_rate" in result.stdout
+    assert f"created again, empty (they were missing): {table.name}" in result.stdout
     assert "measure-rates counts every conversation and period again" in result.stdout
     assert "derive-outcomes" not in result.stdout
+    assert derived == 0 and _figures(counted) == before
+    counted.dispose()
+
+
+@pytest.mark.parametrize("table", EVENT_READING, ids=lambda table: table.name)
+def test_a_dropped_table_of_the_events_read_has_them_read_again_and_no_outcome_derived_again(
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result], table: Table
+) -> None:
+    """With the history trimmed since: an outcome derived again would come out otherwise."""
+    before = _figures(counted)
+    _trim_history(counted)
+    _drop(counted, table)
+
+    result = run_cli("init-db", "--db", empty_db_url)
+    derived = _derive_and_measure(counted)
+
+    assert result.exit_code == 0, result.stderr
+    assert f"created again, empty (they were missing): {table.name}" in result.stdout
+    assert (
+        "derive-outcomes reads every tool_write event again on its next run; the outcomes stay"
+        in result.stdout
+    )
+    assert derived == 0 and _figures(counted) == before
+    counted.dispose()
+
+
+@pytest.mark.parametrize("table", SURVIVAL, ids=lambda table: table.name)
+def test_a_dropped_survival_table_is_counted_again_from_the_write_outcomes(
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result], table: Table
+) -> None:
+    before = _figures(counted)
+    assert before["survival"] and before["survival groups"]
+    _drop(counted, table)
+
+    result = run_cli("init-db", "--db", empty_db_url)
+
+    assert result.exit_code == 0, result.stderr
+    assert "the survival counts were counted again from the write outcomes" in result.stdout
+    assert "again on its next run" not in result.stdout
     assert _figures(counted) == before
     counted.dispose()
 
 
-def test_a_dropped_table_of_derive_outcomes_empties_the_rest_of_its_counts_and_both_jobs_count_the_same_again(
+def test_a_dropped_table_of_outcomes_is_refused_in_one_line_and_nothing_changes(
     counted: Engine, empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
-    before = _figures(counted)
-    assert before["runs"] and before["writes"]
-    _drop(counted, schema.write_target.name)
+    before = {name: _rows(counted, table) for name, table in schema.ours.tables.items()}
+    _drop(counted, schema.write_outcome)
+    del before[schema.write_outcome.name]
 
     result = run_cli("init-db", "--db", empty_db_url)
-    emptied = _count(counted, schema.run_outcome), _count(counted, schema.measure_mark)
-    derive_outcomes(counted, now=NOW, window_s=WINDOW)
-    measure_rates(counted, now=NOW, window_s=WINDOW, grains=GRAINS)
+
+    assert result.exit_code != 0 and "Traceback" not in result.output + result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "our table tx_runrecord_write_outcome is missing" in result.stderr
+    assert "runrecord init-db --derive-again" in result.stderr
+    assert schema.write_outcome.name not in inspect(counted).get_table_names()
+    assert {name: _rows(counted, schema.ours.tables[name]) for name in before} == before
+    counted.dispose()
+
+
+def test_with_derive_again_a_dropped_table_of_outcomes_is_created_and_every_run_derived_again_alike(
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    """With sys_history as it was: derived again, every outcome and figure comes out the same."""
+    before = _figures(counted)
+    _drop(counted, schema.run_outcome)
+
+    result = run_cli("init-db", "--db", empty_db_url, "--derive-again")
+    derived = _derive_and_measure(counted)
 
     assert result.exit_code == 0, result.stderr
-    assert "created again, empty (they were missing): tx_runrecord_write_target" in result.stdout
-    assert "derive-outcomes derives every finished run again" in result.stdout
+    assert "created again, empty (they were missing): tx_runrecord_run_outcome" in result.stdout
+    assert "derive-outcomes derives every finished run again on its next run" in result.stdout
     assert "measure-rates counts every conversation and period again" in result.stdout
-    assert emptied == (0, 0)
-    assert _figures(counted) == before
+    assert derived == len(before["runs"]) and _figures(counted) == before
     counted.dispose()
 
 
 def test_a_dropped_table_that_holds_no_count_is_created_again_and_nothing_is_counted_again(
     counted: Engine, empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
-    kept = _count(counted, schema.run_outcome), _count(counted, schema.measure_mark)
-    _drop(counted, schema.lease.name)
+    before = _figures(counted)
+    _drop(counted, schema.lease)
 
     result = run_cli("init-db", "--db", empty_db_url)
     again = run_cli("init-db", "--db", empty_db_url)
 
     assert result.exit_code == 0, result.stderr
     assert "created again, empty (they were missing): tx_runrecord_lease" in result.stdout
-    assert "again on its next run" not in result.stdout
-    assert (_count(counted, schema.run_outcome), _count(counted, schema.measure_mark)) == kept
+    assert "again" not in result.stdout.replace("created again", "")
+    assert _derive_and_measure(counted) == 0 and _figures(counted) == before
     assert "created again" not in again.stdout
     counted.dispose()
