@@ -159,21 +159,21 @@ def read_events(connection: Connection, run_uids: Collection[int]) -> RunEvents:
 
 
 def _not_a_number(row: Any) -> str | None:
-    """The first of the row's number columns that holds text, else None."""
+    """The first of the row's number columns that holds text or bytes, else None: SQLite stores a text that
+    reads as a number as the number, so what stays text is none (whatever Python's float would make of it)."""
     for column in _NUMBER_COLUMNS:
-        value = getattr(row, column)
-        if isinstance(value, str | bytes):
-            try:
-                float(value)
-            except ValueError:
-                return column
+        if isinstance(getattr(row, column), str | bytes):
+            return column
     return None
 
 
+_DURATION_SCALE = event.c.duration_ms.type.scale  # type: ignore[attr-defined]
+
+
 def _decimal(value: Any) -> Any:
-    """A duration_ms as SQLAlchemy's Numeric(10, 2) reads it: SQLite's number as a decimal of scale 2."""
+    """A duration_ms as SQLAlchemy's Numeric reads it: SQLite's number as a decimal of the column's scale."""
     if isinstance(value, float | int) and not isinstance(value, bool):
-        return Decimal(f"{value:.2f}")
+        return Decimal(f"{value:.{_DURATION_SCALE}f}")
     return value
 
 

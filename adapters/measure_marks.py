@@ -67,15 +67,16 @@ def source_marks(connection: Connection) -> Marks:
 
 
 def _newest(connection: Connection, value: Any, column: Column[Any]) -> int:
-    """The newest stamp of a column as a number; a text there (SQLite sorts any text after every number) is
-    refused, naming the first row that holds one."""
+    """The newest stamp of a column as a number; a text or blob there (SQLite sorts either after every number)
+    is refused, naming the first row that holds one."""
     if not isinstance(value, str | bytes):
         return int(value or 0)
     table = column.table
-    first = select(func.min(table.c.uid)).where(func.typeof(column) == "text")
+    first = select(func.min(table.c.uid)).where(func.typeof(column).in_(("text", "blob")))
     uid = connection.execute(first).scalar()
+    held = "text" if isinstance(value, str) else "bytes"
     raise NotANumberError(
-        f"{table.name}.{column.name} of uid {uid} holds text, not a number (only SQLite keeps text in an "
+        f"{table.name}.{column.name} of uid {uid} holds {held}, not a number (only SQLite keeps either in an "
         "INTEGER column): mend the row, then measure again"
     )
 

@@ -64,7 +64,7 @@ def compare_between(
         known = rates.group_values(connection, grain, GroupKind.CONFIGURATION.value)
         for group in groups:
             if group.value not in known:
-                raise unknown_group(group, known, f"the {grain.value}ly rates")
+                raise unknown_group(group, known, f"the rates at grain {grain.value}")
         stored = sorted(rates.stored_periods(connection, grain))
         first, second = (
             rates.rate_figures(connection, grain, metrics_read(metric), group, stored) for group in groups

@@ -69,7 +69,7 @@ def compare_at(
         if group != ALL_RUNS:
             known = rates.group_values(connection, grain, group.kind.value)
             if group.value not in known:
-                raise unknown_group(group, known, f"the {grain.value}ly rates")
+                raise unknown_group(group, known, f"the rates at grain {grain.value}")
         return stored_comparison(connection, metric, at, weeks, group, grain, now=now)
 
 

@@ -138,6 +138,20 @@ def test_a_configuration_with_fewer_than_five_runs_in_a_week_is_too_few_to_show(
 
 
 @pytest.mark.parametrize(
+    "group", [f"configuration:{CANARY}", "skill:seo-check"], ids=["configuration", "skill"]
+)
+@pytest.mark.parametrize("grain", ["week", "day"])
+@on_sqlite_alone
+def test_compare_at_takes_a_configuration_or_skill_the_rates_hold_at_either_grain(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result], group: str, grain: str
+) -> None:
+    result = compare(run_cli, installation_url, "--at", "2026-11-02", "--group", group, "--grain", grain)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(f"edited_rate, {group.replace(':', ' ')}, at 2026-11-02")
+
+
+@pytest.mark.parametrize(
     ("args", "needles"),
     [
         (("--between", STABLE, f"configuration:{CANARY}"), ("--between takes configuration:IDENTIFIER",)),
@@ -149,9 +163,16 @@ def test_a_configuration_with_fewer_than_five_runs_in_a_week_is_too_few_to_show(
         ),
         (
             ("--at", "2026-11-02", "--group", "configuration:nobody"),
-            ("no configuration 'nobody' in the weekly rates", f"configuration:{CANARY}"),
+            ("no configuration 'nobody' in the rates at grain week", f"configuration:{CANARY}"),
         ),
-        (("--at", "2026-11-02", "--group", "skill:nobody"), ("no skill 'nobody' in the weekly rates",)),
+        (
+            ("--at", "2026-11-02", "--group", "skill:nobody"),
+            ("no skill 'nobody' in the rates at grain week", "skill:seo-check"),
+        ),
+        (
+            ("--at", "2026-11-02", "--group", "skill:none", "--grain", "day"),
+            ("no skill 'none' in the rates at grain day", "skill:seo-check"),
+        ),
         ((*BETWEEN, "--at", "2026-11-02"), ("not both",)),
         ((), ("got neither",)),
         ((*BETWEEN, "--weeks", "2"), ("--weeks and --group go with --at",)),

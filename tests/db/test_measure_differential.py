@@ -37,7 +37,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 T0 = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp())
 
 
-def _agree(engine: Engine, now: int) -> None:
+def agree_with_core(engine: Engine, now: int) -> None:
     with engine.connect() as connection:
         expected = reference_facts(connection)
         found = stored_facts(connection)
@@ -63,7 +63,7 @@ def test_the_sql_path_gives_every_fact_and_rate_core_gives_on_a_generated_instal
         derive_outcomes(engine, now=now, window_s=WINDOW)
         measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY), batch_size=150)
 
-        _agree(engine, now)
+        agree_with_core(engine, now)
     finally:
         engine.dispose()
 
@@ -389,7 +389,7 @@ def test_the_sql_path_gives_every_fact_core_gives_on_edge_cases(
         measure_rates(
             installation_engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY), batch_size=2
         )
-        _agree(installation_engine, now)
+        agree_with_core(installation_engine, now)
 
     agrees()
 
@@ -422,7 +422,7 @@ def test_a_run_two_conversations_name_counts_at_the_later_one_whatever_the_batch
         installation_engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY), batch_size=batch_size
     )
 
-    _agree(installation_engine, now)
+    agree_with_core(installation_engine, now)
 
 
 def _entry_of(segment: int, writes: list[dict[str, str]]) -> dict[str, Any]:
@@ -487,4 +487,4 @@ def test_a_run_that_could_not_be_persisted_is_judged_by_its_result_s_steps_in_th
     with installation_engine.connect() as connection:
         claims = [fact["claim"] for fact in stored_facts(connection).values() if fact["answer"] == "read"]
     assert claims == [claim]
-    _agree(installation_engine, now)
+    agree_with_core(installation_engine, now)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, func, select, text, update
 
 from adapters import schema
 from adapters.database import make_engine
@@ -23,7 +24,7 @@ from data.generate import generate
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_installation
-from tests.db.test_measure_differential import _agree
+from tests.db.test_measure_differential import agree_with_core
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 WINDOW = 7 * DAY_S
@@ -37,11 +38,16 @@ def sqlite_installation(make_empty_db: Callable[[str], str]) -> Engine:
     return make_engine(url)
 
 
-def _spoil(engine: Engine, uids_by_column: dict[str, int]) -> None:
+# What SQLite keeps as it is in a column declared a number: texts that read as no number to SQLite (though
+# Python's float reads some of them), and a blob.
+KEPT = ["'z'", "'inf'", "'nan'", "'1_000'", "X'3132'"]
+
+
+def _spoil(engine: Engine, uids_by_column: dict[str, int], value: str = "'z'") -> None:
     with engine.begin() as connection:
         for column, uid in uids_by_column.items():
-            # Past SQLAlchemy's types, which would refuse the text before SQLite sees it.
-            spoil = text(f"UPDATE tx_nrllm_agentrun_event SET {column} = 'z' WHERE uid = :uid")
+            # Past SQLAlchemy's types, which would refuse the value before SQLite sees it.
+            spoil = text(f"UPDATE tx_nrllm_agentrun_event SET {column} = {value} WHERE uid = :uid")
             connection.execute(spoil, {"uid": uid})
 
 
@@ -65,14 +71,15 @@ def _events_of_runs(engine: Engine, count: int) -> list[tuple[int, int]]:
         ]
 
 
+@pytest.mark.parametrize("value", KEPT)
 def test_an_event_whose_number_column_holds_text_is_unreadable_by_its_column_and_the_others_are_read(
-    sqlite_installation: Engine,
+    sqlite_installation: Engine, value: str
 ) -> None:
     engine = sqlite_installation
     spoiled = _events_of_runs(engine, len(COLUMNS))
     with engine.connect() as connection:
         before = read_events(connection, [run for run, _ in spoiled])
-    _spoil(engine, {column: uid for column, (_, uid) in zip(COLUMNS, spoiled, strict=True)})
+    _spoil(engine, {column: uid for column, (_, uid) in zip(COLUMNS, spoiled, strict=True)}, value)
 
     with engine.connect() as connection:
         after = read_events(connection, [run for run, _ in spoiled])
@@ -109,7 +116,7 @@ def test_measure_rates_counts_a_run_with_an_event_whose_number_column_holds_text
     derive_outcomes(engine, now=now, window_s=WINDOW)
     measure_rates(engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
 
-    _agree(engine, now)
+    agree_with_core(engine, now)
     f = schema.measure_fact.c
     with engine.connect() as connection:
         spoiled_runs = select(e.run).where(e.uid.in_(last_events))
@@ -120,18 +127,45 @@ def test_measure_rates_counts_a_run_with_an_event_whose_number_column_holds_text
     engine.dispose()
 
 
+@pytest.mark.parametrize(("value", "held"), [("'z'", "text"), ("X'3132'", "bytes")])
 @pytest.mark.parametrize("table", ["tx_nrllm_agentrun", "tx_nrmcpagent_conversation"])
 def test_measure_rates_refuses_a_stamp_holding_text_naming_its_row_and_writes_nothing(
-    sqlite_installation: Engine, table: str
+    sqlite_installation: Engine, table: str, value: str, held: str
 ) -> None:
     engine = sqlite_installation
     with engine.begin() as connection:
-        connection.execute(text(f"UPDATE {table} SET tstamp = 'z' WHERE uid = 3"))
+        connection.execute(text(f"UPDATE {table} SET tstamp = {value} WHERE uid = 3"))
 
-    with pytest.raises(NotANumberError, match=rf"^{table}\.tstamp of uid 3 holds text, not a number"):
+    with pytest.raises(NotANumberError, match=rf"^{table}\.tstamp of uid 3 holds {held}, not a number"):
         measure_rates(engine, now=int(NOW.timestamp()), window_s=WINDOW)
 
     with engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(schema.measure_fact)).scalar_one() == 0
         assert connection.execute(select(func.count()).select_from(schema.measure_mark)).scalar_one() == 0
     engine.dispose()
+
+
+def test_a_duration_sqlite_stores_as_a_number_reads_as_the_decimal_sqlalchemys_numeric_makes_of_it(
+    sqlite_installation: Engine,
+) -> None:
+    """SQLite's durations are read as stored and made decimals by adapters.events, not by SQLAlchemy (whose
+    conversion stops a whole read at a text): the same decimals."""
+    e = schema.agentrun_event.c
+    stored = [0.004, 0.005, 1e-3, 2.675, 123.456, 850, -0.0, 99999999.995, 7]
+    with sqlite_installation.begin() as connection:
+        uids = connection.execute(select(e.uid).where(e.kind == "context").limit(len(stored))).scalars().all()
+        for uid, duration in zip(uids, stored, strict=True):
+            # The payload without durationMs: the column is the step's duration then.
+            connection.execute(
+                update(schema.agentrun_event)
+                .where(e.uid == uid)
+                .values(duration_ms=duration, payload='{"kind": "context", "round": 0}')
+            )
+    with sqlite_installation.connect() as connection:
+        runs = connection.execute(select(e.run).where(e.uid.in_(uids))).scalars().all()
+        read = {event.uid: event for run in read_events(connection, runs).by_run.values() for event in run}
+        as_sqlalchemy = dict(connection.execute(select(e.uid, e.duration_ms).where(e.uid.in_(uids))).all())
+
+    assert {uid: read[uid].duration_ms for uid in uids} == as_sqlalchemy
+    assert all(isinstance(value, Decimal) for value in as_sqlalchemy.values())
+    sqlite_installation.dispose()
