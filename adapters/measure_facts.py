@@ -8,6 +8,7 @@ group by adapters.tallies.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from sqlalchemy import (
@@ -21,6 +22,7 @@ from sqlalchemy import (
 
 from adapters import schema
 from adapters.dialect import plans
+from adapters.dialect.days import day_of
 from adapters.measure_marks import Marks
 from core.facts import Fact
 from core.periods import Grain
@@ -35,6 +37,22 @@ FACT_KEY = ("run_uid", "message_uid")
 
 
 # --- what changed since the last measurement ----------------------------------------------------------
+
+
+def periods_derived(connection: Connection, after: int, upto: int) -> set[tuple[Grain, date]]:
+    """The periods of both grains that hold a run derived since the last measurement (its outcome's uid in
+    (after, upto]): the rates of an outcome count in them, closed or not."""
+    o, f = schema.run_outcome.c, fact.c
+    query = (
+        select(f.week_start, f.day_start)
+        .select_from(schema.run_outcome.join(fact, f.run_uid == o.run_uid))
+        .where(o.uid > after, o.uid <= upto)
+        .distinct()
+    )
+    periods: set[tuple[Grain, date]] = set()
+    for week, day in connection.execute(query):
+        periods.update(((Grain.WEEK, day_of(week)), (Grain.DAY, day_of(day))))
+    return periods
 
 
 def touched_conversations(connection: Connection, marks: Marks, margin_s: int, limit: int) -> set[int] | None:

@@ -32,7 +32,8 @@ OPEN_FROM_MARK = "open_from_{grain}"
 
 @dataclass(frozen=True)
 class Marks:
-    """The newest tstamp and uid of each source table (or as stored by the last measurement)."""
+    """The newest tstamp and uid of each source table, and the newest outcome derive-outcomes stored (or as
+    stored by the last measurement)."""
 
     conversation_tstamp: int = 0
     conversation_uid: int = 0
@@ -40,6 +41,7 @@ class Marks:
     run_tstamp: int = 0
     run_uid: int = 0
     event_uid: int = 0
+    outcome_uid: int = 0  # tx_runrecord_run_outcome, whose rows are only ever added
 
     def as_rows(self) -> dict[str, int]:
         """The marks by name, as tx_runrecord_measure_mark stores them."""
@@ -51,7 +53,8 @@ class NotANumberError(RunrecordError):
 
 
 def source_marks(connection: Connection) -> Marks:
-    """The newest tstamp and uid of conversations, messages, runs and events, as they stand now."""
+    """The newest tstamp and uid of conversations, messages, runs and events, and the newest outcome, as they
+    stand now."""
     c, m = schema.conversation.c, schema.message.c
     r, e = schema.agentrun.c, schema.agentrun_event.c
     conversations = connection.execute(select(func.max(c.tstamp), func.max(c.uid))).one()
@@ -63,6 +66,7 @@ def source_marks(connection: Connection) -> Marks:
         run_tstamp=_newest(connection, runs[0], r.tstamp),
         run_uid=int(runs[1] or 0),
         event_uid=int(connection.execute(select(func.max(e.uid))).scalar() or 0),
+        outcome_uid=int(connection.execute(select(func.max(schema.run_outcome.c.uid))).scalar() or 0),
     )
 
 

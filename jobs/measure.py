@@ -232,6 +232,11 @@ def _measure(
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
+        derived = (
+            set()
+            if since is None
+            else measure_facts.periods_derived(connection, since.outcome_uid, current.outcome_uid)
+        )
         # A measurement by an older runrecord stored no row of a metric added since, in closed periods
         # too: every period is written once more (the facts stay as they are).
         summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
@@ -246,6 +251,7 @@ def _measure(
                 closed[grain],
                 rewrite_all=summary.rates_rewritten,
                 changed=changed,
+                derived=derived,
             )
             for grain in grains
         ]
@@ -366,14 +372,19 @@ def _rate_periods(
     *,
     rewrite_all: bool,
     changed: set[tuple[Grain, date]],
+    derived: set[tuple[Grain, date]],
 ) -> _RatePeriods:
-    """`closed`: the grain's periods before `first_open` that hold a fact."""
+    """`closed`: the grain's periods before `first_open` that hold a fact; `derived`: the periods of both
+    grains holding a run derived since the last measurement."""
     report = PeriodReport(grain, first_open)
     stored = rates.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
-    # Closed since the last run, which counted runs of it inside their window: their outcomes have been
-    # derived since (derive-outcomes runs first), and no run of a closed period is inside its window.
-    closing = rates.periods_with(connection, grain, Metric.WINDOW_OPEN, before=first_open) - new
+    # Closed since the last run, which counted runs of it inside their window: no run of a closed period is
+    # inside its window. And a closed period holding a run derived since: a measurement that ran before
+    # derive-outcomes (by hand, on a schedule of its own, or beside it) stored it without that outcome.
+    window_was_open = rates.periods_with(connection, grain, Metric.WINDOW_OPEN, before=first_open)
+    derived_since = {period for of, period in derived if of is grain} & closed
+    closing = (window_was_open | derived_since) - new
     kept = closed - new - closing
     report.new_periods = len(new)
     report.closing_periods = len(closing)
