@@ -10,7 +10,9 @@ from core.notes import Note, Placement
 from core.record_diff import DifferenceKind
 from core.record_rebuild import NotesReport, RecordReport
 from core.run_record import RunRecordEntry
+from core.transcript import Role
 
+TOOL_RESULT_NOT_READ = "(a tool's result, not read)"
 MARKS = {DifferenceKind.ONLY_STORED: "-", DifferenceKind.ONLY_REBUILT: "+", DifferenceKind.CHANGED: "≠"}
 
 
@@ -133,7 +135,8 @@ def notes_text(report: NotesReport) -> str:
         for note in here:
             if note.placement is Placement.SYNTHETIC_ASSISTANT:
                 lines.append(f"  [assistant, added] {note.text}")
-        lines.append(f"{message.position:>4} {message.role.value}: {_short(message.content)}")
+        shown = TOOL_RESULT_NOT_READ if message.role is Role.TOOL else _short(message.content)
+        lines.append(f"{message.position:>4} {message.role.value}: {shown}")
         lines += [
             f"       + {note.text}" for note in here if note.placement is not Placement.SYNTHETIC_ASSISTANT
         ]

@@ -60,7 +60,8 @@ def read_message(sorting: int, payload: object) -> TranscriptMessage | Unreadabl
     return TranscriptMessage(
         position=sorting,
         role=role,
-        content=_text(payload.get("content")),
+        # A tool's result is never read (DESIGN.md, "Privacy"): no rule asks it, no page or note shows it.
+        content="" if role is Role.TOOL else _text(payload.get("content")),
         notice=notice,
         notice_args=notice_args if isinstance(notice_args, str) else "",
         run_uuid=run_uuid if isinstance(run_uuid, str) else "",

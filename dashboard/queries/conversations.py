@@ -34,7 +34,7 @@ from core.record_rebuild import (
     rebuild_record,
     turn_notes,
 )
-from core.record_text import describe
+from core.record_text import TOOL_RESULT_NOT_READ, describe
 from core.run_record import RunRecordEntry
 from core.transcript import Role
 from dashboard.queries.common import when
@@ -195,7 +195,7 @@ def model_transcript(report: NotesReport, turns: Mapping[int, TurnNotes] | None 
     for message in report.conversation.messages:
         here = by_position.get(message.position, [])
         lines += [_note(n) for n in here if n.placement is Placement.SYNTHETIC_ASSISTANT]
-        text = message.content
+        text = TOOL_RESULT_NOT_READ if message.role is Role.TOOL else message.content
         appended = [n.text for n in here if n.placement is not Placement.SYNTHETIC_ASSISTANT]
         turn = (turns or {}).get(message.position)
         marks = (given_mark(turn),) if turn is not None else ()

@@ -922,6 +922,12 @@ def test_an_unknown_notice_reads_as_none_and_noticeargs_are_kept():
     )
 
 
+def test_a_tool_messages_result_is_never_kept_from_its_payload():
+    message = read_message(4, {"role": "tool", "content": "SECRET RESULT", "runUuid": RUN})
+
+    assert message == TranscriptMessage(4, Role.TOOL, "", run_uuid=RUN)
+
+
 @pytest.mark.parametrize("payload", [[], {"role": "system", "content": "x"}, {"content": "x"}])
 def test_a_payload_without_a_known_role_is_unreadable(payload):
     assert isinstance(read_message(3, payload), UnreadableMessage)

@@ -19,6 +19,7 @@ from core.run_record import (
     UndecidedKind,
     WrittenRecord,
 )
+from core.transcript import Role, TranscriptMessage
 from tests.unit.core.conversations_helpers import RUN_UUID, a_run, assistant, conversation, user
 
 ENTRY = RunRecordEntry(RUN_UUID, 0, 1, 0, Ended.COMPLETED)
@@ -121,3 +122,12 @@ def test_a_conversation_without_notes_says_why_in_text_and_json() -> None:
     )
     assert notes_json(report)["no_notes_reason"] == "This conversation's skill keeps its own transcript."
     assert notes_json(report)["notes"] == []
+
+
+def test_the_notes_text_shows_a_tool_message_by_its_role_and_never_its_result() -> None:
+    loaded = conversation(messages=[user(0), TranscriptMessage(1, Role.TOOL, "SECRET RESULT"), assistant(2)])
+
+    lines = notes_text(NotesReport(loaded, NotesResult((), 0, 0, None), "No page is selected.")).splitlines()
+
+    assert "   1 tool: (a tool's result, not read)" in lines
+    assert not any("SECRET" in line for line in lines)
