@@ -20,6 +20,10 @@ from core.window import MAX_WINDOW_DAYS
 
 DEMO_DATABASE = Path("data") / "demo.sqlite"
 MIN_LEASE_S = 3  # renewed every third of it: a shorter lease would be renewed more than once a second
+# A day: a scheduler that died holding a longer lease would keep every other one waiting for longer (and the
+# lease's end is stored as a number of seconds a database column holds).
+MAX_LEASE_S = 86_400
+MAX_MISFIRE_GRACE_S = 7 * 86_400  # a run missed by more than a week is no nightly run any more
 # A skill identifier as tx_nrmcpagent_conversation.skill_identifier (varchar(100)) holds one.
 _SKILL_IDENTIFIER = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
 
@@ -212,13 +216,15 @@ def dashboard_port() -> int:
 
 
 def misfire_grace_seconds() -> int:
-    """RUNRECORD_MISFIRE_GRACE_SECONDS: at least 1."""
-    return whole_number("misfire_grace_s", what="a whole number of seconds", minimum=1)
+    """RUNRECORD_MISFIRE_GRACE_SECONDS: 1 to MAX_MISFIRE_GRACE_S."""
+    return whole_number(
+        "misfire_grace_s", what="a whole number of seconds", minimum=1, maximum=MAX_MISFIRE_GRACE_S
+    )
 
 
 def lease_seconds() -> int:
-    """RUNRECORD_SCHEDULER_LEASE_SECONDS: at least MIN_LEASE_S."""
-    return whole_number("lease_s", what="a whole number of seconds", minimum=MIN_LEASE_S)
+    """RUNRECORD_SCHEDULER_LEASE_SECONDS: MIN_LEASE_S to MAX_LEASE_S."""
+    return whole_number("lease_s", what="a whole number of seconds", minimum=MIN_LEASE_S, maximum=MAX_LEASE_S)
 
 
 def own_transcript_skills() -> frozenset[str]:

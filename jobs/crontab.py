@@ -73,7 +73,9 @@ def crontab_trigger(expression: str, timezone: ZoneInfo, *, named: str = "a job"
                 f"the schedule of {named}, {expression!r}, restricts both the day of the month and the "
                 "weekday, which crontab runs on either day and this scheduler cannot: make one of them *"
             )
-        return CrontabTrigger(
+        if not expression.isascii():
+            raise ValueError("it holds characters other than ASCII ones (a full-width digit, say)")
+        trigger = CrontabTrigger(
             minute=minute,
             hour=hour,
             day=day,
@@ -85,6 +87,12 @@ def crontab_trigger(expression: str, timezone: ZoneInfo, *, named: str = "a job"
         raise RunrecordError(
             f"the schedule of {named}, {expression!r}, is not a crontab expression: {one_line(error)}"
         ) from error
+    # From a fixed day, not today: a date the expression matches comes within the next leap-year cycle.
+    if trigger.get_next_fire_time(None, datetime(2000, 1, 1, tzinfo=timezone)) is None:
+        raise RunrecordError(
+            f"the schedule of {named}, {expression!r}, never fires: no date has that day in that month"
+        )
+    return trigger
 
 
 def _weekday_names(field: str) -> str:

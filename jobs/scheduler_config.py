@@ -68,6 +68,7 @@ class SchedulerConfig:
             lease_s=settings.lease_seconds(),
         )
         config.check()
+        settings.window_days()  # every job reads it: a malformed value stops the scheduler before it starts
         return config
 
     def check(self) -> None:

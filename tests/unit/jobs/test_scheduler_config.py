@@ -55,6 +55,23 @@ def test_a_malformed_crontab_expression_fails_in_one_line_naming_the_job(express
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize("expression", ["0 0 31 2 *", "0 0 31 4,6,9,11 *", "0 0 30 2 *"])
+def test_an_expression_no_date_matches_is_refused_as_never_firing(expression: str) -> None:
+    with pytest.raises(RunrecordError, match="never fires") as raised:
+        crontab_trigger(expression, UTC_ZONE, named=schedule_of("derive-outcomes"))
+
+    assert "derive-outcomes" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_february_the_29th_fires_in_a_leap_year() -> None:
+    assert crontab_trigger("0 0 29 2 *", UTC_ZONE, named=schedule_of("derive-outcomes")) is not None
+
+
+def test_an_expression_with_a_full_width_digit_is_no_crontab_expression() -> None:
+    with pytest.raises(RunrecordError, match="other than ASCII"):
+        crontab_trigger("\uff11 0 * * *", UTC_ZONE, named=schedule_of("derive-outcomes"))
+
+
 @pytest.mark.parametrize("expression", ["0 0 13 * 5", "0 0 1,15 * mon-fri", "0 0 1-7 * 1"])
 def test_an_expression_restricting_both_the_day_of_month_and_the_weekday_is_refused_naming_the_setting(
     monkeypatch: pytest.MonkeyPatch, expression: str
@@ -153,7 +170,10 @@ def test_the_environment_configures_every_schedule_the_time_zone_grace_and_lease
     [
         ("RUNRECORD_SCHEDULER_TIMEZONE", "Mars/Olympus", "not a time zone"),
         ("RUNRECORD_SCHEDULER_TIMEZONE", "Europe", "not a time zone"),
-        ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "2", "at least 3"),
+        ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "2", "from 3 to 86400"),
+        ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "99999999999999999999", "from 3 to 86400"),
+        ("RUNRECORD_MISFIRE_GRACE_SECONDS", "99999999999999999999", "from 1 to 604800"),
+        ("RUNRECORD_WINDOW_DAYS", "abc", "RUNRECORD_WINDOW_DAYS"),
         ("RUNRECORD_MISFIRE_GRACE_SECONDS", "soon", "not a whole number"),
         ("RUNRECORD_MEASURE_CRON", "after breakfast", "not another configured job"),
         ("RUNRECORD_MEASURE_CRON", "after measure-rates", "not another configured job"),
