@@ -4,11 +4,12 @@ tries.
 A 2xx answer is delivered. A server error (5xx), 429, a timeout or a connection that fails is tried again
 after a pause that doubles each time; any other answer (a 4xx: the request itself is wrong) is not, since
 sending it again cannot help. The URL may carry a token, so no message here repeats it: `location` names the
-scheme and host only.
+scheme and host only. A user and password in the URL are sent as HTTP basic credentials.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.error
@@ -16,7 +17,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 USER_AGENT = "runrecord-alerts"
 RETRY_STATUSES = frozenset({429})  # and every 5xx
@@ -68,12 +69,11 @@ def post_json(
 
 def _post_once(url: str, body: bytes, timeout_s: float) -> tuple[bool, str]:
     """One POST: (whether a failure is worth another try, why it failed; "" when delivered)."""
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json; charset=utf-8", "User-Agent": USER_AGENT},
-    )
+    address, credentials = _without_user(url)
+    headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": USER_AGENT}
+    if credentials is not None:
+        headers["Authorization"] = f"Basic {credentials}"
+    request = urllib.request.Request(address, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as answer:
             status = int(answer.status)
@@ -90,6 +90,17 @@ def _post_once(url: str, body: bytes, timeout_s: float) -> tuple[bool, str]:
     if 200 <= status < 300:
         return False, ""
     return status >= 500 or status in RETRY_STATUSES, f"HTTP {status}"
+
+
+def _without_user(url: str) -> tuple[str, str | None]:
+    """The URL without its user information, and that as HTTP basic credentials (RFC 7617) when there is one:
+    urllib would take `user:password@host` for a host name."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    return urlunsplit(parts._replace(netloc=host)), base64.b64encode(pair.encode("utf-8")).decode("ascii")
 
 
 def _reason(error: object) -> str:

@@ -82,3 +82,14 @@ def test_a_refused_connection_is_tried_again_and_named() -> None:
 def test_the_webhook_is_named_by_scheme_and_host_only_never_its_path_or_token() -> None:
     assert location("https://hooks.example.org/services/T0/B1/secret?token=x") == "https://hooks.example.org"
     assert location("http://127.0.0.1:8080/hook") == "http://127.0.0.1:8080"
+
+
+def test_a_user_and_password_in_the_url_are_sent_as_basic_credentials_not_as_part_of_the_host() -> None:
+    with receiver(200, path="/hook") as endpoint:
+        with_user = endpoint.url.replace("http://", "http://alerts:p%40ss%3Aword@")
+        delivery = post_json(with_user, DOCUMENT, FAST)
+
+    assert delivery.delivered, delivery.reason
+    assert endpoint.posts[0]["headers"]["Authorization"] == "Basic YWxlcnRzOnBAc3M6d29yZA=="
+    assert endpoint.posts[0]["path"] == "/hook"
+    assert location(with_user) == endpoint.url.removesuffix("/hook")
