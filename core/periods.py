@@ -81,7 +81,10 @@ def comparison_periods(at: date, weeks: int, grain: Grain) -> Sides:
     count = weeks * 7 // length.days
     first = period_start(unix_of(at), grain)
     straddling = None if first == at else first
-    after_start = first if straddling is None else first + length
-    before = tuple(first - length * k for k in range(count, 0, -1))
-    after = tuple(after_start + length * k for k in range(count))
+    # Only periods a date can name: a marker at the edge of the calendar (a hand-made row) has fewer.
+    before = tuple(first - length * k for k in range(count, 0, -1) if first - date.min >= length * k)
+    skipped = 0 if straddling is None else 1
+    after = tuple(
+        first + length * k for k in range(skipped, count + skipped) if date.max - first >= length * k
+    )
     return Sides(before, after, straddling)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import pytest
+
 from core.comparison import comparison_report
 from core.comparison_text import comparison_json, comparison_line, comparison_text
 from core.counting import Count
@@ -147,3 +149,13 @@ def test_a_told_verdict_needs_no_more_runs_and_prints_none() -> None:
     assert report.two_sided.needed is not None and report.two_sided.needed.per_side == 0
     assert not any("each side needs" in line for line in comparison_text(report))
     assert comparison_json(report)["needed"]["per_side"] == 0
+
+
+@pytest.mark.parametrize("grain", list(Grain))
+def test_a_marker_at_the_edge_of_the_calendar_has_only_the_periods_a_date_can_name(grain: Grain) -> None:
+    first = comparison_periods(date(1, 1, 1), 4, grain)
+    last = comparison_periods(date(9999, 12, 31), 4, grain)
+
+    assert first.before == () and len(first.after) == (4 if grain is Grain.WEEK else 28)
+    assert all(period <= date(9999, 12, 31) for period in last.after)
+    assert len(last.before) == (4 if grain is Grain.WEEK else 28)
