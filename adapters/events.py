@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, case, func, or_, select, type_coerce
-from sqlalchemy.types import NullType
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import NullType, TypeDecorator
 
 from adapters import schema
 from adapters.dialect import documents as doc
@@ -111,9 +111,7 @@ def events_of(connection: Connection, run_uids: Collection[int]) -> Sequence[Any
         return []
     e = event.c
     name = connection.dialect.name
-    # SQLite's duration as stored: SQLAlchemy's decimal conversion stops the whole read on a text
-    # (_not_a_number reports it); event_of makes the decimal the conversion would have made.
-    duration = type_coerce(e.duration_ms, NullType()) if name == SQLITE else e.duration_ms
+    duration = type_coerce(e.duration_ms, _StoredDuration()) if name == SQLITE else e.duration_ms
 
     def query(guarded: bool) -> Select[Any]:
         return (
@@ -167,14 +165,19 @@ def _not_a_number(row: Any) -> str | None:
     return None
 
 
-_DURATION_SCALE = event.c.duration_ms.type.scale  # type: ignore[attr-defined]
+class _StoredDuration(TypeDecorator[Any]):
+    """SQLite's duration_ms as stored: a number as the decimal the column's own type makes of it, a text or
+    blob (which only SQLite keeps in a number column) as it is, for event_of to name; the column's type
+    would stop the whole read at it."""
 
+    impl = NullType
+    cache_ok = True
 
-def _decimal(value: Any) -> Any:
-    """A duration_ms as SQLAlchemy's Numeric reads it: SQLite's number as a decimal of the column's scale."""
-    if isinstance(value, float | int) and not isinstance(value, bool):
-        return Decimal(f"{value:.{_DURATION_SCALE}f}")
-    return value
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        if isinstance(value, str | bytes) or value is None:
+            return value
+        convert = event.c.duration_ms.type.result_processor(dialect, None)
+        return value if convert is None else convert(value)
 
 
 def event_of(row: Any) -> Event | EventProblem:
@@ -187,7 +190,7 @@ def event_of(row: Any) -> Event | EventProblem:
         row.sequence,
         str(row.kind),
         int(row.round),
-        _decimal(row.duration_ms),
+        row.duration_ms,
         row.payload_shape,
         row.kept_payload,
         int(row.crdate),
