@@ -48,6 +48,15 @@ def _measure(engine: Engine, now: int) -> None:
     measure_rates(engine, now=now, window_s=WINDOW, grains=GRAINS)
 
 
+def _late_and_in_order(late: Engine, in_order: Engine, now: int) -> None:
+    """`late` measured before and after its derivation, `in_order` derived and then measured."""
+    _measure(late, now)
+    _derive(late, now)
+    _measure(late, now)
+    _derive(in_order, now)
+    _measure(in_order, now)
+
+
 def _rates(engine: Engine) -> list[tuple[Any, ...]]:
     columns = [c for c in schema.rate.c if c.name not in {"uid", "computed_at"}]
     with engine.connect() as connection:
@@ -58,11 +67,7 @@ def test_a_first_measurement_before_any_derivation_is_mended_by_the_next_after_i
     two_alike: tuple[Engine, Engine],
 ) -> None:
     late, first = two_alike
-    _measure(late, LATER)
-    _derive(late, LATER)
-    _measure(late, LATER)
-    _derive(first, LATER)
-    _measure(first, LATER)
+    _late_and_in_order(late, first, LATER)
 
     assert _rates(late) == _rates(first)
     edited = [row for row in _rates(late) if row[0] == "edited_rate" and row[3] == "all"]
@@ -76,10 +81,6 @@ def test_a_nightly_measurement_before_that_nights_derivation_is_mended_by_the_ne
     for engine in two_alike:
         _derive(engine, EARLIER)
         _measure(engine, EARLIER)
-    _measure(late, LATER)
-    _derive(late, LATER)
-    _measure(late, LATER)
-    _derive(first, LATER)
-    _measure(first, LATER)
+    _late_and_in_order(late, first, LATER)
 
     assert _rates(late) == _rates(first)
