@@ -4,7 +4,7 @@ read."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,11 +173,15 @@ class _StoredDuration(TypeDecorator[Any]):
     impl = NullType
     cache_ok = True
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
-        if isinstance(value, str | bytes) or value is None:
-            return value
-        convert = event.c.duration_ms.type.result_processor(dialect, None)
-        return value if convert is None else convert(value)
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], Any] | None:
+        convert = event.c.duration_ms.type.result_processor(dialect, coltype)  # once for the whole result
+        if convert is None:
+            return None
+
+        def process(value: Any) -> Any:
+            return value if isinstance(value, str | bytes) or value is None else convert(value)
+
+        return process
 
 
 def event_of(row: Any) -> Event | EventProblem:
