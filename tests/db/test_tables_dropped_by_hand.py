@@ -62,6 +62,17 @@ def _drop(engine: Engine, table: Table) -> None:
         connection.execute(DropTable(Table(table.name, MetaData())))
 
 
+def _dropped_and_created_again(
+    engine: Engine, url: str, run_cli: Callable[..., Result], table: Table, *options: str
+) -> str:
+    """`table` dropped, then init-db: what it printed, once it said it created the table again."""
+    _drop(engine, table)
+    result = run_cli("init-db", "--db", url, *options)
+    assert result.exit_code == 0, result.stderr
+    assert f"created again, empty (they were missing): {table.name}" in result.stdout
+    return str(result.stdout)
+
+
 def _trim_history(engine: Engine) -> None:
     """The older half of sys_history gone, as the installation's retention trims it."""
     h = schema.sys_history.c
@@ -82,15 +93,11 @@ def test_a_dropped_table_of_measure_rates_is_created_again_and_its_next_run_coun
 ) -> None:
     before = _figures(counted)
     for table in MEASURED:  # each in turn, on one installation
-        _drop(counted, table)
-
-        result = run_cli("init-db", "--db", empty_db_url)
+        printed = _dropped_and_created_again(counted, empty_db_url, run_cli, table)
         derived = _derive_and_measure(counted)
 
-        assert result.exit_code == 0, result.stderr
-        assert f"created again, empty (they were missing): {table.name}" in result.stdout
-        assert "measure-rates counts every conversation and period again" in result.stdout
-        assert "derive-outcomes" not in result.stdout
+        assert "measure-rates counts every conversation and period again" in printed
+        assert "derive-outcomes" not in printed
         assert derived == 0 and _figures(counted) == before, table.name
     counted.dispose()
 
@@ -102,15 +109,11 @@ def test_a_dropped_table_of_the_events_read_has_them_read_again_and_no_outcome_d
     before = _figures(counted)
     _trim_history(counted)
     for table in EVENT_READING:  # each in turn, on one installation
-        _drop(counted, table)
-
-        result = run_cli("init-db", "--db", empty_db_url)
+        printed = _dropped_and_created_again(counted, empty_db_url, run_cli, table)
         derived = _derive_and_measure(counted)
 
-        assert result.exit_code == 0, result.stderr
-        assert f"created again, empty (they were missing): {table.name}" in result.stdout
-        assert "derive-outcomes reads every tool_write event again on its next run; the outcomes stay" in (
-            result.stdout
+        assert (
+            "derive-outcomes reads every tool_write event again on its next run; the outcomes stay" in printed
         )
         assert derived == 0 and _figures(counted) == before, table.name
     counted.dispose()
@@ -122,13 +125,10 @@ def test_a_dropped_survival_table_is_counted_again_from_the_write_outcomes(
     before = _figures(counted)
     assert before["survival"] and before["survival groups"]
     for table in SURVIVAL:  # each in turn, on one installation
-        _drop(counted, table)
+        printed = _dropped_and_created_again(counted, empty_db_url, run_cli, table)
 
-        result = run_cli("init-db", "--db", empty_db_url)
-
-        assert result.exit_code == 0, result.stderr
-        assert "the survival counts were counted again from the write outcomes" in result.stdout
-        assert "again on its next run" not in result.stdout
+        assert "the survival counts were counted again from the write outcomes" in printed
+        assert "again on its next run" not in printed
         assert _figures(counted) == before, table.name
     counted.dispose()
 
@@ -156,15 +156,11 @@ def test_with_derive_again_a_dropped_table_of_outcomes_is_created_and_every_run_
 ) -> None:
     """With sys_history as it was: derived again, every outcome and figure comes out the same."""
     before = _figures(counted)
-    _drop(counted, schema.run_outcome)
-
-    result = run_cli("init-db", "--db", empty_db_url, "--derive-again")
+    printed = _dropped_and_created_again(counted, empty_db_url, run_cli, schema.run_outcome, "--derive-again")
     derived = _derive_and_measure(counted)
 
-    assert result.exit_code == 0, result.stderr
-    assert "created again, empty (they were missing): tx_runrecord_run_outcome" in result.stdout
-    assert "derive-outcomes derives every finished run again on its next run" in result.stdout
-    assert "measure-rates counts every conversation and period again" in result.stdout
+    assert "derive-outcomes derives every finished run again on its next run" in printed
+    assert "measure-rates counts every conversation and period again" in printed
     assert derived == len(before["runs"]) and _figures(counted) == before
     counted.dispose()
 
@@ -173,14 +169,10 @@ def test_a_dropped_table_that_holds_no_count_is_created_again_and_nothing_is_cou
     counted: Engine, empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
     before = _figures(counted)
-    _drop(counted, schema.lease)
-
-    result = run_cli("init-db", "--db", empty_db_url)
+    printed = _dropped_and_created_again(counted, empty_db_url, run_cli, schema.lease)
     again = run_cli("init-db", "--db", empty_db_url)
 
-    assert result.exit_code == 0, result.stderr
-    assert "created again, empty (they were missing): tx_runrecord_lease" in result.stdout
-    assert "again" not in result.stdout.replace("created again", "")
+    assert "again" not in printed.replace("created again", "")
     assert _derive_and_measure(counted) == 0 and _figures(counted) == before
     assert "created again" not in again.stdout
     counted.dispose()
