@@ -9,6 +9,7 @@ an editor.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, select, update
@@ -16,6 +17,7 @@ from sqlalchemy import Connection, select, update
 from adapters import schema
 from adapters.dialect import bulk
 from adapters.dialect.days import day_of
+from adapters.errors import RunrecordError
 from core.alerts import Alert, AlertKind, AlertStatus, StoredAlert
 from core.groups import Group, GroupKind
 from core.rates import Interval, Proportion
@@ -89,6 +91,36 @@ def save_alerts(connection: Connection, found: Sequence[Alert], *, now: int) -> 
     return alerts_by_uid(connection, [int(uid) for uid in uids])
 
 
+class UnreadableAlertError(RunrecordError):
+    """An alert row that runrecord did not write as it stands (a kind or status it does not know, a value
+    missing): it is left as it is, never read as something else."""
+
+
+@dataclass(frozen=True)
+class ListedAlerts:
+    """The alerts read, newest first, and the uids of the rows that cannot be read (left out)."""
+
+    alerts: list[StoredAlert]
+    unreadable: list[int]
+
+
+def unreadable_line(uids: Sequence[int]) -> str:
+    """One line naming the alert rows left out."""
+    named = ", ".join(f"#{uid}" for uid in uids)
+    return (
+        f"tx_runrecord_alert {'row' if len(uids) == 1 else 'rows'} {named} cannot be read (a kind, status or "
+        "figure runrecord does not write) and left out"
+    )
+
+
+def _read(row: Any) -> StoredAlert | None:
+    """The row as an alert; None when it is not one runrecord wrote as it stands."""
+    try:
+        return _stored(row)
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+
+
 def _stored(row: Any) -> StoredAlert:
     return StoredAlert(
         uid=int(row.uid),
@@ -120,20 +152,35 @@ def _newest_first() -> tuple[Any, ...]:
     return (alert.c.created_at.desc(), alert.c.uid.desc())
 
 
+def _listed(connection: Connection, query: Any) -> ListedAlerts:
+    read: list[StoredAlert] = []
+    unreadable: list[int] = []
+    for row in connection.execute(query):
+        stored = _read(row)
+        if stored is None:
+            unreadable.append(int(row.uid))
+        else:
+            read.append(stored)
+    return ListedAlerts(read, unreadable)
+
+
 def alerts_by_uid(connection: Connection, uids: Sequence[int]) -> list[StoredAlert]:
-    """The alerts of these uids, newest first."""
+    """The alerts of these uids, newest first; one of them that cannot be read is an UnreadableAlertError."""
     if not uids:
         return []
     query = select(alert).where(alert.c.uid.in_(sorted(set(uids)))).order_by(*_newest_first())
-    return [_stored(row) for row in connection.execute(query)]
+    listed = _listed(connection, query)
+    if listed.unreadable:
+        raise UnreadableAlertError(unreadable_line(listed.unreadable))
+    return listed.alerts
 
 
-def listed_alerts(connection: Connection, *, closed_too: bool = False) -> list[StoredAlert]:
-    """The open alerts (with `closed_too`, every alert), newest first."""
+def listed_alerts(connection: Connection, *, closed_too: bool = False) -> ListedAlerts:
+    """The open alerts (with `closed_too`, every alert), newest first, and the rows that cannot be read."""
     query = select(alert).order_by(*_newest_first())
     if not closed_too:
         query = query.where(alert.c.status == AlertStatus.OPEN.value)
-    return [_stored(row) for row in connection.execute(query)]
+    return _listed(connection, query)
 
 
 def close_alert(connection: Connection, uid: int, *, now: int) -> tuple[StoredAlert | None, bool]:

@@ -233,7 +233,7 @@ def aggregates_csv(url: str, data: common.Marks) -> str:
 
 
 @st.cache_data(ttl=MINUTE_S, show_spinner=False)
-def open_alerts(url: str, data: common.Marks) -> pd.DataFrame | None:
+def open_alerts(url: str, data: common.Marks) -> alerts.OpenAlerts | None:
     """The open alerts, newest first; None: the database has no alert table. A measurement that writes one
     changes `data`; closing one changes no mark, so it leaves the pages within the minute."""
     return alerts.open_alerts(_engine(url), data.tables)

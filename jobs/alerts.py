@@ -163,8 +163,8 @@ class NoSuchAlertError(RunrecordError):
     """An alert id that tx_runrecord_alert does not hold."""
 
 
-def list_alerts(engine: Engine, *, closed_too: bool = False) -> list[StoredAlert]:
-    """The open alerts (every alert with `closed_too`), newest first."""
+def list_alerts(engine: Engine, *, closed_too: bool = False) -> alert_rows.ListedAlerts:
+    """The open alerts (every alert with `closed_too`), newest first, and the rows that cannot be read."""
     with reported(engine, "reading the alerts"), engine.connect() as connection:
         return alert_rows.listed_alerts(connection, closed_too=closed_too)
 

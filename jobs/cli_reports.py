@@ -241,22 +241,26 @@ def alerts_group(ctx: click.Context, db_url: str, closed_too: bool, as_json: boo
     if ctx.invoked_subcommand is not None:
         return
     existing_database(None, None, db_url)
+    from adapters.alerts import unreadable_line
     from adapters.database import make_engine
     from core.alert_text import alert_json, alert_line
     from jobs.alerts import list_alerts
 
     engine = make_engine(db_url)
     try:
-        found = list_alerts(engine, closed_too=closed_too)
+        listed = list_alerts(engine, closed_too=closed_too)
     finally:
         engine.dispose()
+    found = listed.alerts
     if as_json:
         click.echo(json.dumps([alert_json(stored) for stored in found], indent=2, ensure_ascii=False))
-        return
-    if not found:
+    elif not found and not listed.unreadable:
         click.echo(f"no {'' if closed_too else 'open '}alert (measure-rates writes one when a rate moves)")
-    for stored in found:
-        click.echo(alert_line(stored))
+    else:
+        for stored in found:
+            click.echo(alert_line(stored))
+    if listed.unreadable:
+        raise RunrecordError(unreadable_line(listed.unreadable))
 
 
 @alerts_group.command("ack")

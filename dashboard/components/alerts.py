@@ -30,10 +30,11 @@ def runs_links(found: pd.DataFrame) -> list[str]:
 def notice(version: DataVersion, *, key: str) -> None:
     """One line above the tabs while an alert is open: how many, and where they are listed."""
     with guard.reading():
-        found = state.open_alerts(state.db_url(), version.jobs)
-    if found is not None and not found.empty:
+        listed = state.open_alerts(state.db_url(), version.jobs)
+    if listed is not None and not listed.table.empty:
+        count = plural(len(listed.table), "open alert")
         st.warning(
-            f"{plural(len(found), 'open alert')}: a rate moved significantly; the Alerts tab lists them.",
+            f"{count}: a rate moved significantly; the Alerts tab lists them.",
             icon=":material/notification_important:",
         )
 
@@ -42,10 +43,13 @@ def show(version: DataVersion, *, key: str) -> None:
     """The open alerts as a table under a warning, or a caption that there are none; administrators can
     acknowledge (close) them."""
     with guard.reading():
-        found = state.open_alerts(state.db_url(), version.jobs)
-    if found is None:
+        listed = state.open_alerts(state.db_url(), version.jobs)
+    if listed is None:
         st.caption(NOT_STORED)
         return
+    if listed.unreadable:
+        st.error(f"{listed.unreadable}.", icon=":material/error:")
+    found = listed.table
     if found.empty:
         st.caption(NONE_OPEN)
         return

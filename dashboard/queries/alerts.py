@@ -6,6 +6,8 @@ group, and none names a run or an editor.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -43,14 +45,22 @@ def adjusted_figure(value: float | None) -> str:
     return "not kept" if value is None else p_text(value)
 
 
-def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
+@dataclass(frozen=True)
+class OpenAlerts:
+    """The open alerts as a table, and the line naming the alert rows that cannot be read ("" when none)."""
+
+    table: pd.DataFrame
+    unreadable: str
+
+
+def open_alerts(engine: Engine, tables: frozenset[str]) -> OpenAlerts | None:
     """The open alerts, newest first, one row each; None when the database has no alert table yet."""
     if schema.alert.name not in tables:
         return None
     with reported(engine, "reading the alerts"), engine.connect() as connection:
-        found = alert_rows.listed_alerts(connection)
+        listed = alert_rows.listed_alerts(connection)
     rows = []
-    for stored in found:
+    for stored in listed.alerts:
         alert = stored.alert
         metric = parse_metric(alert.metric)
         rows.append(
@@ -69,7 +79,8 @@ def open_alerts(engine: Engine, tables: frozenset[str]) -> pd.DataFrame | None:
                 "rate": alert.metric if metric is None else DEFINITIONS[metric].label,
             }
         )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    unreadable = alert_rows.unreadable_line(listed.unreadable) if listed.unreadable else ""
+    return OpenAlerts(pd.DataFrame(rows, columns=COLUMNS), unreadable)
 
 
 def alert_runs(stored: StoredAlert) -> RunFilter:

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from adapters.database import make_engine
+from adapters.schema import alert
 from core.metrics import DEFINITIONS, Metric
 from core.periods import Grain, period_start
 from data.builder import Installation
@@ -150,7 +151,7 @@ def test_an_administrator_acknowledges_an_alert_on_the_page(
     assert not app.exception
     assert first not in set(_alert_table(app)["alert"]) and len(_alert_table(app)) == 2
     engine = make_engine(url)
-    closed = [stored for stored in alerts.list_alerts(engine, closed_too=True) if stored.uid == first]
+    closed = [stored for stored in alerts.list_alerts(engine, closed_too=True).alerts if stored.uid == first]
     engine.dispose()
     assert closed and closed[0].closed_at == int(NOW.timestamp()) // 60 * 60
 
@@ -181,7 +182,7 @@ def test_a_closed_alert_leaves_the_pages(
     copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
     url = f"sqlite:///{copy}"
     engine = make_engine(url)
-    first = alerts.list_alerts(engine)[0]
+    first = alerts.list_alerts(engine).alerts[0]
     alerts.close_alert(engine, first.uid, now=int(NOW.timestamp()))
     engine.dispose()
 
@@ -189,6 +190,29 @@ def test_a_closed_alert_leaves_the_pages(
 
     table = _alert_table(app)
     assert len(table) == 2 and first.uid not in set(table["alert"])
+
+
+def test_an_alert_row_runrecord_did_not_write_is_named_above_the_others(
+    dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "spoiled.sqlite"
+    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
+    url = f"sqlite:///{copy}"
+    engine = make_engine(url)
+    first = alerts.list_alerts(engine).alerts[0]
+    with engine.begin() as connection:
+        connection.execute(alert.update().where(alert.c.uid == first.uid).values(kind="spike"))
+    engine.dispose()
+
+    app = dashboard(url, page="rates", query=ALERTS_TAB)
+
+    assert not app.exception
+    table = _alert_table(app)
+    assert len(table) == 2 and first.uid not in set(table["alert"])
+    assert [e.value for e in app.error] == [
+        f"tx_runrecord_alert row #{first.uid} cannot be read (a kind, status or figure runrecord does not "
+        "write) and left out."
+    ]
 
 
 @pytest.mark.parametrize(

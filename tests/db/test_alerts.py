@@ -445,6 +445,53 @@ def test_alerts_lists_the_open_alerts_newest_first_and_ack_closes_one(
     assert len(every.output.splitlines()) == 3 and "; closed " in every.output
 
 
+def _spoil(engine: Engine, uid: int, **values: object) -> None:
+    with engine.begin() as connection:
+        connection.execute(alert.update().where(alert.c.uid == uid).values(**values))
+
+
+@pytest.mark.parametrize(
+    "spoiled",
+    [{"kind": "spike"}, {"group_kind": "editor"}, {"status": "OPEN"}],
+    ids=["unknown kind", "unknown group kind", "unknown status"],
+)
+def test_an_alert_row_runrecord_did_not_write_is_named_and_left_out_while_the_rest_is_listed(
+    moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result], spoiled: dict[str, object]
+) -> None:
+    check(moved_engine)
+    uids = [int(row["uid"]) for row in stored_rows(moved_engine)]
+    _spoil(moved_engine, uids[0], **spoiled)
+
+    every = ("--all",) if "status" in spoiled else ()  # a status it does not know is no open alert
+    listed = run_cli("alerts", "--db", moved_url, *every)
+    as_json = run_cli("alerts", "--db", moved_url, "--json", *every)
+
+    assert listed.exit_code == 1
+    assert [int(line.split()[0][1:]) for line in listed.stdout.splitlines()] == sorted(uids[1:], reverse=True)
+    assert listed.stderr.strip() == (
+        f"runrecord: error: tx_runrecord_alert row #{uids[0]} cannot be read (a kind, status or figure "
+        "runrecord does not write) and left out"
+    )
+    assert as_json.exit_code == 1
+    assert sorted(item["id"] for item in json.loads(as_json.stdout)) == uids[1:]
+
+
+def test_acknowledging_an_alert_row_runrecord_did_not_write_changes_nothing(
+    moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result]
+) -> None:
+    check(moved_engine)
+    uid = int(stored_rows(moved_engine)[0]["uid"])
+    _spoil(moved_engine, uid, kind="spike")
+    before = stored_rows(moved_engine)
+
+    result = run_cli("alerts", "ack", str(uid), "--db", moved_url)
+
+    assert result.exit_code == 1
+    assert f"tx_runrecord_alert row #{uid} cannot be read" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert stored_rows(moved_engine) == before  # still open
+
+
 @on_sqlite_alone
 def test_an_alert_written_before_the_adjusted_p_was_kept_says_so(
     moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result]
