@@ -40,6 +40,8 @@ def add_release(engine: Engine, released_on: date, label: str, *, now: int) -> b
     label = " ".join(label.split())
     if not label or len(label) > MAX_LABEL:
         raise RunrecordError(f"a release label has 1 to {MAX_LABEL} characters")
+    if not label.isprintable():  # an escape or a zero-width mark would act on the terminal or hide in a page
+        raise RunrecordError("a release label holds a control or format character")
     with reported(engine, "recording the release"), engine.begin() as connection:
         return markers.add_release(connection, released_on, label, now=now)
 

@@ -105,8 +105,18 @@ def test_no_marker_says_how_to_add_one(installation_url: str, run_cli: Callable[
 
 
 @on_sqlite_alone
-@pytest.mark.parametrize(("day", "label"), [("2026-13-01", "x"), ("yesterday", "x"), ("2026-11-02", "   ")])
-def test_a_bad_date_or_an_empty_label_is_one_error_line(
+@pytest.mark.parametrize(
+    ("day", "label"),
+    [
+        ("2026-13-01", "x"),
+        ("yesterday", "x"),
+        ("2026-11-02", "   "),
+        ("2026-11-02", "Prompt \x1b[2J rule"),
+        ("2026-11-02", "Prompt\x00rule"),
+        ("2026-11-02", "Prompt\u200brule"),
+    ],
+)
+def test_a_bad_date_an_empty_label_or_a_control_character_in_it_is_one_error_line(
     installation_url: str, run_cli: Callable[..., Result], day: str, label: str
 ) -> None:
     assert_one_error_line(run_cli("release", "add", day, label, "--db", installation_url))
