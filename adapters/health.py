@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, exists, func, insert, select
+from sqlalchemy import Connection, and_, case, exists, func, insert, or_, select
 
 from adapters.schema import agentrun, agentrun_event, conversation, write_outcome
 from adapters.schema import health as health_table
 from core import health as rules
 from core.events import EventKind
-from core.run_status import FINISHED_STATUSES
+from core.run_status import FINISHED_STATUSES, KNOWN_STATUSES
 
 
 def claimed_conversations(connection: Connection) -> list[rules.ConversationState]:
@@ -33,8 +33,9 @@ def claimed_conversations(connection: Connection) -> list[rules.ConversationStat
 
 
 def pending_writes(connection: Connection, *, now: int, window_s: int) -> tuple[int, int]:
-    """Write steps up to `now` without an outcome row; and those of finished runs overdue for derivation (a
-    run still running or waiting is derived once it ends: core.run_status.is_finished)."""
+    """Write steps up to `now` without an outcome row; and those overdue for derivation: of finished runs, or
+    of runs whose status is none nr-llm writes (such a run never ends, so derive-outcomes never takes it). A
+    run still running or waiting is derived once it ends (core.run_status.is_finished)."""
     event = agentrun_event
     tool_write = EventKind.TOOL_WRITE.value
     last_write = (
@@ -44,7 +45,9 @@ def pending_writes(connection: Connection, *, now: int, window_s: int) -> tuple[
         .subquery()
     )
     late = last_write.c.last_at < rules.overdue_before(now, window_s)
-    overdue = case((and_(late, agentrun.c.status.in_(sorted(FINISHED_STATUSES))), 1), else_=0)
+    unknown = and_(agentrun.c.uid.is_not(None), func.coalesce(agentrun.c.status, "").not_in(KNOWN_STATUSES))
+    ended = or_(agentrun.c.status.in_(sorted(FINISHED_STATUSES)), unknown)
+    overdue = case((and_(late, ended), 1), else_=0)
     row = connection.execute(
         select(func.count(), func.coalesce(func.sum(overdue), 0))
         .select_from(

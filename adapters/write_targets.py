@@ -68,7 +68,7 @@ from adapters.dialect import json as sqljson
 from adapters.dialect.names import POSTGRESQL, is_mariadb
 from core.events import EventKind
 from core.outcomes import CallOutcome
-from core.run_status import FINISHED_STATUSES, RunStatus
+from core.run_status import FINISHED_STATUSES, KNOWN_STATUSES, RunStatus
 from core.table_names import MAX_TABLE_NAME
 
 target = schema.write_target
@@ -378,6 +378,7 @@ class Pending:
     due: int
     inside_window: int
     unfinished: int = 0
+    unknown_status: int = 0  # of the unfinished: a status nr-llm does not write, which never ends
 
 
 def _running(run: Any) -> ColumnElement[bool]:
@@ -400,13 +401,21 @@ def pending(connection: Connection, *, cutoff: int) -> Pending:
     )
     joined, unanswered = _unanswered(dialect, with_run, p.c.run_uid)
     running = or_(_running(found), _held(p.c.run_uid))
+    unknown = and_(found.c.uid.is_not(None), func.coalesce(found.c.status, "").not_in(KNOWN_STATUSES))
     query = (
-        select(total(and_(past, ~running)), total(p.c.last_write_at >= cutoff), total(and_(past, running)))
+        select(
+            total(and_(past, ~running)),
+            total(p.c.last_write_at >= cutoff),
+            total(and_(past, running)),
+            total(and_(past, unknown)),
+        )
         .select_from(joined)
         .where(unanswered)
     )
     row = connection.execute(query).one()
-    return Pending(due=int(row[0]), inside_window=int(row[1]), unfinished=int(row[2]))
+    return Pending(
+        due=int(row[0]), inside_window=int(row[1]), unfinished=int(row[2]), unknown_status=int(row[3])
+    )
 
 
 def due_page_query(dialect: str, *, after: int, cutoff: int, limit: int) -> Select[Any]:

@@ -26,6 +26,9 @@ FINISHED_STATUSES: frozenset[str] = frozenset(
     {RunStatus.COMPLETED.value, RunStatus.FAILED.value, RunStatus.CANCELLED.value}
 )
 
+# Every status nr-llm writes (DOMAIN.md); a run in any other never ends, so it is reported, not waited for.
+KNOWN_STATUSES: tuple[str, ...] = tuple(sorted(status.value for status in RunStatus))
+
 # A run waiting for a decision: a card's approval or an answer to a question. An ordinary run the editor left
 # stays waiting (and may still be decided in AI Tasks); a tour's × cancels it (000_…, "Decision").
 WAITING_STATUSES: frozenset[str] = frozenset(

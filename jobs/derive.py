@@ -72,6 +72,7 @@ class Summary:
     runs_without_uuid: int = 0  # reported and skipped: no correlation id to attach an outcome to
     runs_unfinished: int = 0  # counted before the first batch: past the window of their writes so far, but
     # still running or waiting (derived once they end)
+    runs_unknown_status: int = 0  # of those: a status nr-llm does not write, so never one that has ended
     runs_derived_elsewhere: int = 0  # a concurrent process inserted their rows first
     mirrored: int = 0  # observed rows written to tx_nrllm_call_outcome
     not_mirrored: int = 0  # the correlation id already had an observed row there (nr-llm's own deriver)
@@ -101,6 +102,7 @@ class Summary:
                 "inside_window": self.runs_inside_window,
                 "without_uuid": self.runs_without_uuid,
                 "unfinished": self.runs_unfinished,
+                "unknown_status": self.runs_unknown_status,
                 "derived_elsewhere": self.runs_derived_elsewhere,
             },
             "writes": {
@@ -160,6 +162,7 @@ def derive_outcomes(
             summary.runs_due = counts.due
             summary.runs_inside_window = counts.inside_window
             summary.runs_unfinished = counts.unfinished
+            summary.runs_unknown_status = counts.unknown_status
             if progress is not None:
                 progress(0, counts.due)
             plan = batch.BatchSettings(now, window_s, cutoff, oldest, batch_size)
@@ -279,7 +282,8 @@ def summary_lines(summary: Summary) -> list[str]:
         f"  edited writes by scope: {counts(summary.edit_scope, [s.value for s in EditScope])}",
         f"  runs still inside their window: {summary.runs_inside_window:,}",
         f"  runs skipped without uuid: {summary.runs_without_uuid:,}",
-        f"  runs not finished yet (running or waiting; derived once they end): {summary.runs_unfinished:,}",
+        f"  runs not finished yet (running or waiting; derived once they end): {summary.runs_unfinished:,}"
+        + _unknown_status_clause(summary),
     ]
     if summary.runs_derived_elsewhere:
         lines.append(f"  runs derived meanwhile by another process: {summary.runs_derived_elsewhere:,}")
@@ -292,6 +296,16 @@ def summary_lines(summary: Summary) -> list[str]:
         )
     )
     return lines
+
+
+def _unknown_status_clause(summary: Summary) -> str:
+    """The runs that wait for ever: their status is none nr-llm writes (DOMAIN.md), so it never ends."""
+    if not summary.runs_unknown_status:
+        return ""
+    return (
+        f" ({summary.runs_unknown_status:,} of them with a status nr-llm does not write: never derived "
+        "while it stays)"
+    )
 
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
@@ -315,6 +329,7 @@ def result_of(summary: Summary) -> JobResult:
         f"{summary.runs_derived:,} runs and {summary.writes_derived:,} writes derived, "
         f"{summary.runs_inside_window:,} runs still inside their window"
         + (f", {summary.runs_unfinished:,} not finished yet" if summary.runs_unfinished else "")
+        + _unknown_status_clause(summary)
         + ("; stopped after a batch" if summary.stopped else "")
     )
     return JobResult(processed=summary.writes_derived, failed=0, message=message)

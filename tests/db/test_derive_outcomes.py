@@ -31,7 +31,7 @@ from data.agent_run import Run, Write
 from data.builder import Installation
 from data.generate import generate
 from data.records import Record
-from jobs.derive import Summary, derive_outcomes
+from jobs.derive import Summary, derive_outcomes, summary_lines
 from jobs.schema_setup import init_installation
 from tests.db import derive_reference
 from tests.db.conftest import ForcedPath, empty_installation
@@ -685,6 +685,25 @@ def test_a_run_not_finished_is_not_derived_however_old_its_writes_are(
     assert before is None
     assert (ended.runs_derived, ended.runs_unfinished) == (1, 0)
     assert run_outcome_of(installation_engine, run) == "accepted_unchanged"
+
+
+@pytest.mark.parametrize("status", ["paused", ""])
+def test_a_run_whose_status_nr_llm_does_not_write_is_not_derived_and_is_named_in_the_summary(
+    installation_engine: Engine, status: str
+) -> None:
+    with installation(installation_engine) as site:
+        run, written = a_write(site, a_page(site))
+        a_write(site, a_page(site, "Zweite"))
+    set_status(installation_engine, run, status)
+
+    summary = derive(installation_engine)
+
+    assert (summary.runs_derived, summary.runs_unfinished, summary.runs_unknown_status) == (1, 1, 1)
+    assert outcome_of(installation_engine, written) is None
+    assert summary_lines(summary)[-2] == (
+        "  runs not finished yet (running or waiting; derived once they end): 1 (1 of them with a status "
+        "nr-llm does not write: never derived while it stays)"
+    )
 
 
 @pytest.mark.parametrize("status", ["completed", "failed", "cancelled"])

@@ -156,6 +156,23 @@ def test_the_writes_of_a_run_still_waiting_are_pending_but_never_overdue(install
     assert (reading.pending_writes, reading.overdue_writes) == (1, 0)
 
 
+@pytest.mark.parametrize("status", ["paused", "", "Completed "])
+def test_the_writes_of_a_run_with_a_status_nr_llm_does_not_write_are_overdue_a_day_past_their_window(
+    installation_engine: Engine, status: str
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=NOW - 30 * DAY)
+        a_chat_writing(site, page, NOW - 10 * DAY)  # due for two days
+        a_chat_writing(site, page, NOW - 7 * DAY - DAY // 2)  # due for half a day
+        site.finish()
+        connection.execute(update(schema.agentrun).values(status=status))
+
+    reading = watch(installation_engine, now=AT_NOW, window_s=WEEK)
+
+    assert (reading.pending_writes, reading.overdue_writes) == (2, 1)
+
+
 def test_watch_writes_one_health_row_and_changes_nothing_of_the_chats(installation_engine: Engine) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
