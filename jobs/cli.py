@@ -20,12 +20,14 @@ from core.window import MAX_WINDOW_DAYS
 from jobs.cli_options import (
     CommandGroup,
     DeriveProgressBar,
+    Terminated,
     creating_db_option,
     db_option,
     existing_database,
     parse_now,
     port_option,
     progress_printer,
+    stop_on_sigterm,
 )
 from jobs.cli_reports import alerts_group, compare_command, release_group, survival_command
 
@@ -39,6 +41,12 @@ def main() -> None:
     # A failed statement reaches the user as one line (adapters.database.reported); psycopg would also log
     # its own warning about the lost connection through Python's last-resort handler, a second line.
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+
+def run() -> None:
+    """The `runrecord` console script: the commands, with SIGTERM stopping one as Ctrl-C does."""
+    stop_on_sigterm()
+    main(prog_name="runrecord")
 
 
 for command in (release_group, compare_command, survival_command, alerts_group):
@@ -525,7 +533,7 @@ def _typed_password() -> str:
         warnings.simplefilter("error", getpass.GetPassWarning)
         try:
             return str(click.prompt("Administrator password", hide_input=True, confirmation_prompt=True))
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, Terminated):
             # getpass ends the prompt's line only once it has read a line: the error would follow the prompt.
             if sys.stderr.isatty():
                 click.echo(err=True)
@@ -543,4 +551,4 @@ def _typed_password() -> str:
 
 
 if __name__ == "__main__":  # the last statement: a command defined below it would be missing
-    main()
+    run()

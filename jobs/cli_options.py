@@ -3,6 +3,7 @@ progress on stderr."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -15,6 +16,27 @@ from adapters.errors import RunrecordError
 from adapters.settings import is_utf8
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# What a command says when it is stopped from outside: the database keeps what was committed and nothing of
+# the transaction in hand, and each job goes on from its last commit on its next run.
+STOPPED = (
+    "runrecord: stopped ({how}) before {command} finished; what it had committed stays, the rest was not kept"
+)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is (as Ctrl-C raises KeyboardInterrupt), so that its open
+    transaction is rolled back and the command says so in one line."""
+
+
+def _terminated(_signal: int, _frame: object) -> None:
+    raise Terminated
+
+
+def stop_on_sigterm() -> None:
+    """Turn SIGTERM into Terminated for a command run from the shell; the scheduler and the demo set their
+    own handler while they run."""
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 class CommandGroup(click.Group):
@@ -51,6 +73,11 @@ class CommandGroup(click.Group):
         except RunrecordError as error:
             click.echo(f"runrecord: error: {error}", err=True)
             sys.exit(1)
+        except (KeyboardInterrupt, Terminated) as stop:
+            ctrl_c = isinstance(stop, KeyboardInterrupt)
+            command = _command_path(ctx)
+            click.echo(STOPPED.format(how="Ctrl-C" if ctrl_c else "SIGTERM", command=command), err=True)
+            sys.exit(128 + (signal.SIGINT if ctrl_c else signal.SIGTERM))
         except Exception as error:
             if not _is_database_error(error):
                 raise

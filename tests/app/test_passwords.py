@@ -6,6 +6,7 @@ import hmac
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 
@@ -181,6 +182,34 @@ def test_a_typed_password_that_is_not_utf8_is_refused_on_a_line_of_its_own_below
 
     assert command.wait(timeout=30) == 1
     assert shown == b"Administrator password: \r\nrunrecord: error: the password is not UTF-8 text\r\n"
+
+
+def test_a_command_stopped_by_sigterm_says_so_in_one_line_and_exits_143() -> None:
+    # hash-password waits at its prompt: a command caught in the middle of its work, as SIGTERM finds one.
+    controller, terminal = pty.openpty()
+    on_the_terminal = (
+        "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'jobs.cli', 'hash-password'])"
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-c", on_the_terminal],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=REPO_ROOT,
+    )
+    os.close(terminal)
+    shown = _read_until(controller, b"password: ")
+    command.send_signal(signal.SIGTERM)
+    shown += _read_to_the_end(controller)
+    os.close(controller)
+
+    assert command.wait(timeout=30) == 128 + signal.SIGTERM
+    assert shown.split(b"\r\n")[1:] == [
+        b"runrecord: stopped (SIGTERM) before runrecord hash-password finished; what it had committed stays, "
+        b"the rest was not kept",
+        b"",
+    ]
 
 
 def _read_until(controller: int, wanted: bytes) -> bytes:

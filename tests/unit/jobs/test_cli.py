@@ -154,3 +154,20 @@ def test_derive_outcomes_help_states_each_dialects_default_batch_the_job_uses() 
     flat = " ".join(result.output.split())
     assert f"default: ({batch_runs('sqlite')}; {batch_runs('mariadb')} on MariaDB)" in flat
     assert batch_runs("postgresql") == batch_runs("sqlite")
+
+
+def test_a_command_stopped_by_ctrl_c_says_so_in_one_line_and_exits_130(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("jobs.schema_setup.init_db", interrupted)
+
+    result = CliRunner().invoke(main, ["init-db", "--db", database], prog_name="runrecord")
+
+    assert result.exit_code == 130
+    assert result.stderr == (
+        "runrecord: stopped (Ctrl-C) before runrecord init-db finished; what it had committed stays, the "
+        "rest was not kept\n"
+    )
