@@ -46,7 +46,13 @@ def repair(connection: Connection, *, revision: str | None, derive_again: bool) 
     existing = set(inspect(connection).get_table_names())
     missing = [table for table in schema.ours.sorted_tables if table.name not in existing]
     if not missing:
-        return Repair()
+        if not _survival_lost(connection):
+            return Repair()
+        # A repair stopped after its CREATE, which commits on MariaDB, and before it had counted them again.
+        for table in SURVIVAL:
+            connection.execute(delete(table))
+        _count_survival(connection)
+        return Repair(survival_counted_again=True)
     lost_outcomes = [table.name for table in missing if table in OUTCOMES]
     if lost_outcomes and not derive_again:
         raise RunrecordError(
@@ -84,6 +90,14 @@ def repair(connection: Connection, *, revision: str | None, derive_again: bool) 
         derived_again=derived_again,
         measured_again=measured_again,
     )
+
+
+def _survival_lost(connection: Connection) -> bool:
+    """Write outcomes without a survival group: every derived write is counted in its configuration's group
+    in the transaction that stores it, so only a repair stopped half-way leaves them apart."""
+    written = connection.execute(select(schema.write_outcome.c.event_uid).limit(1)).first()
+    grouped = connection.execute(select(schema.survival_group.c.configuration_identifier).limit(1)).first()
+    return written is not None and grouped is None
 
 
 def _count_survival(connection: Connection) -> None:
