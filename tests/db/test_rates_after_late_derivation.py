@@ -33,7 +33,7 @@ def two_alike(dialect: str, make_empty_db: Callable[[str], str]) -> Iterator[tup
     engines = []
     for _ in range(2):
         url = make_empty_db(dialect)
-        generate(url, create_tables=init_installation, conversations=150, seed=8, now=NOW)
+        generate(url, create_tables=init_installation, conversations=50, seed=8, now=NOW)
         engines.append(make_engine(url))
     yield engines[0], engines[1]
     for engine in engines:
