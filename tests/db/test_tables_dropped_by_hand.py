@@ -32,7 +32,7 @@ GRAINS = (Grain.WEEK, Grain.DAY)
 def counted(empty_db_url: str) -> Engine:
     """A generated installation, derived and measured."""
     now = datetime.fromtimestamp(NOW, UTC)
-    generate(empty_db_url, create_tables=init_installation, conversations=40, seed=4, now=now)
+    generate(empty_db_url, create_tables=init_installation, conversations=20, seed=4, now=now)
     engine = make_engine(empty_db_url)
     derive_outcomes(engine, now=NOW, window_s=WINDOW)
     measure_rates(engine, now=NOW, window_s=WINDOW, grains=GRAINS)
