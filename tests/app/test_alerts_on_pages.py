@@ -62,6 +62,12 @@ def alerted_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return url
 
 
+def _copied(url: str, copy: Path) -> str:
+    """A copy of the SQLite database at `url`, for a test that changes it: its URL."""
+    copy.write_bytes(Path(url.removeprefix("sqlite:///")).read_bytes())
+    return f"sqlite:///{copy}"
+
+
 def _alert_table(app: AppTest) -> object:
     return next(table for table in rendered.tables(app) if "compared" in table.columns)
 
@@ -139,9 +145,7 @@ def test_an_alerts_link_opens_exactly_the_runs_of_its_after_side(
 def test_an_administrator_acknowledges_an_alert_on_the_page(
     dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "acknowledged.sqlite"
-    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
-    url = f"sqlite:///{copy}"
+    url = _copied(alerted_db_url, tmp_path / "acknowledged.sqlite")
     app = dashboard(url, administrator=True, page="health")
     first = int(_alert_table(app)["alert"].iloc[0])
 
@@ -178,9 +182,7 @@ def test_the_health_page_lists_the_open_alerts_too(
 def test_a_closed_alert_leaves_the_pages(
     dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "closed.sqlite"
-    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
-    url = f"sqlite:///{copy}"
+    url = _copied(alerted_db_url, tmp_path / "closed.sqlite")
     engine = make_engine(url)
     first = alerts.list_alerts(engine).alerts[0]
     alerts.close_alert(engine, first.uid, now=int(NOW.timestamp()))
@@ -195,9 +197,7 @@ def test_a_closed_alert_leaves_the_pages(
 def test_an_alert_row_runrecord_did_not_write_is_named_above_the_others(
     dashboard: Callable[..., AppTest], alerted_db_url: str, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "spoiled.sqlite"
-    copy.write_bytes(Path(alerted_db_url.removeprefix("sqlite:///")).read_bytes())
-    url = f"sqlite:///{copy}"
+    url = _copied(alerted_db_url, tmp_path / "spoiled.sqlite")
     engine = make_engine(url)
     first = alerts.list_alerts(engine).alerts[0]
     with engine.begin() as connection:

@@ -162,19 +162,7 @@ def test_a_byte_order_mark_before_a_password_on_stdin_is_no_part_of_it() -> None
 
 def test_a_typed_password_that_is_not_utf8_is_refused_on_a_line_of_its_own_below_the_prompt() -> None:
     # The command runs on a pseudo-terminal of its own, as its controlling terminal: getpass asks there.
-    controller, terminal = pty.openpty()
-    on_the_terminal = (
-        "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-        "os.execv(sys.executable, [sys.executable, '-m', 'jobs.cli', 'hash-password'])"
-    )
-    command = subprocess.Popen(
-        [sys.executable, "-c", on_the_terminal],
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        cwd=REPO_ROOT,
-    )
-    os.close(terminal)
+    controller, command = _hash_password_on_a_terminal_of_its_own()
     shown = _read_until(controller, b"password: ")
     os.write(controller, b"geh\xffeim\n")
     shown += _read_to_the_end(controller)
@@ -186,6 +174,23 @@ def test_a_typed_password_that_is_not_utf8_is_refused_on_a_line_of_its_own_below
 
 def test_a_command_stopped_by_sigterm_says_so_in_one_line_and_exits_143() -> None:
     # hash-password waits at its prompt: a command caught in the middle of its work, as SIGTERM finds one.
+    controller, command = _hash_password_on_a_terminal_of_its_own()
+    shown = _read_until(controller, b"password: ")
+    command.send_signal(signal.SIGTERM)
+    shown += _read_to_the_end(controller)
+    os.close(controller)
+
+    assert command.wait(timeout=30) == 128 + signal.SIGTERM
+    assert shown.split(b"\r\n")[1:] == [
+        b"runrecord: stopped (SIGTERM) before runrecord hash-password finished; what it had committed stays, "
+        b"the rest was not kept",
+        b"",
+    ]
+
+
+def _hash_password_on_a_terminal_of_its_own() -> tuple[int, subprocess.Popen[bytes]]:
+    """hash-password on a pseudo-terminal that is its controlling terminal: the terminal's controller side,
+    and the command."""
     controller, terminal = pty.openpty()
     on_the_terminal = (
         "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
@@ -199,17 +204,7 @@ def test_a_command_stopped_by_sigterm_says_so_in_one_line_and_exits_143() -> Non
         cwd=REPO_ROOT,
     )
     os.close(terminal)
-    shown = _read_until(controller, b"password: ")
-    command.send_signal(signal.SIGTERM)
-    shown += _read_to_the_end(controller)
-    os.close(controller)
-
-    assert command.wait(timeout=30) == 128 + signal.SIGTERM
-    assert shown.split(b"\r\n")[1:] == [
-        b"runrecord: stopped (SIGTERM) before runrecord hash-password finished; what it had committed stays, "
-        b"the rest was not kept",
-        b"",
-    ]
+    return controller, command
 
 
 def _read_until(controller: int, wanted: bytes) -> bytes:
