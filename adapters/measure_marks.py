@@ -9,7 +9,7 @@ where it counts none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -42,6 +42,16 @@ class Marks:
     run_uid: int = 0
     event_uid: int = 0
     outcome_uid: int = 0  # tx_runrecord_run_outcome, whose rows are only ever added
+
+    def at_most(self, now: int) -> Marks:
+        """The stamps no later than `now`. A row stamped in the future (a clock gone wrong, a hand-made row)
+        would otherwise be the mark, and every change stamped before it would look old to the next run; so
+        such a row is read again by each run until its stamp has passed."""
+        return replace(
+            self,
+            conversation_tstamp=min(self.conversation_tstamp, now),
+            run_tstamp=min(self.run_tstamp, now),
+        )
 
     def as_rows(self) -> dict[str, int]:
         """The marks by name, as tx_runrecord_measure_mark stores them."""

@@ -163,7 +163,7 @@ def measure_rates(
             # PostgreSQL without JIT: a statement of correlated probes looks costly to its planner, and was
             # compiled for over a second before it ran in 0.2 s (the facts, scale 0.02, measured).
             sqlsession.begin_job_session(connection)
-            current = source_marks(connection)
+            current = source_marks(connection).at_most(now)
             since = _since(stored_marks(connection))
             scratch.create(connection)
         try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import Result
-from sqlalchemy import Engine, event, insert, select, update
+from sqlalchemy import Engine, event, func, insert, select, update
 
 from adapters import measure_marks, schema, tallies
 from adapters.database import make_engine
@@ -668,6 +668,33 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
 
     # The changed run's conversation, and the newest one again (the rescan margin of the mark).
     assert summary.conversations == 2 and not summary.all_conversations
+    f = schema.measure_fact.c
+    with installation_engine.connect() as connection:
+        stored = connection.execute(
+            select(f.configuration_identifier).where(f.run_uid == oldest.uid, f.message_uid == 0)
+        ).scalar_one()
+    assert stored == "seo-assistant"
+
+
+def test_a_row_stamped_in_the_future_hides_no_later_change_from_the_next_run(
+    installation_engine: Engine,
+) -> None:
+    oldest = _measured_days(installation_engine)
+    r = schema.agentrun.c
+    with installation_engine.begin() as connection:
+        newest = connection.execute(select(func.max(r.uid))).scalar_one()
+        connection.execute(update(schema.agentrun).where(r.uid == newest).values(tstamp=2_147_483_647))
+    measure(installation_engine)
+    with installation_engine.begin() as connection:  # changed an hour after that measurement
+        connection.execute(
+            update(schema.agentrun)
+            .where(schema.agentrun.c.uid == oldest.uid)
+            .values(configuration_identifier="seo-assistant", tstamp=NOW + 3600)
+        )
+
+    summary = measure(installation_engine, now=NOW + 7200)
+
+    assert not summary.all_conversations
     f = schema.measure_fact.c
     with installation_engine.connect() as connection:
         stored = connection.execute(
