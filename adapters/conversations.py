@@ -30,6 +30,7 @@ from core.conversation import (
 )
 from core.events import Event
 from core.run_record_json import parse_run_record
+from core.table_names import MAX_RECORD_UID
 
 conversation = schema.conversation
 message = schema.message
@@ -129,7 +130,7 @@ def last_page_visible(engine: Engine, loaded: Conversation) -> bool:
     Whether this editor may see the page is the backend's to say, and runrecord reads no editor; a page that
     is gone or deleted no reader can see, so only then is it not named.
     """
-    if loaded.last_page_id <= 0:
+    if not 0 < loaded.last_page_id <= MAX_RECORD_UID:  # a larger id names no page the column can hold
         return False
     p = schema.pages.c
     with reported(engine, "reading the last page"), engine.connect() as connection:

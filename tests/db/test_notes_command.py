@@ -10,6 +10,7 @@ import pytest
 from click.testing import Result
 from sqlalchemy import Engine
 
+from adapters import schema
 from adapters.conversations import last_page_visible, load_conversation
 from adapters.database import make_engine
 from adapters.settings import own_transcript_skills
@@ -70,6 +71,33 @@ def test_a_conversation_without_a_run_record_still_gets_notes_of_its_card_outcom
     notes = json.loads(result.stdout)["notes"]
     assert [n["text"] for n in notes if "seo_title" in n["text"] and "approved" in n["text"]]
     assert json.loads(result.stdout)["dropped"] == {"count": 0, "chars": 0}
+
+
+@pytest.mark.parametrize("last_page", [2_147_483_648, 9_223_372_036_854_775_808, 10**23])
+def test_a_last_page_id_no_page_column_can_hold_is_no_page_and_the_notes_are_given(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result], last_page: int
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        page = site.page("Produkte", at=T0)
+        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
+        chat.user("Setze den Titel.", at=T0)
+        run = chat.run()
+        run.propose("update_page_seo", page, fields=("seo_title",))
+        run.approve()
+        run.finish()
+        chat.close()
+        site.finish()
+        connection.execute(
+            schema.conversation.update()
+            .where(schema.conversation.c.uid == chat.uid)
+            .values(view_context=json.dumps({"pageId": 0, "lastPageId": last_page}))
+        )
+
+    result = run_cli("notes", str(chat.uid), "--db", installation_url, "--json")
+
+    assert result.exit_code == 0, result.output
+    assert [n for n in json.loads(result.stdout)["notes"] if "seo_title" in n["text"]]
 
 
 @on_sqlite_alone
