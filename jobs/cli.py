@@ -24,6 +24,7 @@ from jobs.cli_options import (
     creating_db_option,
     db_option,
     existing_database,
+    output_failed,
     parse_now,
     port_option,
     progress_printer,
@@ -44,9 +45,13 @@ def main() -> None:
 
 
 def run() -> None:
-    """The `runrecord` console script: the commands, with SIGTERM stopping one as Ctrl-C does."""
+    """The `runrecord` console script: the commands, with SIGTERM stopping one as Ctrl-C does, and an output
+    that cannot be written (a full disk) said in one line."""
     stop_on_sigterm()
-    main(prog_name="runrecord")
+    try:
+        main(prog_name="runrecord")
+    except OSError as error:  # click itself ends quietly on a closed pipe (EPIPE) only
+        output_failed(error)
 
 
 for command in (release_group, compare_command, survival_command, alerts_group):

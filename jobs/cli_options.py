@@ -3,11 +3,12 @@ progress on stderr."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -31,6 +32,17 @@ class Terminated(BaseException):
 
 def _terminated(_signal: int, _frame: object) -> None:
     raise Terminated
+
+
+def output_failed(error: OSError) -> NoReturn:
+    """One line for an error of the system outside the database (stdout on a full disk, most often), then
+    exit 1; stdout is let go, so that Python's last flush of it at exit says nothing more."""
+    said = error.strerror or str(error)
+    if error.filename is not None:
+        said = f"{said}: {error.filename}"
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    click.echo(f"runrecord: error: {said}", err=True)
+    sys.exit(1)
 
 
 def stop_on_sigterm() -> None:

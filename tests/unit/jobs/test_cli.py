@@ -171,3 +171,18 @@ def test_a_command_stopped_by_ctrl_c_says_so_in_one_line_and_exits_130(
         "runrecord: stopped (Ctrl-C) before runrecord init-db finished; what it had committed stays, the "
         "rest was not kept\n"
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full to write to")
+def test_an_output_that_cannot_be_written_is_one_error_line_and_exit_1() -> None:
+    with open("/dev/full", "w") as full:
+        finished = subprocess.run(
+            [sys.executable, "-m", "jobs.cli", "--help"],
+            cwd=REPO_ROOT,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    assert finished.returncode == 1
+    assert finished.stderr == "runrecord: error: No space left on device\n"
