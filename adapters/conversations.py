@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Engine, Text, func, inspect, null, or_, select, type_coerce
 
 from adapters import schema
 from adapters.database import RunrecordError, reported
@@ -52,11 +52,12 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         c.error_message,
         c.approval_run_uuid,
         c.run_record,
-        c.card_outcomes,
         c.tstamp,
     )
     with reported(engine, "reading the conversation"), engine.connect() as connection:
-        row = connection.execute(select(*columns).where(c.uid == uid)).one_or_none()
+        outcomes_column = _card_outcomes(connection)
+        query = select(*columns, outcomes_column.label("card_outcomes")).where(c.uid == uid)
+        row = connection.execute(query).one_or_none()
         if row is None:
             raise ConversationNotFoundError(f"conversation {uid} does not exist")
         m = message.c
@@ -156,11 +157,25 @@ def conversation_naming_run(connection: Connection, uuid: str) -> int | None:
     pattern = f'%"{uuid}"%'
     found = connection.execute(
         select(c.uid)
-        .where(or_(c.approval_run_uuid == uuid, c.card_outcomes.like(pattern), c.run_record.like(pattern)))
+        .where(
+            or_(
+                c.approval_run_uuid == uuid,
+                _card_outcomes(connection).like(pattern),
+                c.run_record.like(pattern),
+            )
+        )
         .order_by(c.uid)
         .limit(1)
     ).scalar()
     return None if found is None else int(found)
+
+
+def _card_outcomes(connection: Connection) -> ColumnElement[str | None]:
+    """The card_outcomes column, or NULL on a chat released before it (DOMAIN.md: a later release adds it)."""
+    present = {column["name"] for column in inspect(connection).get_columns(conversation.name)}
+    if "card_outcomes" in present:
+        return conversation.c.card_outcomes
+    return type_coerce(null(), Text())
 
 
 def _conversation_columns() -> tuple[Any, ...]:

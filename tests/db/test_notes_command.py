@@ -100,6 +100,23 @@ def test_a_last_page_id_no_page_column_can_hold_is_no_page_and_the_notes_are_giv
     assert [n for n in json.loads(result.stdout)["notes"] if "seo_title" in n["text"]]
 
 
+def test_notes_and_record_read_a_chat_released_before_card_outcomes_as_one_without_them(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    generate(empty_db_url, create_tables=init_installation, conversations=20, seed=3, now=NOW)
+    engine = make_engine(empty_db_url)
+    with engine.begin() as connection:  # DOMAIN.md: a later release of the chat adds the column
+        connection.exec_driver_sql("ALTER TABLE tx_nrmcpagent_conversation DROP COLUMN card_outcomes")
+    engine.dispose()
+
+    notes = run_cli("notes", "1", "--db", empty_db_url, "--json")
+    record = run_cli("record", "1", "--db", empty_db_url, "--json")
+
+    assert notes.exit_code == 0, notes.stderr
+    assert len([n for n in json.loads(notes.stdout)["notes"] if "Records written: pages:" in n["text"]]) == 6
+    assert record.exit_code == 0, record.stderr
+
+
 @on_sqlite_alone
 def test_notes_of_a_conversation_that_does_not_exist_fail_in_one_line(
     installation_url: str, run_cli: Callable[..., Result]
