@@ -95,10 +95,25 @@ def head_revision() -> str:
     return HEAD
 
 
+def known_revisions() -> frozenset[str]:
+    """Every revision the migrations know, by their scripts' names (`0001_our_tables.py` is 0001)."""
+    scripts = (SCRIPT_LOCATION / "versions").glob("[0-9]*_*.py")
+    return frozenset(path.name.split("_", 1)[0] for path in scripts)
+
+
+def _newer(revision: str) -> RunrecordError:
+    return RunrecordError(
+        f"our tables are at revision {revision}, which this runrecord does not know (its newest is "
+        f"{head_revision()}): a newer runrecord wrote them; run that one, or restore our tables from a backup"
+    )
+
+
 def require_head(engine: Engine, job: str) -> None:
     """Refuse to run `job` on our tables at another revision than this code needs, in one line."""
     revision = current_revision(engine)
     head = head_revision()
+    if revision is not None and revision not in known_revisions():
+        raise _newer(revision)
     if revision != head:
         raise RunrecordError(
             f"our tables are at revision {revision or 'none'}, {job} needs {head}: "
@@ -136,6 +151,9 @@ def _upgrade(connection: Connection) -> str | None:
     from alembic import command
     from alembic.util import CommandError
 
+    revision = stored_revision(connection)
+    if revision is not None and revision not in known_revisions():
+        raise _newer(revision)
     try:
         command.upgrade(alembic_config(connection), "head")
     except CommandError as error:

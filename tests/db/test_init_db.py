@@ -12,13 +12,20 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from click.testing import Result
-from sqlalchemy import Column, Engine, Integer, MetaData, Table, UniqueConstraint, inspect
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, UniqueConstraint, inspect, text
 
 from adapters.database import DatabaseUnavailableError, make_engine
 from adapters.revision import stored_revision
 from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
 from jobs.migrations import HEAD, SCRIPT_LOCATION, compare_server_default, is_ours
-from jobs.schema_setup import alembic_config, current_revision, head_revision, init_db, upgrade_ours
+from jobs.schema_setup import (
+    alembic_config,
+    current_revision,
+    head_revision,
+    init_db,
+    known_revisions,
+    upgrade_ours,
+)
 
 ALL_TABLES = set(upstream.tables) | set(ours.tables) | {VERSION_TABLE}
 OUR_TABLES = set(ours.tables) | {VERSION_TABLE}
@@ -163,6 +170,31 @@ def test_the_revision_every_job_requires_is_the_newest_migration_script() -> Non
     scripts = ScriptDirectory.from_config(alembic_config())
 
     assert scripts.get_current_head() == HEAD
+
+
+def test_the_revisions_known_without_alembic_are_alembics() -> None:
+    scripts = ScriptDirectory.from_config(alembic_config())
+
+    assert known_revisions() == {script.revision for script in scripts.walk_revisions()}
+
+
+def test_tables_of_a_newer_runrecord_are_named_so_by_the_jobs_and_by_init_db(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        connection.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '9999'"))
+    try:
+        derive = run_cli("derive-outcomes", "--db", installation_url, "--now", "2026-12-01T00:00:00Z")
+        init = run_cli("init-db", "--db", installation_url)
+    finally:
+        with installation_engine.begin() as connection:
+            connection.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '{head_revision()}'"))
+
+    for result in (derive, init):
+        assert result.exit_code == 1, result.output
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert "revision 9999, which this runrecord does not know" in result.stderr
+        assert "a newer runrecord wrote them" in result.stderr
 
 
 def test_a_failed_init_db_leaves_the_database_as_it_was(empty_db_url: str) -> None:
