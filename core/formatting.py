@@ -13,6 +13,7 @@ import math
 
 from core.groups import Group, GroupKind
 from core.outcomes import CallOutcome
+from core.time import DAY_S
 
 # The minus sign (U+2212), not the hyphen: a signed figure reads the same in every place that shows one.
 MINUS = "\u2212"
@@ -78,6 +79,12 @@ def plural(value: int, singular: str, plural_form: str | None = None) -> str:
     """A count with its noun: "1 run", "2,060 runs" (the plural is singular + "s" unless given)."""
     noun = singular if value == 1 else (plural_form or f"{singular}s")
     return f"{count(value)} {noun}"
+
+
+def window_days(seconds: int) -> str:
+    """A window in days as a setting gives it: "7 days", "1 day", "0.5 days"."""
+    days = seconds / DAY_S
+    return f"{days:g} {'day' if days == 1 else 'days'}"
 
 
 def duration(seconds: float) -> str:

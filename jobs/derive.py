@@ -38,8 +38,8 @@ from adapters import history as history_queries
 from adapters import write_targets as targets
 from adapters.database import RunrecordError, make_engine, reported
 from adapters.dialect import session as sqlsession
+from core.formatting import window_days
 from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
-from core.time import DAY_S
 from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
 from jobs.phases import PhaseTimer
@@ -274,7 +274,7 @@ def summary_lines(summary: Summary) -> list[str]:
     when = datetime.fromtimestamp(summary.now, UTC).isoformat()
     lines = [
         f"derived {summary.runs_derived:,} runs and {summary.writes_derived:,} writes as of {when}, "
-        f"window {summary.window_s / DAY_S:g} days, rules {RULE_VERSION}, "
+        f"window {window_days(summary.window_s)}, rules {RULE_VERSION}, "
         f"in {summary.seconds:.1f} s ({summary.batches:,} batches)",
         f"  runs:   {counts(summary.runs_by_outcome, outcomes)}",
         f"  writes: {counts(summary.writes_by_outcome, outcomes)}",

@@ -10,10 +10,10 @@ from typing import Any
 
 from core.counting import GO_ON_PATH_METRICS, Count
 from core.facts import MEASURE_VERSION, Exclusion
+from core.formatting import window_days
 from core.go_on import GoOnPath
 from core.metrics import RATES_VERSION, Metric
 from core.periods import Grain
-from core.time import DAY_S
 
 # How the summary line names each path of a stored "go on" (core.go_on).
 GO_ON_PATH_NAMES: dict[GoOnPath, str] = {
@@ -94,7 +94,7 @@ def summary_lines(summary: Summary) -> list[str]:
     when = datetime.fromtimestamp(summary.now, UTC).isoformat()
     scope = "all" if summary.all_conversations else "changed since the last measurement"
     lines = [
-        f"measured as of {when}, window {summary.window_s / DAY_S:g} days, in {summary.seconds:.1f} s "
+        f"measured as of {when}, window {window_days(summary.window_s)}, in {summary.seconds:.1f} s "
         f"(batches: {summary.batches:,})",
         f"  read: conversations {summary.conversations:,} ({scope}); runs {summary.runs:,} "
         f"(named by no conversation: {summary.unnamed_runs:,}); completed answers {summary.answers:,} "

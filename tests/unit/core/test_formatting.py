@@ -17,6 +17,7 @@ from core.formatting import (
     plural,
     points,
     signed,
+    window_days,
 )
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.metrics import METRICS, Better, Metric
@@ -205,3 +206,10 @@ def test_a_headline_names_the_metric_before_the_verdict() -> None:
 
 def test_an_interval_reads_as_two_percentages_joined_by_an_en_dash() -> None:
     assert interval_text(0.3124, 0.4081) == "31.2% – 40.8%"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(86_400, "1 day"), (7 * 86_400, "7 days"), (43_200, "0.5 days")]
+)
+def test_a_window_reads_in_days_one_day_without_a_plural(seconds: int, text: str) -> None:
+    assert window_days(seconds) == text
