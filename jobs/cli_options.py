@@ -3,6 +3,7 @@ progress on stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -40,7 +41,8 @@ def output_failed(error: OSError) -> NoReturn:
     said = error.strerror or str(error)
     if error.filename is not None:
         said = f"{said}: {error.filename}"
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # no stdout at all: nothing to let go
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     click.echo(f"runrecord: error: {said}", err=True)
     sys.exit(1)
 
