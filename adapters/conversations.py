@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, Text, func, inspect, null, or_, select, type_coerce
+from sqlalchemy.exc import NoSuchTableError
 
 from adapters import schema
 from adapters.database import RunrecordError, reported
@@ -172,7 +173,10 @@ def conversation_naming_run(connection: Connection, uuid: str) -> int | None:
 
 def _card_outcomes(connection: Connection) -> ColumnElement[str | None]:
     """The card_outcomes column, or NULL on a chat released before it (DOMAIN.md: a later release adds it)."""
-    present = {column["name"] for column in inspect(connection).get_columns(conversation.name)}
+    try:
+        present = {column["name"] for column in inspect(connection).get_columns(conversation.name)}
+    except NoSuchTableError:  # the read itself then says which table is missing, and what to do
+        return conversation.c.card_outcomes
     if "card_outcomes" in present:
         return conversation.c.card_outcomes
     return type_coerce(null(), Text())
