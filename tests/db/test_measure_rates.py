@@ -656,24 +656,35 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
     installation_engine: Engine,
 ) -> None:
     oldest = _measured_days(installation_engine)
-    with installation_engine.begin() as connection:
-        # The run's row changes (its configuration, here), and nothing else of its conversation.
-        connection.execute(
-            update(schema.agentrun)
-            .where(schema.agentrun.c.uid == oldest.uid)
-            .values(configuration_identifier="seo-assistant", tstamp=NOW - 600)
-        )
+    # The run's row changes (its configuration, here), and nothing else of its conversation.
+    _reconfigured(installation_engine, oldest.uid, at=NOW - 600)
 
     summary = measure(installation_engine)
 
     # The changed run's conversation, and the newest one again (the rescan margin of the mark).
     assert summary.conversations == 2 and not summary.all_conversations
+    assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
+
+
+def _reconfigured(engine: Engine, run_uid: int, *, at: int) -> None:
+    """The run's configuration changed, its row stamped `at`."""
+    with engine.begin() as connection:
+        connection.execute(
+            update(schema.agentrun)
+            .where(schema.agentrun.c.uid == run_uid)
+            .values(configuration_identifier="seo-assistant", tstamp=at)
+        )
+
+
+def _stored_configuration(engine: Engine, run_uid: int) -> str:
+    """The configuration the run's fact holds."""
     f = schema.measure_fact.c
-    with installation_engine.connect() as connection:
-        stored = connection.execute(
-            select(f.configuration_identifier).where(f.run_uid == oldest.uid, f.message_uid == 0)
-        ).scalar_one()
-    assert stored == "seo-assistant"
+    with engine.connect() as connection:
+        return str(
+            connection.execute(
+                select(f.configuration_identifier).where(f.run_uid == run_uid, f.message_uid == 0)
+            ).scalar_one()
+        )
 
 
 def test_a_row_stamped_in_the_future_hides_no_later_change_from_the_next_run(
@@ -685,22 +696,12 @@ def test_a_row_stamped_in_the_future_hides_no_later_change_from_the_next_run(
         newest = connection.execute(select(func.max(r.uid))).scalar_one()
         connection.execute(update(schema.agentrun).where(r.uid == newest).values(tstamp=2_147_483_647))
     measure(installation_engine)
-    with installation_engine.begin() as connection:  # changed an hour after that measurement
-        connection.execute(
-            update(schema.agentrun)
-            .where(schema.agentrun.c.uid == oldest.uid)
-            .values(configuration_identifier="seo-assistant", tstamp=NOW + 3600)
-        )
+    _reconfigured(installation_engine, oldest.uid, at=NOW + 3600)  # an hour after that measurement
 
     summary = measure(installation_engine, now=NOW + 7200)
 
     assert not summary.all_conversations
-    f = schema.measure_fact.c
-    with installation_engine.connect() as connection:
-        stored = connection.execute(
-            select(f.configuration_identifier).where(f.run_uid == oldest.uid, f.message_uid == 0)
-        ).scalar_one()
-    assert stored == "seo-assistant"
+    assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
 
 
 def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_counted_again(
