@@ -122,11 +122,13 @@ def horizon(oldest_history: int | None, now: int, window_s: int) -> Horizon:
       With less than one window of slack beyond the window, trimming will start to produce UNKNOWN within two
       windows from now: warn while there is time to lengthen the retention.
     * no row at all: nothing is retained, so every write judged now is UNKNOWN.
+    * the oldest row later than `now` (a reading at a `now` in the past, or a clock ahead): nothing was
+      retained at `now`, a span of 0.
     """
     check_window(window_s)
     if oldest_history is None:
         return Horizon(HorizonLevel.EMPTY, None, None, window_s)
-    span = now - oldest_history
+    span = max(0, now - oldest_history)
     if span < window_s:
         level = HorizonLevel.UNKNOWN_NOW
     elif span < 2 * window_s:
@@ -178,6 +180,8 @@ def _horizon_text(reading: Horizon) -> str:
     if reading.level is HorizonLevel.EMPTY:
         return f"sys_history is empty: every write judged now is unknown (window {window})"
     retained = _days(reading.span_s or 0)
+    if reading.span_s == 0 and reading.oldest is not None:
+        retained += f" (the oldest row is from {iso_utc(reading.oldest)})"
     meaning = {
         HorizonLevel.OK: "ok",
         HorizonLevel.WARNING: "less than two windows, trimming will produce unknown outcomes soon",

@@ -114,6 +114,15 @@ def test_the_horizon_warns_exactly_when_less_than_two_windows_are_retained(
     assert warns is (retained_s < 2 * window_s)
 
 
+def test_history_that_starts_after_now_retains_nothing_at_now_and_says_from_when() -> None:
+    reading = horizon(NOW + 3 * DAY, NOW, WEEK)
+
+    assert (reading.level, reading.span_s) == (HorizonLevel.UNKNOWN_NOW, 0)
+    assert "history retained 0.0 days (the oldest row is from 2027-01-18" in message(
+        Health(NOW, (), reading, 0, 0)
+    )
+
+
 def test_the_horizon_refuses_a_window_shorter_than_a_day() -> None:
     with pytest.raises(InvalidWindowError):
         horizon(NOW - 400 * DAY, NOW, DAY - 1)
