@@ -85,18 +85,25 @@ def describe(entry: RunRecordEntry) -> str:
         parts.append(
             "tools "
             + ", ".join(
-                f"{t.name}×{t.calls}" + (f" ({t.failed} failed)" if t.failed else "") for t in entry.tools
+                f"{_named(t.name)}×{t.calls}" + (f" ({t.failed} failed)" if t.failed else "")
+                for t in entry.tools
             )
         )
     if entry.writes:
         parts.append("wrote " + ", ".join(f"{w.record} ({w.completeness.value})" for w in entry.writes))
     if entry.waiting:
-        parts.append("waiting: " + ", ".join(entry.waiting))
+        parts.append("waiting: " + ", ".join(_named(name) for name in entry.waiting))
     if entry.decision is not None:
-        parts.append(f"decision: {entry.decision.tool} {entry.decision.answer}")
+        parts.append(f"decision: {_named(entry.decision.tool)} {entry.decision.answer}")
     if entry.undecided is not None:
         parts.append(f"left undecided ({entry.undecided.kind.value}, {entry.undecided.by.value})")
     return "; ".join(parts) or "nothing ran, was written or decided"
+
+
+def _named(tool: str) -> str:
+    # A step whose toolName is no string, or holds no identifier character, names its tool "" in the record
+    # (core.events.tool_name); the text says so rather than print nothing.
+    return tool or "(a tool without a name)"
 
 
 def notes_json(report: NotesReport) -> dict[str, Any]:

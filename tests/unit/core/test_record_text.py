@@ -34,6 +34,11 @@ ENTRY = RunRecordEntry(RUN_UUID, 0, 1, 0, Ended.COMPLETED)
             "tools read_page×2, update_page×1 (1 failed)",
         ),
         (
+            {"tools": (ToolUse("", 1, 0),), "waiting": ("",), "decision": Decision("", "Ja")},
+            "tools (a tool without a name)×1; waiting: (a tool without a name); "
+            "decision: (a tool without a name) Ja",
+        ),
+        (
             {"writes": (WrittenRecord("pages:5", Completeness.PARTIAL),), "waiting": ("update_page",)},
             "wrote pages:5 (partial); waiting: update_page",
         ),
