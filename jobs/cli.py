@@ -415,7 +415,12 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
 
 @main.command("measure-rates")
 @db_option
-@click.option("--now", "now_text", default=None, help="ISO 8601 time to measure as of [default: now].")
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    help="ISO 8601 time the windows and periods are judged at [default: now]; rows stamped later count too.",
+)
 @click.option(
     "--grain",
     type=click.Choice(["week", "day"]),
