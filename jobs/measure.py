@@ -66,6 +66,7 @@ from core.periods import Grain, period_length
 from core.window import check_window, window_cutoff
 from jobs import alerts
 from jobs.job_log import JobResult, stop_requested
+from jobs.long_lived import freeze_before_first_job
 from jobs.measure_summary import PeriodReport, Summary, result_line
 from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
@@ -153,6 +154,7 @@ def measure_rates(
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     require_head(engine, "measure-rates")
+    freeze_before_first_job()
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
     with reported(engine, "measuring rates"), engine.connect() as connection:
