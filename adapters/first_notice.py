@@ -15,7 +15,8 @@ def first_notice_at(connection: Connection) -> int | None:
     """When the installation's first completed answer with a stored nothingSaved notice was stored (its
     fact's time); None while there is none. Every fact counts, not only those of the periods written."""
     f = fact.c
-    # In ended_at order (its index) up to the first match, rather than min() over every fact.
+    # The first in ended_at order among the facts with a notice, through their (notice, answer, ended_at)
+    # index: walking every fact in ended_at order took 17 ms of a 0.19 s MariaDB rerun where none had one.
     query = (
         select(f.ended_at)
         .where(f.answer == AnswerState.READ.value, f.notice == 1)

@@ -321,6 +321,9 @@ measure_fact = Table(
     UniqueConstraint("run_uid", "message_uid", name="tx_runrecord_measure_fact_source"),
     Index("tx_runrecord_measure_fact_conversation", "conversation_uid"),
     Index("tx_runrecord_measure_fact_ended", "ended_at"),
+    # The first stored notice (adapters.first_notice) without a walk of every fact in ended_at order
+    # (migration 0015).
+    Index("tx_runrecord_measure_fact_notice", "notice", "answer", "ended_at"),
 )
 
 # measure-rates' watermarks (the newest tstamp and uid it has read of each source table) and the rule version

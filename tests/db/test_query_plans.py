@@ -39,6 +39,7 @@ from adapters import history as history_queries
 from adapters.dialect import bulk
 from adapters.dialect import session as sqlsession
 from adapters.dialect.days import day_of
+from adapters.first_notice import first_notice_at
 from adapters.measure_batch import UidRange, measure_batch, scratch
 from adapters.measure_facts import touched_conversations
 from adapters.measure_marks import source_marks
@@ -760,6 +761,18 @@ def test_a_reruns_edited_runs_are_counted_with_each_runs_edited_writes_looked_up
     ]
     assert len(explained) == 1
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def test_the_first_stored_notice_is_read_from_the_notice_index_not_by_walking_every_fact(
+    site_engine: Engine, dialect: str
+) -> None:
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with site_engine.connect() as connection, _explaining(connection, dialect) as explained:
+        first = first_notice_at(connection)
+
+    assert first is None  # the site's answers carry no notice: every fact would be walked
+    ((statement, plan),) = explained
+    assert "tx_runrecord_measure_fact_notice" in plan, f"{statement}\n{plan}"
 
 
 def _leading_columns(engine: Engine, tables: tuple[str, ...]) -> dict[str, str]:
