@@ -251,6 +251,16 @@ def seeks_last_per_row(dialect: str) -> bool:
     return dialect == SQLITE
 
 
+def skips_through_index(dialect: str) -> bool:
+    """Whether the distinct values of an indexed column are found faster by a recursive query that seeks the
+    next one through the index, one seek a value, than by a `DISTINCT` over every row.
+
+    PostgreSQL and SQLite: the seeks (the 115 days of the wide shape's 66,615 facts at 0.1, measured
+    warm: 1.4 ms against 22 ms on PostgreSQL, 0.1 ms against 6 ms on SQLite). MariaDB runs the recursive
+    part's subquery far slower than its `DISTINCT` (344 ms against 4 ms for the same days at 0.05)."""
+    return not is_mariadb(dialect)
+
+
 def seeks_below_outer_bound(dialect: str) -> bool:
     """Whether a correlated `ORDER BY k DESC LIMIT 1` subquery under a bound from the outer row (`k <= outer`
     after the index's equal parts) seeks the bound and reads one entry.
