@@ -42,7 +42,6 @@ from core.formatting import window_days
 from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
 from core.window import check_window, window_cutoff
 from jobs.job_log import JobResult, stop_requested
-from jobs.long_lived import freeze_before_first_job
 from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
@@ -138,7 +137,6 @@ def derive_outcomes(
         batch_size = sqlsession.batch_runs(engine.dialect.name)
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
-    freeze_before_first_job()
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
     timer = PhaseTimer(summary.phases)
