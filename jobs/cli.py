@@ -174,13 +174,14 @@ def generate_command(
 @port_option
 def dashboard_command(db_url: str, port: int | None) -> None:
     """Serve the dashboard on localhost until stopped (Ctrl-C)."""
-    from jobs.demo import serve_dashboard
+    from jobs.demo import require_free_port, serve_dashboard
 
     port = settings.dashboard_port() if port is None else port
     settings.window_days()  # every page reads it: a malformed value stops here, not on each page
     settings.own_transcript_skills()  # the Conversation page reads it
     settings.admin_session_minutes()  # the administrator sign-in reads them
     settings.admin_session_secret()
+    require_free_port(port)
     click.echo(f"dashboard on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     sys.exit(serve_dashboard(db_url, port=port))
 
@@ -193,7 +194,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
     """Build the demo installation when it is missing, run the jobs once, serve the dashboard and run the
     scheduler beside it."""
     from adapters.database import parse_url
-    from jobs.demo import ensure_demo_database, prepare_demo, serve_demo
+    from jobs.demo import ensure_demo_database, prepare_demo, require_free_port, serve_demo
     from jobs.scheduler_config import SchedulerConfig
 
     # The settings first: a malformed one stops the demo before it builds or runs anything.
@@ -205,6 +206,7 @@ def demo_command(db_url: str, port: int | None, no_dashboard: bool) -> None:
         settings.admin_session_minutes()
         settings.admin_session_secret()
         SchedulerConfig.from_settings()
+        require_free_port(port)
     url = parse_url(db_url)
     report = ensure_demo_database(url, now=parse_now(None), progress=progress_printer())
     if report is None:

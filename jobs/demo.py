@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tomllib
@@ -87,6 +88,21 @@ def prepare_demo(url: URL, *, say: Callable[[str], None]) -> None:
             failed.append(job)
     if failed:
         raise RunrecordError(f"the demo's jobs did not all finish ok: {', '.join(failed)} failed (see above)")
+
+
+def require_free_port(port: int) -> None:
+    """Stop with one line, before anything is printed or started, when something already listens on the
+    dashboard's port on 127.0.0.1 (Streamlit would say so only after the dashboard's address was printed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As Streamlit's server binds: a port whose last connection is still closing is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise RunrecordError(
+                f"port {port} on 127.0.0.1 is in use ({error.strerror}): stop what listens there, or give "
+                "the dashboard another with --port or RUNRECORD_DASHBOARD_PORT"
+            ) from None
 
 
 def serve_demo(db_url: str, *, port: int, say: Callable[[str], None]) -> int:

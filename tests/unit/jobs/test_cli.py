@@ -3,9 +3,10 @@ environment's fault (one line naming the variable, exit code 1), not as a malfor
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,43 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(demo, "serve_dashboard", serve)
     monkeypatch.setattr(demo, "serve_demo", serve)
+    # Whatever listens on this machine's ports: the commands here never get to serve.
+    monkeypatch.setattr(demo, "require_free_port", lambda port: None)
     return served
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port of 127.0.0.1 something listens on while the test runs."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        yield int(listening.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", ["dashboard", "demo"])
+def test_a_dashboard_port_in_use_is_one_line_before_anything_is_printed_built_or_served(
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., Result],
+    tmp_path: Path,
+    busy_port: int,
+    command: str,
+) -> None:
+    served: list[int] = []
+    monkeypatch.setattr(demo, "serve_dashboard", lambda *_, port, **__: served.append(port) or 0)
+    monkeypatch.setattr(demo, "serve_demo", lambda *_, port, **__: served.append(port) or 0)
+    existing = tmp_path / "existing.sqlite"
+    existing.touch()
+    target = existing if command == "dashboard" else tmp_path / "demo.sqlite"
+
+    result = run_cli(command, "--db", f"sqlite:///{target}", "--port", str(busy_port))
+
+    assert result.exit_code == 1 and result.stdout == "" and served == []
+    assert result.stderr == (
+        f"runrecord: error: port {busy_port} on 127.0.0.1 is in use (Address already in use): stop what "
+        "listens there, or give the dashboard another with --port or RUNRECORD_DASHBOARD_PORT\n"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["existing.sqlite"]
 
 
 @pytest.mark.parametrize(
