@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -99,8 +100,9 @@ def require_free_port(port: int) -> None:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as error:
+            state = "is in use" if error.errno == errno.EADDRINUSE else "cannot be used"
             raise RunrecordError(
-                f"port {port} on 127.0.0.1 is in use ({error.strerror}): stop what listens there, or give "
+                f"port {port} on 127.0.0.1 {state} ({error.strerror}): stop what listens there, or give "
                 "the dashboard another with --port or RUNRECORD_DASHBOARD_PORT"
             ) from None
 
