@@ -22,6 +22,7 @@ from data.generate import campaign_tours, generate
 from data.own_transcript import ALT_TEXT_SKILL
 from jobs.schema_setup import init_installation
 from tests.db.conftest import on_sqlite_alone
+from tests.db.stories import seo_title_set
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -79,13 +80,7 @@ def test_a_last_page_id_no_page_column_can_hold_is_no_page_and_the_notes_are_giv
 ) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
-        page = site.page("Produkte", at=T0)
-        chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
-        chat.user("Setze den Titel.", at=T0)
-        run = chat.run()
-        run.propose("update_page_seo", page, fields=("seo_title",))
-        run.approve()
-        run.finish()
+        chat, _, _ = seo_title_set(site, at=T0)
         chat.close()
         site.finish()
         connection.execute(

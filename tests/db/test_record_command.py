@@ -14,13 +14,11 @@ from adapters import schema
 from adapters.conversations import load_conversation
 from adapters.database import make_engine
 from core.record_rebuild import rebuild_record
-from data.agent_run import Run
 from data.builder import Installation
-from data.chat import Conversation
 from data.generate import campaign_tours, generate
-from data.records import Record
 from jobs.schema_setup import init_installation
 from tests.db.conftest import on_sqlite_alone
+from tests.db.stories import seo_title_set
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 T0 = 1_790_000_000
@@ -92,26 +90,13 @@ def test_a_cancelled_run_is_left_undecided_only_when_it_waited_for_a_decision(
     assert report.differences == ()
 
 
-def _seo_title_set(site: Installation) -> tuple[Conversation, Run, Record]:
-    """A conversation whose run sets a page's SEO title, approved and finished; not closed yet."""
-    page = site.page("Produkte", at=T0)
-    chat = site.conversation(configuration="seo-assistant", at=T0, page=page)
-    chat.user("Setze den Titel.", at=T0)
-    run = chat.run()
-    run.propose("update_page_seo", page, fields=("seo_title",))
-    run.approve()
-    run.answer("Gespeichert.")
-    run.finish()
-    return chat, run, page
-
-
 @on_sqlite_alone
 def test_record_marks_a_stored_entry_that_differs_from_the_events(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
-        chat, run, page = _seo_title_set(site)
+        chat, run, page = seo_title_set(site, at=T0)
         stored = chat.run_record()
         stored[-1]["writes"] = []  # the chat stored a record that lost the write
         chat.run_record_override = json.dumps(stored)
@@ -170,7 +155,7 @@ def test_a_payload_of_bytes_that_are_no_text_is_not_json_and_the_rest_is_shown(
 ) -> None:
     with installation_engine.begin() as connection:
         site = Installation(connection)
-        chat, _, _ = _seo_title_set(site)
+        chat, _, _ = seo_title_set(site, at=T0)
         chat.close()
         site.finish()
         m = schema.message.c
