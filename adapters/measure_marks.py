@@ -64,25 +64,35 @@ class NotANumberError(RunrecordError):
 
 def source_marks(connection: Connection) -> Marks:
     """The newest tstamp and uid of conversations, messages, runs and events, and the newest outcome, as they
-    stand now."""
-    c, m = schema.conversation.c, schema.message.c
-    r, e = schema.agentrun.c, schema.agentrun_event.c
-    conversations = connection.execute(select(func.max(c.tstamp), func.max(c.uid))).one()
-    runs = connection.execute(select(func.max(r.tstamp), func.max(r.uid))).one()
-    return Marks(
-        conversation_tstamp=_newest(connection, conversations[0], c.tstamp),
-        conversation_uid=int(conversations[1] or 0),
-        message_uid=int(connection.execute(select(func.max(m.uid))).scalar() or 0),
-        run_tstamp=_newest(connection, runs[0], r.tstamp),
-        run_uid=int(runs[1] or 0),
-        event_uid=int(connection.execute(select(func.max(e.uid))).scalar() or 0),
-        outcome_uid=int(connection.execute(select(func.max(schema.run_outcome.c.uid))).scalar() or 0),
+    stand now: a pass over the conversation and the run table each, which keep no index on tstamp."""
+    c, r = schema.conversation.c, schema.agentrun.c
+    return replace(
+        newest_uids(connection),
+        conversation_tstamp=stamp_of(
+            connection, connection.execute(select(func.max(c.tstamp))).scalar(), c.tstamp
+        ),
+        run_tstamp=stamp_of(connection, connection.execute(select(func.max(r.tstamp))).scalar(), r.tstamp),
     )
 
 
-def _newest(connection: Connection, value: Any, column: Column[Any]) -> int:
-    """The newest stamp of a column as a number; a text or blob there (SQLite sorts either after every number)
-    is refused, naming the first row that holds one."""
+def newest_uids(connection: Connection) -> Marks:
+    """The newest uid of each source table and the newest outcome, each read at the end of its primary key, in
+    one statement; the stamps left 0."""
+    tables = {
+        "conversation_uid": schema.conversation,
+        "message_uid": schema.message,
+        "run_uid": schema.agentrun,
+        "event_uid": schema.agentrun_event,
+        "outcome_uid": schema.run_outcome,
+    }
+    newest = select(*(select(func.max(t.c.uid)).scalar_subquery().label(name) for name, t in tables.items()))
+    row = connection.execute(newest).one()
+    return Marks(**{name: int(row._mapping[name] or 0) for name in tables})
+
+
+def stamp_of(connection: Connection, value: Any, column: Column[Any]) -> int:
+    """The newest stamp `value` read of a column, as a number (0 for none); a text or blob there (SQLite sorts
+    either after every number) is refused, naming the first row that holds one."""
     if not isinstance(value, str | bytes):
         return int(value or 0)
     table = column.table

@@ -50,6 +50,7 @@ from adapters.measure_batch import (
 )
 from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
 from adapters.measure_marks import rates_version as stored_rates_version
+from adapters.measure_since import Changes, changes_since
 from core.counting import (
     GO_ON_PATH_METRICS,
     EditedTally,
@@ -165,11 +166,14 @@ def measure_rates(
             # PostgreSQL without JIT: a statement of correlated probes looks costly to its planner, and was
             # compiled for over a second before it ran in 0.2 s (the facts, scale 0.02, measured).
             sqlsession.begin_job_session(connection)
-            current = source_marks(connection).at_most(now)
             since = _since(stored_marks(connection))
             scratch.create(connection)
+            if since is None:
+                changes = Changes(source_marks(connection), None)
+            else:
+                changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
         try:
-            _measure(connection, summary, since, current, grains, batch_size, progress)
+            _measure(connection, summary, since, changes, grains, batch_size, progress)
         finally:
             if not connection.invalidated:
                 with connection.begin():
@@ -183,7 +187,7 @@ def _measure(
     connection: Connection,
     summary: Summary,
     since: Marks | None,
-    current: Marks,
+    changes: Changes,
     grains: Sequence[Grain],
     batch_size: int,
     progress: Progress | None,
@@ -192,13 +196,10 @@ def _measure(
     timer = PhaseTimer(summary.phases)
     summary.rebuilt = since is None
     changed: set[tuple[Grain, date]] = set()
+    current, touched = changes.marks.at_most(now), changes.touched
     if since is None:
         with connection.begin():
             measure_facts.delete_every_fact(connection)
-        touched = None
-    else:
-        with connection.begin():
-            touched = measure_facts.touched_conversations(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
     summary.all_conversations = touched is None
     total = _total(connection, touched)
     listed = None if touched is None else sorted(touched)
@@ -221,13 +222,7 @@ def _measure(
             return
     unnamed, periods = _spilling(
         connection,
-        lambda: measure_unnamed_runs(
-            connection,
-            run_uid=None if touched is None or since is None else since.run_uid,
-            run_tstamp=0 if since is None else since.run_tstamp - RESCAN_MARGIN_S,
-            now=now,
-            timer=timer,
-        ),
+        lambda: measure_unnamed_runs(connection, since=touched is not None, now=now, timer=timer),
     )
     changed |= periods
     timer("commit")

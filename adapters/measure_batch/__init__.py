@@ -124,12 +124,13 @@ def measure_batch(connection: Connection, scope: Scope, *, now: int, timer: Time
 
 
 def measure_unnamed_runs(
-    connection: Connection, *, run_uid: int | None, run_tstamp: int, now: int, timer: Timer = _ignore
+    connection: Connection, *, since: bool, now: int, timer: Timer = _ignore
 ) -> tuple[int, frozenset[tuple[Grain, date]]]:
-    """The facts of the runs no conversation's fact names (with `run_uid`, only those above it or updated at
-    or after `run_tstamp`), written over the stored ones that changed: how many, and the periods changed."""
+    """The facts of the runs no conversation's fact names (with `since`, only those stamped since the last
+    measurement, scratch.since_run), written over the stored ones that changed: how many, and the periods
+    changed."""
     scratch.clear(connection)
-    unnamed = facts.fill_unnamed_runs(connection, run_uid=run_uid, run_tstamp=run_tstamp)
+    unnamed = facts.fill_unnamed_runs(connection, since=since)
     timer("fill_unnamed_runs")
     return unnamed, _write(connection, now, timer)
 

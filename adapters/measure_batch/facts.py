@@ -405,17 +405,16 @@ def fill_retired_runs(connection: Connection) -> None:
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, _unnamed_fact(~given, source)))
 
 
-def fill_unnamed_runs(connection: Connection, *, run_uid: int | None, run_tstamp: int) -> int:
-    """The runs no conversation's fact names (core.facts.orphan_fact); with `run_uid`, only those above it or
-    updated at or after `run_tstamp`. Returns how many."""
+def fill_unnamed_runs(connection: Connection, *, since: bool) -> int:
+    """The runs no conversation's fact names (core.facts.orphan_fact); with `since`, only the runs stamped
+    since the last measurement (scratch.since_run), each looked up by its key. Returns how many."""
     r, f = agentrun.c, schema.measure_fact.c
     named = exists(select(literal(1)).where(f.run_uid == r.uid, f.message_uid == 0, f.conversation_uid > 0))
-    condition: ColumnElement[bool] = ~named
-    if run_uid is not None:
-        # The columns first: the engines ask a row's conditions in the order written, and MariaDB probed
-        # the facts for every run of the installation before the few that changed (measured: 38,000).
-        condition = and_(or_(r.uid > run_uid, r.tstamp >= run_tstamp), condition)
-    connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, _unnamed_fact(condition, agentrun)))
+    source: Any = agentrun
+    if since:
+        source = scratch.since_run.join(agentrun, r.uid == scratch.since_run.c.uid)
+    query = plans.in_order(connection.dialect.name, _unnamed_fact(~named, source))
+    connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, query))
     scratch.analyze(connection, scratch.fact)
     return int(connection.execute(select(func.count()).select_from(scratch.fact)).scalar_one())
 

@@ -205,6 +205,11 @@ changed = _table(
     _flag("fresh"),
 )
 
+# The runs stamped since the last measurement's mark of the runs, or above its uid: a rerun reads the run
+# table once for them (adapters.measure_since) and keeps them for the whole job; a batch's clear leaves them.
+# On disk on MariaDB: after a long pause it may hold every run of the installation.
+since_run = _table("since_run", integer_column("uid", key=True), integer_column("tstamp", nullable=True))
+
 # Each index belongs to its table; adapters.dialect.session.create_temporary_tables creates them with it.
 _INDEXES = (
     Index("tx_runrecord_m_message_order", message.c.conversation, message.c.sorting),
@@ -221,6 +226,7 @@ _INDEXES = (
 )
 
 TABLES = tuple(_scratch.sorted_tables)
+_BATCH_TABLES = tuple(table for table in TABLES if table is not since_run)
 # Connection.info: the statistics this job took of its scratch tables (sqlsession.BatchStatistics).
 _STATISTICS = "runrecord_measure_statistics"
 
@@ -233,8 +239,8 @@ def create(connection: Connection) -> None:
 
 
 def clear(connection: Connection) -> None:
-    """Empty every scratch table for the next batch."""
-    sqlsession.empty_temporary_tables(connection, TABLES)
+    """Empty every scratch table of a batch for the next one."""
+    sqlsession.empty_temporary_tables(connection, _BATCH_TABLES)
 
 
 def analyze(connection: Connection, *tables: Table) -> None:

@@ -704,6 +704,29 @@ def test_a_row_stamped_in_the_future_hides_no_later_change_from_the_next_run(
     assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
 
 
+def test_after_the_stamps_went_back_the_marks_follow_the_tables_and_a_later_change_is_counted(
+    installation_engine: Engine,
+) -> None:
+    # An installation restored from a backup: no row is stamped since the marks any more. The new marks are
+    # the tables' newest stamps, not the old marks, which would hide every change stamped before them.
+    oldest = _measured_days(installation_engine)
+    with installation_engine.begin() as connection:
+        connection.execute(update(schema.conversation).values(tstamp=OLD - DAY))
+        connection.execute(update(schema.agentrun).values(tstamp=OLD - DAY))
+    measure(installation_engine)
+    with installation_engine.connect() as connection:
+        stored = measure_marks.stored_marks(connection)
+        now = measure_marks.source_marks(connection)
+    _reconfigured(installation_engine, oldest.uid, at=OLD)
+
+    summary = measure(installation_engine)
+
+    assert (stored["conversation_tstamp"], stored["run_tstamp"]) == (OLD - DAY, OLD - DAY)
+    assert {name: stored[name] for name in now.as_rows()} == now.as_rows()
+    assert not summary.all_conversations
+    assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
+
+
 def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_counted_again(
     installation_engine: Engine,
 ) -> None:

@@ -41,8 +41,8 @@ from adapters.dialect import session as sqlsession
 from adapters.dialect.days import day_of
 from adapters.first_notice import first_notice_at
 from adapters.measure_batch import UidRange, measure_batch, scratch
-from adapters.measure_facts import touched_conversations
 from adapters.measure_marks import source_marks
+from adapters.measure_since import changes_since
 from core.outcomes import CallOutcome, EditScope
 from core.periods import Grain
 from core.time import DAY_S
@@ -717,10 +717,12 @@ def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key
     site_engine: Engine, dialect: str
 ) -> None:
     measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
-    with site_engine.connect() as connection:
+    with site_engine.begin() as connection:
         marks = source_marks(connection)
+        scratch.create(connection)
         with _explaining(connection, dialect) as explained:
-            touched_conversations(connection, marks, RESCAN_MARGIN_S, MAX_TOUCHED)
+            changes_since(connection, marks, RESCAN_MARGIN_S, MAX_TOUCHED)
+        scratch.drop(connection)
 
     message = ("tx_nrmcpagent_message",)
     scans = [
@@ -728,8 +730,39 @@ def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key
         for statement, plan in explained
         if _full_scans(plan, dialect, message) or _whole_index(plan, dialect, message)
     ]
-    assert len(explained) == 4
+    # The newest uids, the conversations stamped since, the runs stamped since, the conversations of the new
+    # messages, of those runs and of the new events, and the runs' newest stamp.
+    assert len(explained) == 7
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
+
+
+def test_a_rerun_reads_the_run_table_and_the_conversation_table_whole_once_each(
+    site_engine: Engine, dialect: str
+) -> None:
+    # Neither table has an index on tstamp: the runs and the conversations stamped since the marks are a pass
+    # over each. Asked once for the new marks, once for the changed conversations and once more for the runs
+    # no conversation names, the runs were read whole three times and the conversations twice.
+    # Every run and conversation of the site is stamped T: one of each changed a day later, and measured,
+    # leaves them alone within the margin of the marks.
+    r, c = schema.agentrun.c, schema.conversation.c
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with site_engine.begin() as connection:
+        newest = connection.execute(select(func.max(r.uid))).scalar_one()
+        connection.execute(update(schema.agentrun).where(r.uid == newest).values(tstamp=T + DAY))
+        newest = connection.execute(select(func.max(c.uid))).scalar_one()
+        connection.execute(update(schema.conversation).where(c.uid == newest).values(tstamp=T + DAY))
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with _explaining(site_engine, dialect) as explained:
+        summary = measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+
+    read_whole = {
+        table: [statement for statement, plan in explained if _full_scans(plan, dialect, (table,))]
+        for table in ("tx_nrllm_agentrun", "tx_nrmcpagent_conversation")
+    }
+    assert not summary.all_conversations
+    assert all(len(statements) <= 1 for statements in read_whole.values()), {
+        table: [statement[:160] for statement in statements] for table, statements in read_whole.items()
+    }
 
 
 def test_a_reruns_edited_runs_are_counted_with_each_runs_edited_writes_looked_up_by_its_key(
