@@ -168,12 +168,8 @@ def measure_rates(
             sqlsession.begin_job_session(connection)
             since = _since(stored_marks(connection))
             scratch.create(connection)
-            if since is None:
-                changes = Changes(source_marks(connection), None)
-            else:
-                changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
         try:
-            _measure(connection, summary, since, changes, grains, batch_size, progress)
+            _measure(connection, summary, since, grains, batch_size, progress)
         finally:
             if not connection.invalidated:
                 with connection.begin():
@@ -187,7 +183,6 @@ def _measure(
     connection: Connection,
     summary: Summary,
     since: Marks | None,
-    changes: Changes,
     grains: Sequence[Grain],
     batch_size: int,
     progress: Progress | None,
@@ -196,10 +191,13 @@ def _measure(
     timer = PhaseTimer(summary.phases)
     summary.rebuilt = since is None
     changed: set[tuple[Grain, date]] = set()
-    current, touched = changes.marks.at_most(now), changes.touched
-    if since is None:
-        with connection.begin():
+    with connection.begin():
+        if since is None:
+            changes = Changes(source_marks(connection), None)
             measure_facts.delete_every_fact(connection)
+        else:
+            changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+    current, touched = changes.marks.at_most(now), changes.touched
     summary.all_conversations = touched is None
     total = _total(connection, touched)
     listed = None if touched is None else sorted(touched)
