@@ -158,7 +158,8 @@ def measure_rates(
     freeze_before_first_job()
     started = time.perf_counter()
     summary = Summary(now=now, window_s=window_s)
-    with reported(engine, "measuring rates"), engine.connect() as connection:
+    options = sqlsession.job_execution_options(engine.dialect.name)
+    with reported(engine, "measuring rates"), engine.connect().execution_options(**options) as connection:
         # SQLite: each transaction takes the write lock as it begins, so that the job's heartbeat, renewed
         # from another connection, waits for it instead of failing it (adapters.dialect.session).
         sqlsession.lock_on_begin(connection)

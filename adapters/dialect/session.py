@@ -59,11 +59,13 @@ def batch_runs(dialect: str) -> int:
 
 
 def job_execution_options(dialect: str) -> dict[str, Any]:
-    """Connection options for the derivation job.
+    """Connection options for the jobs that read the installation's tables into their own (derive-outcomes,
+    measure-rates).
 
     MariaDB's REPEATABLE READ makes `INSERT … SELECT` take shared next-key locks on every row it reads, so
-    filling the write targets would block nr-llm from writing events while it runs; READ COMMITTED reads a
-    consistent snapshot without locking, as PostgreSQL does by default.
+    filling the write targets would block nr-llm from writing events while it runs, and a measurement's
+    batch the chat from saving a conversation; READ COMMITTED reads a consistent snapshot without locking, as
+    PostgreSQL does by default.
     """
     return {"isolation_level": "READ COMMITTED"} if is_mariadb(dialect) else {}
 
