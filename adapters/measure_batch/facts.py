@@ -410,10 +410,10 @@ def fill_unnamed_runs(connection: Connection, *, since: bool) -> int:
     since the last measurement (scratch.since_run), each looked up by its key. Returns how many."""
     r, f = agentrun.c, schema.measure_fact.c
     named = exists(select(literal(1)).where(f.run_uid == r.uid, f.message_uid == 0, f.conversation_uid > 0))
-    source: Any = agentrun
+    query = _unnamed_fact(~named, agentrun)
     if since:
         source = scratch.since_run.join(agentrun, r.uid == scratch.since_run.c.uid)
-    query = plans.in_order(connection.dialect.name, _unnamed_fact(~named, source))
+        query = plans.in_order(connection.dialect.name, _unnamed_fact(~named, source))
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, query))
     scratch.analyze(connection, scratch.fact)
     return int(connection.execute(select(func.count()).select_from(scratch.fact)).scalar_one())
