@@ -324,6 +324,9 @@ measure_fact = Table(
     # The first stored notice (adapters.first_notice) without a walk of every fact in ended_at order
     # (migration 0015).
     Index("tx_runrecord_measure_fact_notice", "notice", "answer", "ended_at"),
+    # The days with a fact before the first open period, on MariaDB one index entry a day
+    # (adapters.tallies.fact_days_before; migration 0016).
+    Index("tx_runrecord_measure_fact_day", "day_start"),
 )
 
 # measure-rates' watermarks (the newest tstamp and uid it has read of each source table) and the rule version

@@ -66,10 +66,16 @@ def closed_periods(connection: Connection, first_open: Mapping[Grain, date]) -> 
 def fact_days_before(connection: Connection, before: int) -> set[date]:
     """The days of the facts that ended before `before`: on PostgreSQL and SQLite each day's first fact found
     through the `ended_at` index from the previous day's next midnight (a fact's day is its end's UTC day),
-    one seek a day where a `DISTINCT` read nearly every stored fact in a rerun (plans.skips_through_index)."""
+    one seek a day where a `DISTINCT` read nearly every stored fact in a rerun (plans.skips_through_index);
+    on MariaDB the distinct days of the `day_start` index."""
     f = fact.c
     distinct = select(f.day_start).where(f.ended_at < before).distinct()
     if not plans.skips_through_index(connection.dialect.name):
+        if before % DAY_S == 0:
+            # Before a midnight, a fact's end is earlier exactly where its day is: MariaDB then reads the
+            # distinct days from the `day_start` index, one entry a day (a loose index scan; 0.8 ms against
+            # 6-22 ms for every fact of the wide shape's 0.05, measured).
+            distinct = select(f.day_start).where(f.day_start < period_start(before, Grain.DAY)).distinct()
         return {day_of(value) for value in connection.execute(distinct).scalars()}
     first = select(func.min(f.ended_at).label("at")).where(f.ended_at < before)
     found = first.cte("fact_day", recursive=True)

@@ -44,7 +44,7 @@ from adapters.measure_batch import UidRange, measure_batch, scratch
 from adapters.measure_marks import source_marks
 from adapters.measure_since import changes_since
 from core.outcomes import CallOutcome, EditScope
-from core.periods import Grain
+from core.periods import Grain, period_start, unix_of
 from core.time import DAY_S
 from data.builder import Installation
 from jobs.derive import Summary, derive_outcomes
@@ -806,6 +806,23 @@ def test_the_first_stored_notice_is_read_from_the_notice_index_not_by_walking_ev
     assert first is None  # the site's answers carry no notice: every fact would be walked
     ((statement, plan),) = explained
     assert "tx_runrecord_measure_fact_notice" in plan, f"{statement}\n{plan}"
+
+
+def test_the_days_with_facts_are_read_one_index_entry_a_day_not_from_every_fact(
+    site_engine: Engine, dialect: str
+) -> None:
+    # MariaDB reads the day index by a loose scan (migration 0016): without it, the distinct days were a pass
+    # over every fact.
+    if dialect != "mariadb":
+        pytest.skip("PostgreSQL and SQLite seek each day's first fact through the ended_at index")
+    measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
+    with site_engine.connect() as connection, _explaining(connection, dialect) as explained:
+        days = tallies.fact_days_before(connection, unix_of(period_start(T, Grain.DAY)) + 2 * DAY)
+
+    assert days == {period_start(T, Grain.DAY)}
+    ((statement, plan),) = explained
+    assert "key=tx_runrecord_measure_fact_day" in plan, f"{statement}\n{plan}"
+    assert "index for group-by" in plan, f"{statement}\n{plan}"
 
 
 def _leading_columns(engine: Engine, tables: tuple[str, ...]) -> dict[str, str]:
