@@ -4,13 +4,13 @@ A conversation is counted again when its row, a new message, or a run or event o
 since the marks (adapters.measure_marks). Rows stamped up to a margin before a mark are read again, for a
 transaction that committed late.
 
-Each source table is read once for both: the conversations stamped since their mark give the changed ones and
-their new mark in one read, and the runs stamped since theirs are kept in a batch table
-(adapters.measure_batch.scratch.since_run) that gives the runs' new mark, the conversations of those runs and,
-later in the job, the runs no conversation names (adapters.measure_batch.facts.fill_unnamed_runs). Neither
-table has an index on tstamp (nr-llm keeps none on the runs', the chat none that starts with the
-conversations'): each read is a pass over the table, and asked once for the mark and once for the changes it
-was two passes of each.
+Each of the two tables stamped by tstamp is read once for all of it: the conversations stamped since their
+mark give the changed ones and their new mark, and the runs stamped since theirs are kept in a temporary table
+of the job (adapters.measure_batch.scratch.since_run) that gives the runs' new mark, the conversations of
+those runs and, after the batches, the runs no conversation names (adapters.measure_batch.facts.
+fill_unnamed_runs). Neither table has an index on tstamp (nr-llm keeps none on the runs', the chat none that
+starts with the conversations'), so each read is a pass over the table: asked apart, the runs took three and
+the conversations two.
 """
 
 from __future__ import annotations

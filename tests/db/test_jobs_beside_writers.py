@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,11 +12,14 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 
 from adapters import schema
+from core.time import DAY_S
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from tests.db.test_measure_rates import NOW, OLD, WINDOW, edit, installation, talk
 
-DAY = 86_400
+DAY = DAY_S
+# A statement that writes what it reads into a table of runrecord's (MariaDB's INSERT IGNORE too).
+READS_INTO_OURS = re.compile(r"INSERT (?:IGNORE )?INTO tx_runrecord_")
 # How long a writer waits for a lock here before it gives up (MariaDB counts whole seconds).
 LOCK_WAIT = {"mariadb": "SET SESSION innodb_lock_wait_timeout = 1", "postgresql": "SET lock_timeout = '1s'"}
 # The installation's tables the jobs read into their own, each with a column a writer may set to itself.
@@ -38,9 +42,7 @@ def _writer_beside(engine: Engine, dialect: str) -> Iterator[list[str]]:
     refused: list[str] = []
 
     def write_beside(_: Any, __: Any, statement: str, *args: Any) -> None:
-        if not statement.startswith("INSERT INTO tx_runrecord_") or not any(
-            table in statement for table in UPSTREAM
-        ):
+        if not READS_INTO_OURS.match(statement) or not any(table in statement for table in UPSTREAM):
             return
         try:
             with writer.begin() as connection:
