@@ -2,7 +2,9 @@
 
 One row per name (unique). Taking it is one conditional UPDATE — the row is ours when it has expired or is
 ours already — checked by its row count, and an INSERT when there is no row yet, where the unique key lets
-exactly one of two racing processes win. Renewing is taking again before the lease runs out; releasing lets
+exactly one of two racing processes win. A taking the database refuses only because a racing transaction was
+in the way (InnoDB picks a deadlock victim among processes inserting one key) is tried again: by then the row
+is there, and the answer is the true one. Renewing is taking again before the lease runs out; releasing lets
 the next one take over at once instead of waiting for the expiry. The same statements work on SQLite,
 MariaDB and PostgreSQL: no upsert dialect, no advisory lock.
 
@@ -21,11 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, case, insert, literal, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from adapters.dialect.session import is_retryable
 from adapters.schema import lease as lease_table
 
 MAX_HOLDER_LENGTH = 128  # the holder column's length
+TAKE_ATTEMPTS = 5  # tries of a taking that racing transactions were in the way of
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,15 @@ class Lease:
 
     def take(self) -> bool:
         """Take the lease, or extend it when it is ours; False while another holder's has not expired."""
+        for _ in range(TAKE_ATTEMPTS - 1):
+            try:
+                return self._take_once()
+            except DBAPIError as error:
+                if not is_retryable(error):
+                    raise
+        return self._take_once()
+
+    def _take_once(self) -> bool:
         now = self.now_ms()
         until = now + int(self.seconds * 1000)
         statement = (

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from collections.abc import Callable
+from typing import Any
 
+import psycopg
+import pymysql
+import pytest
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import DBAPIError
 
 from adapters.database import make_engine
-from adapters.lease import Lease, LeaseState
+from adapters.lease import TAKE_ATTEMPTS, Lease, LeaseState
 from adapters.schema import lease as lease_table
 
 T0 = 1_800_000_000.0
@@ -137,3 +144,96 @@ def test_of_processes_racing_for_an_expired_lease_exactly_one_wins(installation_
     results = race(installation_url)
 
     assert results == [False] * 5 + [True]
+
+
+def racing_refusal(dialect: str) -> Exception:
+    """What the database's driver raises when a racing transaction was in the way of a statement."""
+    if dialect == "mysql":
+        return pymysql.err.OperationalError(1213, "Deadlock found when trying to get lock")
+    if dialect == "postgresql":
+        return psycopg.errors.DeadlockDetected("deadlock detected")
+    return sqlite3.OperationalError("database is locked")
+
+
+def refuse_statements(
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+    refused: Callable[[str], bool],
+    error: Exception,
+    times: int,
+) -> list[str]:
+    """The driver raises `error` for the next `times` statements `refused` picks; the statements sent."""
+    sent: list[str] = []
+    do_execute = engine.dialect.do_execute
+
+    def refusing(cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        sent.append(statement)
+        nonlocal times
+        if times and refused(statement):
+            times -= 1
+            raise error
+        do_execute(cursor, statement, parameters, context)
+
+    monkeypatch.setattr(engine.dialect, "do_execute", refusing)
+    return sent
+
+
+def is_insert(statement: str) -> bool:
+    return statement.startswith("INSERT INTO tx_runrecord_lease")
+
+
+def is_update(statement: str) -> bool:
+    return statement.startswith("UPDATE tx_runrecord_lease")
+
+
+def test_a_taking_a_racing_transaction_was_in_the_way_of_is_tried_again_and_wins_a_free_lease(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refusal = racing_refusal(installation_engine.dialect.name)
+    sent = refuse_statements(installation_engine, monkeypatch, is_insert, refusal, times=TAKE_ATTEMPTS - 1)
+
+    taken = lease_of(installation_engine, "a", Clock()).take()
+
+    assert taken is True
+    assert sum(map(is_insert, sent)) == TAKE_ATTEMPTS
+    assert lease_of(installation_engine, "b", Clock()).state() == LeaseState("a", int((T0 + 60) * 1000))
+
+
+def test_a_taking_tried_again_after_a_racing_transaction_is_refused_while_another_holds_the_lease(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    lease_of(installation_engine, "a", clock).take()
+    refusal = racing_refusal(installation_engine.dialect.name)
+    refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=1)
+
+    refused = lease_of(installation_engine, "b", clock).take()
+
+    assert refused is False
+    assert lease_of(installation_engine, "b", clock).state() == LeaseState("a", int((T0 + 60) * 1000))
+
+
+def test_a_taking_racing_transactions_are_in_the_way_of_every_time_gives_up_with_the_error(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refusal = racing_refusal(installation_engine.dialect.name)
+    sent = refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=TAKE_ATTEMPTS)
+
+    with pytest.raises(DBAPIError):
+        lease_of(installation_engine, "a", Clock()).take()
+
+    assert sum(map(is_update, sent)) == TAKE_ATTEMPTS
+
+
+def test_a_taking_refused_for_another_reason_is_not_tried_again(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dbapi = installation_engine.dialect.loaded_dbapi
+    sent = refuse_statements(
+        installation_engine, monkeypatch, is_update, dbapi.ProgrammingError("no"), times=1
+    )
+
+    with pytest.raises(DBAPIError):
+        lease_of(installation_engine, "a", Clock()).take()
+
+    assert sum(map(is_update, sent)) == 1
