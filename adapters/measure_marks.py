@@ -1,9 +1,8 @@
 """tx_runrecord_measure_mark: what the last measurement read of each source table, and its rule versions.
 
-A rerun reads only the conversations changed since these marks
-(adapters.measure_facts.touched_conversations); the versions say which rules the stored facts follow and which
-metrics the stored rates hold, so that a page can tell a database measured before a metric existed from one
-where it counts none.
+A rerun reads only the conversations changed since these marks (adapters.measure_since); the versions say
+which rules the stored facts follow and which metrics the stored rates hold, so that a page can tell a
+database measured before a metric existed from one where it counts none.
 """
 
 from __future__ import annotations
@@ -28,6 +27,8 @@ VERSION_MARK = "version"
 RATES_VERSION_MARK = "rates_version"
 # The first open period of each grain as the last measurement found it (core.periods.open_from), as unix time.
 OPEN_FROM_MARK = "open_from_{grain}"
+# The `now` of the last measurement: it read the tables at that time or later (adapters.measure_since).
+MEASURED_AT_MARK = "measured_at"
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,10 @@ def save_marks(
     first_open: Mapping[Grain, date],
     now: int,
 ) -> None:
-    """Store the marks read, the first open period of each grain measured, and the versions of the rules and
-    metrics that measured them."""
+    """Store the marks read, the first open period of each grain measured, the versions of the rules and
+    metrics that measured them, and the measurement's `now`."""
     opens = {OPEN_FROM_MARK.format(grain=grain.value): unix_of(day) for grain, day in first_open.items()}
-    values = {**marks.as_rows(), **opens, VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
+    versions = {VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
+    values = {**marks.as_rows(), **opens, **versions, MEASURED_AT_MARK: now}
     rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
     connection.execute(bulk.upsert(connection.dialect.name, mark, ("name",)), rows)

@@ -1,8 +1,12 @@
 """What changed since the last measurement: the marks a rerun stores next, and the conversations it reads.
 
 A conversation is counted again when its row, a new message, or a run or event of a run it names changed
-since the marks (adapters.measure_marks). Rows stamped up to a margin before a mark are read again, for a
-transaction that committed late.
+since the marks (adapters.measure_marks). A row stamped up to a margin before the last measurement read the
+tables is read again, for a transaction that committed after that read: nr-llm and the chat stamp a run or
+conversation with the time of the write (`time()`, each write committed as it is made), so a row committed
+after the read carries a stamp of at most the margin before it. The last measurement read the tables at its
+`now` or later; without that time (a measurement by an older runrecord, or one whose `now` is later than this
+one's), rows stamped up to the margin before the mark are read again, as many as that may be.
 
 Each of the two tables stamped by tstamp is read once for all of it: the conversations stamped since their
 mark give the changed ones and their new mark, and the runs stamped since theirs are kept in a temporary table
@@ -18,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, func, insert, or_, select
+from sqlalchemy import Connection, Select, and_, delete, func, insert, or_, select
 
 from adapters import schema
 from adapters.dialect import plans
@@ -34,16 +38,31 @@ fact = schema.measure_fact
 
 @dataclass(frozen=True)
 class Changes:
-    """The marks as the source tables stand now, and the conversations changed since the last ones (None:
-    more than the limit, every conversation is read)."""
+    """The marks as the source tables stand now, the conversations changed since the last ones (None: more
+    than the limit, every conversation is read), and whether a run is read again (scratch.since_run)."""
 
     marks: Marks
     touched: set[int] | None
+    runs: bool = True
 
 
-def changes_since(connection: Connection, since: Marks, margin_s: int, limit: int) -> Changes:
-    """The marks now and the conversations changed since `since`, rows stamped up to `margin_s` before a mark
-    read again; fills scratch.since_run with the runs stamped since the runs' mark or above its uid."""
+def read_again_from(mark: int, last_read: int | None, margin_s: int) -> int:
+    """The stamp from which a table's rows are read again: those stamped after its mark are new, and one
+    committed after the last read (at `last_read` or later) is stamped at most `margin_s` before it. Without
+    `last_read`, from the margin before the mark."""
+    if last_read is None:
+        return mark - margin_s
+    return max(mark - margin_s, min(mark + 1, last_read - margin_s))
+
+
+def changes_since(
+    connection: Connection, since: Marks, margin_s: int, limit: int, *, last_read: int | None
+) -> Changes:
+    """The marks now and the conversations changed since `since` (`read_again_from`); fills scratch.since_run
+    with the runs stamped since the runs' mark (`read_again_from`) or above its uid.
+
+    The rows stamped up to `margin_s` before a mark are read in the same pass all the same: the newest stamp
+    among them is the next mark, and when there is none the stamps went back (a restored backup)."""
     # The uids first: a row committed after this read has a higher one, and is read by the next run.
     uids = newest_uids(connection)
     c, r, s = conversation.c, agentrun.c, scratch.since_run.c
@@ -55,10 +74,6 @@ def changes_since(connection: Connection, since: Marks, margin_s: int, limit: in
     rows = connection.execute(stamped.limit(limit + 1)).all()
     since_run = select(r.uid, r.tstamp).where(or_(r.uid > since.run_uid, r.tstamp >= run_floor))
     connection.execute(insert(scratch.since_run).from_select(["uid", "tstamp"], since_run))
-    # Without statistics PostgreSQL and SQLite took the table for a large one, and read the run table whole
-    # to join it for the runs no conversation names.
-    scratch.analyze(connection, scratch.since_run)
-    touched = _touched(connection, {int(uid) for uid, _ in rows}, since, run_floor, limit)
     conversation_stamp = (
         _newest_of(connection, [stamp for _, stamp in rows], conversation_floor, c.tstamp)
         if len(rows) <= limit
@@ -69,12 +84,27 @@ def changes_since(connection: Connection, since: Marks, margin_s: int, limit: in
         connection.execute(select(func.max(s.tstamp)).where(s.tstamp >= run_floor)).scalar(),
         r.tstamp,
     )
+    run_again = read_again_from(since.run_tstamp, last_read, margin_s)
+    if run_again > run_floor:
+        connection.execute(delete(scratch.since_run).where(s.uid <= since.run_uid, s.tstamp < run_again))
+    runs = connection.execute(select(s.uid).limit(1)).first() is not None
+    if runs:
+        # Without statistics PostgreSQL and SQLite took the table for a large one, and read the run table
+        # whole to join it for the runs no conversation names.
+        scratch.analyze(connection, scratch.since_run)
+    conversation_again = read_again_from(since.conversation_tstamp, last_read, margin_s)
+    found = {
+        int(uid)
+        for uid, stamp in rows
+        if uid > since.conversation_uid or (stamp is not None and int(stamp) >= conversation_again)
+    }
+    touched = None if len(rows) > limit else _touched(connection, found, since, run_again, limit)
     if conversation_stamp is None or run_stamp == 0:
         # Nothing stamped since a mark (rows deleted, or the marks of another installation): the whole table.
         marks = source_marks(connection)
         conversation_stamp = conversation_stamp or marks.conversation_tstamp
         run_stamp = run_stamp or marks.run_tstamp
-    return Changes(replace(uids, conversation_tstamp=conversation_stamp, run_tstamp=run_stamp), touched)
+    return Changes(replace(uids, conversation_tstamp=conversation_stamp, run_tstamp=run_stamp), touched, runs)
 
 
 def _newest_of(connection: Connection, stamps: list[Any], floor: int, column: Any) -> int | None:
@@ -88,9 +118,9 @@ def _newest_of(connection: Connection, stamps: list[Any], floor: int, column: An
 
 
 def _touched(
-    connection: Connection, found: set[int], since: Marks, run_floor: int, limit: int
+    connection: Connection, found: set[int], since: Marks, run_again: int, limit: int
 ) -> set[int] | None:
-    """`found` and the conversations of the new messages, of the runs stamped since the runs' mark and of the
+    """`found` and the conversations of the new messages, of the runs stamped from `run_again` on and of the
     new events; None when more than `limit`."""
     if len(found) > limit:
         return None
@@ -105,7 +135,7 @@ def _touched(
     new_events = plans.by_index(d, select(e.run).where(e.uid > since.event_uid), event, "PRIMARY")
     queries = [
         _conversations_with(new_messages),
-        _conversations_of(d, select(s.uid).where(s.tstamp >= run_floor)),
+        _conversations_of(d, select(s.uid).where(s.tstamp >= run_again)),
         _conversations_of(d, new_events),
     ]
     for query in queries:

@@ -48,7 +48,14 @@ from adapters.measure_batch import (
     measure_unnamed_runs,
     scratch,
 )
-from adapters.measure_marks import VERSION_MARK, Marks, save_marks, source_marks, stored_marks
+from adapters.measure_marks import (
+    MEASURED_AT_MARK,
+    VERSION_MARK,
+    Marks,
+    save_marks,
+    source_marks,
+    stored_marks,
+)
 from adapters.measure_marks import rates_version as stored_rates_version
 from adapters.measure_since import Changes, changes_since
 from core.counting import (
@@ -82,8 +89,8 @@ MAX_BATCH_SIZE = 50_000
 
 _T = TypeVar("_T")
 
-# A row stamped this long before a mark is read again: a transaction that committed after the last
-# measurement read the tables can carry a tstamp older than the newest one it saw.
+# A row stamped this long before the last measurement read the tables is read again: a transaction that
+# committed after that read can carry a tstamp older than the newest one it saw (adapters.measure_since).
 RESCAN_MARGIN_S = 300
 # Beyond this many changed conversations a rerun reads them all in uid order instead of by a list of uids.
 MAX_TOUCHED = 50_000
@@ -167,10 +174,11 @@ def measure_rates(
             # PostgreSQL without JIT: a statement of correlated probes looks costly to its planner, and was
             # compiled for over a second before it ran in 0.2 s (the facts, scale 0.02, measured).
             sqlsession.begin_job_session(connection)
-            since = _since(stored_marks(connection))
+            stored = stored_marks(connection)
+            since, last_read = _since(stored), _last_read(stored, now)
             scratch.create(connection)
         try:
-            _measure(connection, summary, since, grains, batch_size, progress)
+            _measure(connection, summary, since, last_read, grains, batch_size, progress)
         finally:
             if not connection.invalidated:
                 with connection.begin():
@@ -184,6 +192,7 @@ def _measure(
     connection: Connection,
     summary: Summary,
     since: Marks | None,
+    last_read: int | None,
     grains: Sequence[Grain],
     batch_size: int,
     progress: Progress | None,
@@ -197,7 +206,7 @@ def _measure(
             changes = Changes(source_marks(connection), None)
             measure_facts.delete_every_fact(connection)
         else:
-            changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED)
+            changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED, last_read=last_read)
     current, touched = changes.marks.at_most(now), changes.touched
     summary.all_conversations = touched is None
     total = _total(connection, touched)
@@ -219,12 +228,16 @@ def _measure(
         if stop_requested():
             summary.stopped = True
             return
-    unnamed, periods = _spilling(
-        connection,
-        lambda: measure_unnamed_runs(connection, since=touched is not None, now=now, timer=timer),
-    )
-    changed |= periods
-    timer("commit")
+    # The runs read again are the only ones a rerun looks at for a missing name; there may be none.
+    if touched is None or changes.runs:
+        unnamed, periods = _spilling(
+            connection,
+            lambda: measure_unnamed_runs(connection, since=touched is not None, now=now, timer=timer),
+        )
+        changed |= periods
+        timer("commit")
+    else:
+        unnamed = 0
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
@@ -322,6 +335,13 @@ def _since(stored: dict[str, int]) -> Marks | None:
     if any(name not in stored for name in names):
         return None
     return Marks(**{name: stored[name] for name in names})
+
+
+def _last_read(stored: dict[str, int], now: int) -> int | None:
+    """When the last measurement read the tables, at the earliest: its `now`; None when it stored none, or
+    one later than this measurement's (a `--now` ahead of the clock), which says nothing of when it read."""
+    measured_at = stored.get(MEASURED_AT_MARK)
+    return measured_at if measured_at is not None and measured_at <= now else None
 
 
 def _total(connection: Connection, touched: set[int] | None) -> int:

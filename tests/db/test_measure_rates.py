@@ -646,8 +646,8 @@ def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
 
     summary = measure(installation_engine)
 
-    # The new conversation, and the newest one before it again: it is within the rescan margin of the mark.
-    assert summary.conversations == 2 and not summary.all_conversations
+    # The new conversation alone: the others were stamped days before the last measurement read them.
+    assert summary.conversations == 1 and not summary.all_conversations
     assert summary.periods[0].kept_changed == 0
     assert rate(installation_engine, Metric.CLAIMED_UNWRITTEN_RATE, OPEN_WEEK) == (1, 1, 0)
 
@@ -661,8 +661,7 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
 
     summary = measure(installation_engine)
 
-    # The changed run's conversation, and the newest one again (the rescan margin of the mark).
-    assert summary.conversations == 2 and not summary.all_conversations
+    assert summary.conversations == 1 and not summary.all_conversations
     assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
 
 
@@ -683,6 +682,68 @@ def _stored_configuration(engine: Engine, run_uid: int) -> str:
         return str(
             connection.execute(
                 select(f.configuration_identifier).where(f.run_uid == run_uid, f.message_uid == 0)
+            ).scalar_one()
+        )
+
+
+def _stamped(engine: Engine, run: Run, *, at: int) -> None:
+    """The run's conversation row saved again, stamped `at`, its skill changed: what a rerun reads again."""
+    c = schema.conversation.c
+    with engine.begin() as connection:
+        saved = update(schema.conversation).where(c.uid == run.chat.uid)
+        connection.execute(saved.values(skill_identifier="seo-check", tstamp=at))
+
+
+def test_a_rerun_after_an_idle_hour_before_the_last_measurement_reads_no_conversation_again(
+    installation_engine: Engine,
+) -> None:
+    _measured_days(installation_engine)
+
+    summary = measure(installation_engine, now=NOW + DAY)
+
+    assert (summary.conversations, summary.unnamed_runs, summary.all_conversations) == (0, 0, False)
+
+
+def test_a_conversation_saved_after_the_last_measurement_read_but_stamped_before_its_mark_is_counted_again(
+    installation_engine: Engine,
+) -> None:
+    # The chat stamps a conversation with the time of the write; saved in a transaction that committed after
+    # the last measurement read the table, it carries a stamp older than the newest that measurement saw.
+    with installation(installation_engine) as site:
+        late = talk(site, NOW - 200, "Erledigt.")
+        talk(site, NOW - 60, "Erledigt.")
+    measure(installation_engine)
+    _stamped(installation_engine, late, at=NOW - 100)
+
+    summary = measure(installation_engine, now=NOW + DAY)
+
+    assert not summary.all_conversations and summary.conversations >= 1
+    assert _stored_skill(installation_engine, late) == "seo-check"
+
+
+def test_after_a_measurement_whose_now_was_ahead_of_this_one_rows_are_read_from_the_margin_before_the_marks(
+    installation_engine: Engine,
+) -> None:
+    # A `--now` ahead of the clock says nothing of when that measurement read the tables.
+    with installation(installation_engine) as site:
+        late = talk(site, NOW - 3 * DAY, "Erledigt.")
+        talk(site, NOW - 3 * DAY + 200, "Erledigt.")
+    measure(installation_engine, now=NOW + DAY)
+    _stamped(installation_engine, late, at=NOW - 3 * DAY + 100)
+
+    summary = measure(installation_engine)
+
+    assert summary.conversations == 2 and not summary.all_conversations
+    assert _stored_skill(installation_engine, late) == "seo-check"
+
+
+def _stored_skill(engine: Engine, run: Run) -> str:
+    """The skill the run's fact holds."""
+    f = schema.measure_fact.c
+    with engine.connect() as connection:
+        return str(
+            connection.execute(
+                select(f.skill_identifier).where(f.run_uid == run.uid, f.message_uid == 0)
             ).scalar_one()
         )
 
@@ -750,8 +811,8 @@ def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_coun
 
     summary = measure(installation_engine)
 
-    # The run's conversation, found by its new event, and the newest one again (the rescan margin).
-    assert summary.conversations == 2 and not summary.all_conversations
+    # The run's conversation, found by its new event.
+    assert summary.conversations == 1 and not summary.all_conversations
 
 
 def test_a_late_run_in_a_closed_period_is_reported_and_the_stored_period_is_not_rewritten(

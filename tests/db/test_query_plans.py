@@ -721,7 +721,7 @@ def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key
         marks = source_marks(connection)
         scratch.create(connection)
         with _explaining(connection, dialect) as explained:
-            changes_since(connection, marks, RESCAN_MARGIN_S, MAX_TOUCHED)
+            changes_since(connection, marks, RESCAN_MARGIN_S, MAX_TOUCHED, last_read=T + 30 * DAY)
         scratch.drop(connection)
 
     message = ("tx_nrmcpagent_message",)
@@ -730,9 +730,10 @@ def test_a_rerun_finds_the_conversations_of_new_messages_through_the_message_key
         for statement, plan in explained
         if _full_scans(plan, dialect, message) or _whole_index(plan, dialect, message)
     ]
-    # The newest uids, the conversations stamped since, the runs stamped since, the conversations of the new
-    # messages, of those runs and of the new events, and the runs' newest stamp.
-    assert len(explained) == 7
+    # The newest uids, the conversations stamped since, the runs stamped since, the runs' newest stamp, those
+    # stamped before the last read's margin let go, whether one is left, the conversations of the new
+    # messages, of those runs and of the new events.
+    assert len(explained) == 9
     assert not scans, "\n\n".join(f"{statement}\n{plan}" for statement, plan in scans)
 
 
