@@ -92,13 +92,15 @@ def changes_since(
         # Without statistics PostgreSQL and SQLite took the table for a large one, and read the run table
         # whole to join it for the runs no conversation names.
         scratch.analyze(connection, scratch.since_run)
-    conversation_again = read_again_from(since.conversation_tstamp, last_read, margin_s)
-    found = {
-        int(uid)
-        for uid, stamp in rows
-        if uid > since.conversation_uid or (stamp is not None and int(stamp) >= conversation_again)
-    }
-    touched = None if len(rows) > limit else _touched(connection, found, since, run_again, limit)
+    touched = None
+    if len(rows) <= limit:
+        again = read_again_from(since.conversation_tstamp, last_read, margin_s)
+        found = {
+            int(uid)
+            for uid, stamp in rows
+            if uid > since.conversation_uid or (stamp is not None and int(stamp) >= again)
+        }
+        touched = _touched(connection, found, since, run_again, limit)
     if conversation_stamp is None or run_stamp == 0:
         # Nothing stamped since a mark (rows deleted, or the marks of another installation): the whole table.
         marks = source_marks(connection)
