@@ -744,7 +744,7 @@ def test_a_rerun_reads_the_run_table_and_the_conversation_table_whole_once_each(
     # over each. Asked once for the new marks, once for the changed conversations and once more for the runs
     # no conversation names, the runs were read whole three times and the conversations twice.
     # Every run and conversation of the site is stamped T: one of each changed a day later, and measured,
-    # leaves them alone within the margin of the marks.
+    # leaves the others stamped long before the last read.
     r, c = schema.agentrun.c, schema.conversation.c
     measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
     with site_engine.begin() as connection:
