@@ -743,15 +743,17 @@ def test_a_rerun_reads_the_run_table_and_the_conversation_table_whole_once_each(
     # Neither table has an index on tstamp: the runs and the conversations stamped since the marks are a pass
     # over each. Asked once for the new marks, once for the changed conversations and once more for the runs
     # no conversation names, the runs were read whole three times and the conversations twice.
-    # Every run and conversation of the site is stamped T: one of each changed a day later, and measured,
-    # leaves the others stamped long before the last read.
+    # Every run and conversation of the site is stamped T: one of each changed a minute before the last
+    # read, and measured, is read again by the rerun (the runs no conversation names are then looked for
+    # among the runs read again), the others, stamped long before it, are not.
     r, c = schema.agentrun.c, schema.conversation.c
     measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
     with site_engine.begin() as connection:
+        late = T + 30 * DAY - 60
         newest = connection.execute(select(func.max(r.uid))).scalar_one()
-        connection.execute(update(schema.agentrun).where(r.uid == newest).values(tstamp=T + DAY))
+        connection.execute(update(schema.agentrun).where(r.uid == newest).values(tstamp=late))
         newest = connection.execute(select(func.max(c.uid))).scalar_one()
-        connection.execute(update(schema.conversation).where(c.uid == newest).values(tstamp=T + DAY))
+        connection.execute(update(schema.conversation).where(c.uid == newest).values(tstamp=late))
     measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
     with _explaining(site_engine, dialect) as explained:
         summary = measure_rates(site_engine, now=T + 30 * DAY, window_s=7 * DAY)
@@ -760,7 +762,13 @@ def test_a_rerun_reads_the_run_table_and_the_conversation_table_whole_once_each(
         table: [statement for statement, plan in explained if _full_scans(plan, dialect, (table,))]
         for table in ("tx_nrllm_agentrun", "tx_nrmcpagent_conversation")
     }
-    assert not summary.all_conversations
+    assert not summary.all_conversations and summary.conversations >= 1 and summary.unnamed_runs == 0
+    unnamed = [
+        statement
+        for statement, _ in explained
+        if statement.startswith("INSERT INTO tx_runrecord_m_fact") and "tx_runrecord_m_since_run" in statement
+    ]
+    assert len(unnamed) == 1
     assert all(len(statements) <= 1 for statements in read_whole.values()), {
         table: [statement[:160] for statement in statements] for table, statements in read_whole.items()
     }
