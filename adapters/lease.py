@@ -2,11 +2,12 @@
 
 One row per name (unique). Taking it is one conditional UPDATE — the row is ours when it has expired or is
 ours already — checked by its row count, and an INSERT when there is no row yet, where the unique key lets
-exactly one of two racing processes win. A taking the database refuses only because a racing transaction was
-in the way (InnoDB picks a deadlock victim among processes inserting one key) is tried again: by then the row
-is there, and the answer is the true one. Renewing is taking again before the lease runs out; releasing lets
-the next one take over at once instead of waiting for the expiry. The same statements work on SQLite,
-MariaDB and PostgreSQL: no upsert dialect, no advisory lock.
+exactly one of two racing processes win. A taking the database chose as the victim of a deadlock (InnoDB picks
+one among processes inserting one key) is tried again: by then the row is there, and the answer is the true
+one. A lock wait that timed out is not: it has waited its time already, and the caller hears of it.
+Renewing is taking again before the lease runs out; releasing lets the next one take over at once instead of
+waiting for the expiry. The same statements work on SQLite, MariaDB and PostgreSQL: no upsert dialect, no
+advisory lock.
 
 Expiry times come from the taking process's clock, in epoch milliseconds. Schedulers on several hosts need
 clocks that agree to well within a lease (NTP does); a lease is renewed every third of its length, so a
@@ -25,11 +26,11 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, case, insert, literal, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from adapters.dialect.session import is_retryable
+from adapters.dialect.session import is_deadlock_victim
 from adapters.schema import lease as lease_table
 
 MAX_HOLDER_LENGTH = 128  # the holder column's length
-TAKE_ATTEMPTS = 5  # tries of a taking that racing transactions were in the way of
+TAKE_ATTEMPTS = 5  # tries of a taking chosen as a deadlock's victim
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Lease:
             try:
                 return self._take_once()
             except DBAPIError as error:
-                if not is_retryable(error):
+                if not is_deadlock_victim(error):
                     raise
         return self._take_once()
 

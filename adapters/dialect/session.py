@@ -19,6 +19,9 @@ from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 # serialization failure, SQLite's busy database. The batch is safe to run again (it inserts or ignores).
 _RETRYABLE_MARIADB = frozenset({1205, 1213})
 _RETRYABLE_POSTGRESQL = frozenset({"40001", "40P01"})
+# Of those, the ones a transaction gets at once, as the victim of a deadlock or a serialization failure,
+# without having waited out a lock timeout first.
+_DEADLOCK_MARIADB = frozenset({1213})
 
 # MariaDB keeps a batch table that asks for it in memory (ENGINE=MEMORY, its indexes B-trees): InnoDB writes
 # undo for every row of a temporary table, about 1.4 µs a row inserted against 0.1 µs in memory (measured;
@@ -137,6 +140,16 @@ def is_retryable(error: DBAPIError) -> bool:
     if getattr(original, "sqlstate", None) in _RETRYABLE_POSTGRESQL:
         return True
     return "database is locked" in str(original)
+
+
+def is_deadlock_victim(error: DBAPIError) -> bool:
+    """Whether the database chose this transaction as the victim of a deadlock or of a serialization
+    failure: refused at once, where a lock timeout or a busy SQLite file had waited its time out first."""
+    original = error.orig
+    args = getattr(original, "args", ())
+    if args and isinstance(args[0], int) and args[0] in _DEADLOCK_MARIADB:
+        return True
+    return getattr(original, "sqlstate", None) in _RETRYABLE_POSTGRESQL
 
 
 def begin_ddl(connection: Connection) -> None:

@@ -146,12 +146,21 @@ def test_of_processes_racing_for_an_expired_lease_exactly_one_wins(installation_
     assert results == [False] * 5 + [True]
 
 
-def racing_refusal(dialect: str) -> Exception:
-    """What the database's driver raises when a racing transaction was in the way of a statement."""
+def deadlock_victim(dialect: str) -> Exception:
+    """What the database's driver raises for a transaction it chose as a deadlock's victim."""
     if dialect == "mysql":
         return pymysql.err.OperationalError(1213, "Deadlock found when trying to get lock")
     if dialect == "postgresql":
         return psycopg.errors.DeadlockDetected("deadlock detected")
+    pytest.skip("SQLite has one writer at a time: a taking waits for it, and is never a deadlock's victim")
+
+
+def lock_wait_timed_out(dialect: str) -> Exception:
+    """What the database's driver raises when a statement waited for a lock until its time ran out."""
+    if dialect == "mysql":
+        return pymysql.err.OperationalError(1205, "Lock wait timeout exceeded; try restarting transaction")
+    if dialect == "postgresql":
+        return psycopg.errors.LockNotAvailable("canceling statement due to lock timeout")
     return sqlite3.OperationalError("database is locked")
 
 
@@ -186,10 +195,10 @@ def is_update(statement: str) -> bool:
     return statement.startswith("UPDATE tx_runrecord_lease")
 
 
-def test_a_taking_a_racing_transaction_was_in_the_way_of_is_tried_again_and_wins_a_free_lease(
+def test_a_taking_chosen_as_a_deadlocks_victim_is_tried_again_and_wins_a_free_lease(
     installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    refusal = racing_refusal(installation_engine.dialect.name)
+    refusal = deadlock_victim(installation_engine.dialect.name)
     sent = refuse_statements(installation_engine, monkeypatch, is_insert, refusal, times=TAKE_ATTEMPTS - 1)
 
     taken = lease_of(installation_engine, "a", Clock()).take()
@@ -199,12 +208,12 @@ def test_a_taking_a_racing_transaction_was_in_the_way_of_is_tried_again_and_wins
     assert lease_of(installation_engine, "b", Clock()).state() == LeaseState("a", int((T0 + 60) * 1000))
 
 
-def test_a_taking_tried_again_after_a_racing_transaction_is_refused_while_another_holds_the_lease(
+def test_a_taking_tried_again_after_a_deadlock_is_refused_while_another_holds_the_lease(
     installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
     lease_of(installation_engine, "a", clock).take()
-    refusal = racing_refusal(installation_engine.dialect.name)
+    refusal = deadlock_victim(installation_engine.dialect.name)
     refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=1)
 
     refused = lease_of(installation_engine, "b", clock).take()
@@ -213,10 +222,10 @@ def test_a_taking_tried_again_after_a_racing_transaction_is_refused_while_anothe
     assert lease_of(installation_engine, "b", clock).state() == LeaseState("a", int((T0 + 60) * 1000))
 
 
-def test_a_taking_racing_transactions_are_in_the_way_of_every_time_gives_up_with_the_error(
+def test_a_taking_chosen_as_a_deadlocks_victim_every_time_gives_up_with_the_error(
     installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    refusal = racing_refusal(installation_engine.dialect.name)
+    refusal = deadlock_victim(installation_engine.dialect.name)
     sent = refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=TAKE_ATTEMPTS)
 
     with pytest.raises(DBAPIError):
@@ -225,13 +234,24 @@ def test_a_taking_racing_transactions_are_in_the_way_of_every_time_gives_up_with
     assert sum(map(is_update, sent)) == TAKE_ATTEMPTS
 
 
+def test_a_taking_whose_lock_wait_timed_out_is_not_tried_again(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It has waited its time already: five more waits would hold the scheduler past its lease.
+    refusal = lock_wait_timed_out(installation_engine.dialect.name)
+    sent = refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=1)
+
+    with pytest.raises(DBAPIError):
+        lease_of(installation_engine, "a", Clock()).take()
+
+    assert sum(map(is_update, sent)) == 1
+
+
 def test_a_taking_refused_for_another_reason_is_not_tried_again(
     installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dbapi = installation_engine.dialect.loaded_dbapi
-    sent = refuse_statements(
-        installation_engine, monkeypatch, is_update, dbapi.ProgrammingError("no"), times=1
-    )
+    refusal = installation_engine.dialect.loaded_dbapi.ProgrammingError("no")
+    sent = refuse_statements(installation_engine, monkeypatch, is_update, refusal, times=1)
 
     with pytest.raises(DBAPIError):
         lease_of(installation_engine, "a", Clock()).take()
