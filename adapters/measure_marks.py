@@ -27,7 +27,8 @@ VERSION_MARK = "version"
 RATES_VERSION_MARK = "rates_version"
 # The first open period of each grain as the last measurement found it (core.periods.open_from), as unix time.
 OPEN_FROM_MARK = "open_from_{grain}"
-# The `now` of the last measurement: it read the tables at that time or later (adapters.measure_since).
+# The `now` of the last measurement: from the clock, it read the tables at that time or later
+# (adapters.measure_since).
 MEASURED_AT_MARK = "measured_at"
 
 

@@ -3,10 +3,12 @@
 A conversation is counted again when its row, a new message, or a run or event of a run it names changed
 since the marks (adapters.measure_marks). A row stamped up to a margin before the last measurement read the
 tables is read again, for a transaction that committed after that read: nr-llm and the chat stamp a run or
-conversation with the time of the write (`time()`, each write committed as it is made), so a row committed
-after the read carries a stamp of at most the margin before it. The last measurement read the tables at its
-`now` or later; without that time (a measurement by an older runrecord, or one whose `now` is later than this
-one's), rows stamped up to the margin before the mark are read again, as many as that may be.
+conversation with the time of the write (`time()`, taken just before the statement or the short transaction
+that writes it), so a row committed after the read carries a stamp of at most the margin before it. The last
+measurement read the tables at its `now` or later, where its `now` came from the clock: one earlier than this
+measurement's (jobs.measure). Without that time (a measurement by an older runrecord, a fixed clock, a `now`
+ahead of it), rows stamped up to the margin before the mark are read again. The hosts' clocks must agree to
+well within the margin (NTP does): runrecord's `now` is compared with the stamps of TYPO3's hosts.
 
 Each of the two tables stamped by tstamp is read once for all of it: the conversations stamped since their
 mark give the changed ones and their new mark, and the runs stamped since theirs are kept in a temporary table

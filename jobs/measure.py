@@ -338,10 +338,11 @@ def _since(stored: dict[str, int]) -> Marks | None:
 
 
 def _last_read(stored: dict[str, int], now: int) -> int | None:
-    """When the last measurement read the tables, at the earliest: its `now`; None when it stored none, or
-    one later than this measurement's (a `--now` ahead of the clock), which says nothing of when it read."""
+    """When the last measurement read the tables, at the earliest: its `now`, where it is earlier than this
+    measurement's, as the clock gives them. None when it stored none, or one as late as this one's or later:
+    a fixed clock (RUNRECORD_NOW, `--now` given again) or one ahead, which says nothing of when it read."""
     measured_at = stored.get(MEASURED_AT_MARK)
-    return measured_at if measured_at is not None and measured_at <= now else None
+    return measured_at if measured_at is not None and measured_at < now else None
 
 
 def _total(connection: Connection, touched: set[int] | None) -> int:

@@ -644,7 +644,7 @@ def test_a_rerun_reads_only_what_changed_and_counts_it_in_its_open_period(
     with installation(installation_engine, seed=2) as site:
         talk(site, NOW - 3600, "Erledigt.")
 
-    summary = measure(installation_engine)
+    summary = measure(installation_engine, now=NOW + 3600)
 
     # The new conversation alone: the others were stamped days before the last measurement read them.
     assert summary.conversations == 1 and not summary.all_conversations
@@ -659,7 +659,7 @@ def test_a_run_whose_row_changed_since_the_last_run_has_its_conversation_counted
     # The run's row changes (its configuration, here), and nothing else of its conversation.
     _reconfigured(installation_engine, oldest.uid, at=NOW - 600)
 
-    summary = measure(installation_engine)
+    summary = measure(installation_engine, now=NOW + 3600)
 
     assert summary.conversations == 1 and not summary.all_conversations
     assert _stored_configuration(installation_engine, oldest.uid) == "seo-assistant"
@@ -737,6 +737,37 @@ def test_after_a_measurement_whose_now_was_ahead_of_this_one_rows_are_read_from_
     assert _stored_skill(installation_engine, late) == "seo-check"
 
 
+def test_after_a_measurement_at_the_same_now_rows_are_read_again_from_the_margin_before_the_marks(
+    installation_engine: Engine,
+) -> None:
+    # A fixed clock (RUNRECORD_NOW, or `--now` given again) says nothing of when the last one read.
+    _measured_days(installation_engine)
+
+    summary = measure(installation_engine)
+
+    # The newest conversation again: it is within the margin before the mark.
+    assert summary.conversations == 1 and not summary.all_conversations
+
+
+def test_a_run_saved_after_the_last_measurement_read_but_stamped_before_its_mark_is_counted_again(
+    installation_engine: Engine,
+) -> None:
+    # Its conversation is stamped days before: only the run's row says it changed.
+    with installation(installation_engine) as site:
+        late = talk(site, NOW - 2 * DAY, "Erledigt.")
+        other = talk(site, NOW - 2 * DAY, "Erledigt.")
+    with installation_engine.begin() as connection:
+        r = schema.agentrun.c
+        connection.execute(update(schema.agentrun).where(r.uid == other.uid).values(tstamp=NOW - 60))
+    measure(installation_engine)
+    _reconfigured(installation_engine, late.uid, at=NOW - 150)
+
+    summary = measure(installation_engine, now=NOW + DAY)
+
+    assert not summary.all_conversations and summary.conversations >= 1
+    assert _stored_configuration(installation_engine, late.uid) == "seo-assistant"
+
+
 def _stored_skill(engine: Engine, run: Run) -> str:
     """The skill the run's fact holds."""
     f = schema.measure_fact.c
@@ -809,7 +840,7 @@ def test_a_new_event_of_a_run_whose_row_did_not_change_has_its_conversation_coun
             )
         )
 
-    summary = measure(installation_engine)
+    summary = measure(installation_engine, now=NOW + 3600)
 
     # The run's conversation, found by its new event.
     assert summary.conversations == 1 and not summary.all_conversations
