@@ -179,20 +179,39 @@ def _installation(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     with fresh_database(dialect, tmp_path_factory.mktemp(f"installation-{dialect}")) as url:
         engine = make_engine(url)
         init_db(engine, with_upstream=True)
+        if dialect == "postgresql":
+            _without_autovacuum(engine)
         yield engine
         engine.dispose()
 
 
+def _without_autovacuum(engine: Engine) -> None:
+    """No autovacuum on the installation's tables: it analyzes a table some time after a test filled it, and
+    a later test would plan with those statistics or without them depending on the moment."""
+    with engine.begin() as connection:
+        preparer = connection.dialect.identifier_preparer
+        for name in inspect(connection).get_table_names():
+            connection.exec_driver_sql(f"ALTER TABLE {preparer.quote(name)} SET (autovacuum_enabled = false)")
+
+
 def empty_installation(engine: Engine) -> Engine:
-    """The installation's engine, every table but the migration version emptied, and on SQLite without the
-    statistics an earlier test's ANALYZE stored (sqlite_stat1, which the table names leave out): a plan test
-    plans as an installation without statistics does."""
+    """The installation's engine, every table but the migration version emptied, and without the statistics
+    an earlier test's ANALYZE stored: a plan test plans as an installation without statistics does. SQLite
+    keeps them in sqlite_stat1, which the table names leave out; PostgreSQL in pg_statistic, and the counted
+    sizes of the tables and indexes in pg_class, set back here to those of a relation never analyzed."""
     with engine.begin() as connection:
         for name in inspect(connection).get_table_names():
             if name != VERSION_TABLE:
                 connection.execute(delete(table(name)))
         if connection.dialect.name == "sqlite":
             connection.exec_driver_sql("DROP TABLE IF EXISTS sqlite_stat1")
+        if connection.dialect.name == "postgresql":
+            ours = "SELECT oid FROM pg_catalog.pg_class WHERE relnamespace = 'public'::regnamespace"
+            connection.exec_driver_sql(f"DELETE FROM pg_catalog.pg_statistic WHERE starelid IN ({ours})")
+            connection.exec_driver_sql(
+                "UPDATE pg_catalog.pg_class SET reltuples = -1, relpages = 0, relallvisible = 0 "
+                "WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'i')"
+            )
     return engine
 
 
