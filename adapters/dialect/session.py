@@ -131,25 +131,27 @@ def end_job_session(connection: Connection) -> None:
         connection.exec_driver_sql(statement)
 
 
+def _mariadb_code(error: DBAPIError) -> int | None:
+    """The MariaDB error number of `error` (the driver's first argument), None for another server's."""
+    args: tuple[Any, ...] = getattr(error.orig, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
 def is_retryable(error: DBAPIError) -> bool:
     """Whether the database refused a statement only because a concurrent transaction was in the way."""
-    original = error.orig
-    args = getattr(original, "args", ())
-    if args and isinstance(args[0], int) and args[0] in _RETRYABLE_MARIADB:
+    if _mariadb_code(error) in _RETRYABLE_MARIADB:
         return True
-    if getattr(original, "sqlstate", None) in _RETRYABLE_POSTGRESQL:
+    if getattr(error.orig, "sqlstate", None) in _RETRYABLE_POSTGRESQL:
         return True
-    return "database is locked" in str(original)
+    return "database is locked" in str(error.orig)
 
 
 def is_deadlock_victim(error: DBAPIError) -> bool:
     """Whether the database chose this transaction as the victim of a deadlock or of a serialization
     failure: refused at once, where a lock timeout or a busy SQLite file had waited its time out first."""
-    original = error.orig
-    args = getattr(original, "args", ())
-    if args and isinstance(args[0], int) and args[0] in _DEADLOCK_MARIADB:
+    if _mariadb_code(error) in _DEADLOCK_MARIADB:
         return True
-    return getattr(original, "sqlstate", None) in _RETRYABLE_POSTGRESQL
+    return getattr(error.orig, "sqlstate", None) in _RETRYABLE_POSTGRESQL
 
 
 def begin_ddl(connection: Connection) -> None:
@@ -271,9 +273,7 @@ def _creating(dialect: Dialect, table: Table, memory: bool) -> tuple[str, ...]:
 def spill_to_disk(connection: Connection, error: DBAPIError) -> bool:
     """Whether `error` is a batch table in memory that was full (MEMORY_TABLE_BYTES); this job's tables are
     then created on disk from the next batch on, which the caller tries again."""
-    args: tuple[Any, ...] = getattr(error.orig, "args", ())
-    full = bool(args) and args[0] == _TABLE_FULL_MARIADB
-    if not full or connection.info.get(_ON_DISK, False):
+    if _mariadb_code(error) != _TABLE_FULL_MARIADB or connection.info.get(_ON_DISK, False):
         return False
     connection.info[_ON_DISK] = True
     return True
