@@ -76,11 +76,17 @@ def changes_since(
     rows = connection.execute(stamped.limit(limit + 1)).all()
     since_run = select(r.uid, r.tstamp).where(or_(r.uid > since.run_uid, r.tstamp >= run_floor))
     connection.execute(insert(scratch.since_run).from_select(["uid", "tstamp"], since_run))
-    conversation_stamp = (
-        _newest_of(connection, [stamp for _, stamp in rows], conversation_floor, c.tstamp)
-        if len(rows) <= limit
-        else None
-    )
+    conversation_stamp: int | None = None
+    found: set[int] | None = None
+    if len(rows) <= limit:
+        stamps = [stamp for _, stamp in rows]
+        conversation_stamp = _newest_of(connection, stamps, conversation_floor, c.tstamp)
+        again = read_again_from(since.conversation_tstamp, last_read, margin_s)
+        found = {
+            int(uid)
+            for uid, stamp in rows
+            if uid > since.conversation_uid or (stamp is not None and int(stamp) >= again)
+        }
     run_stamp = stamp_of(
         connection,
         connection.execute(select(func.max(s.tstamp)).where(s.tstamp >= run_floor)).scalar(),
@@ -94,15 +100,7 @@ def changes_since(
         # Without statistics PostgreSQL and SQLite took the table for a large one, and read the run table
         # whole to join it for the runs no conversation names.
         scratch.analyze(connection, scratch.since_run)
-    touched = None
-    if len(rows) <= limit:
-        again = read_again_from(since.conversation_tstamp, last_read, margin_s)
-        found = {
-            int(uid)
-            for uid, stamp in rows
-            if uid > since.conversation_uid or (stamp is not None and int(stamp) >= again)
-        }
-        touched = _touched(connection, found, since, run_again, limit)
+    touched = None if found is None else _touched(connection, found, since, run_again, limit)
     if conversation_stamp is None or run_stamp == 0:
         # Nothing stamped since a mark (rows deleted, or the marks of another installation): the whole table.
         marks = source_marks(connection)
