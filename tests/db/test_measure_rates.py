@@ -677,13 +677,15 @@ def _reconfigured(engine: Engine, run_uid: int, *, at: int) -> None:
 
 def _stored_configuration(engine: Engine, run_uid: int) -> str:
     """The configuration the run's fact holds."""
+    return _stored_fact(engine, run_uid, "configuration_identifier")
+
+
+def _stored_fact(engine: Engine, run_uid: int, column: str) -> str:
+    """A column of the run's fact, as stored."""
     f = schema.measure_fact.c
     with engine.connect() as connection:
-        return str(
-            connection.execute(
-                select(f.configuration_identifier).where(f.run_uid == run_uid, f.message_uid == 0)
-            ).scalar_one()
-        )
+        query = select(f[column]).where(f.run_uid == run_uid, f.message_uid == 0)
+        return str(connection.execute(query).scalar_one())
 
 
 def _stamped(engine: Engine, run: Run, *, at: int) -> None:
@@ -718,7 +720,7 @@ def test_a_conversation_saved_after_the_last_measurement_read_but_stamped_before
     summary = measure(installation_engine, now=NOW + DAY)
 
     assert not summary.all_conversations and summary.conversations >= 1
-    assert _stored_skill(installation_engine, late) == "seo-check"
+    assert _stored_fact(installation_engine, late.uid, "skill_identifier") == "seo-check"
 
 
 def test_after_a_measurement_whose_now_was_ahead_of_this_one_rows_are_read_from_the_margin_before_the_marks(
@@ -734,7 +736,7 @@ def test_after_a_measurement_whose_now_was_ahead_of_this_one_rows_are_read_from_
     summary = measure(installation_engine)
 
     assert summary.conversations == 2 and not summary.all_conversations
-    assert _stored_skill(installation_engine, late) == "seo-check"
+    assert _stored_fact(installation_engine, late.uid, "skill_identifier") == "seo-check"
 
 
 def test_after_a_measurement_at_the_same_now_rows_are_read_again_from_the_margin_before_the_marks(
@@ -766,17 +768,6 @@ def test_a_run_saved_after_the_last_measurement_read_but_stamped_before_its_mark
 
     assert not summary.all_conversations and summary.conversations >= 1
     assert _stored_configuration(installation_engine, late.uid) == "seo-assistant"
-
-
-def _stored_skill(engine: Engine, run: Run) -> str:
-    """The skill the run's fact holds."""
-    f = schema.measure_fact.c
-    with engine.connect() as connection:
-        return str(
-            connection.execute(
-                select(f.skill_identifier).where(f.run_uid == run.uid, f.message_uid == 0)
-            ).scalar_one()
-        )
 
 
 def test_a_row_stamped_in_the_future_hides_no_later_change_from_the_next_run(
