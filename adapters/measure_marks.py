@@ -30,6 +30,12 @@ OPEN_FROM_MARK = "open_from_{grain}"
 # The `now` of the last measurement: from the clock, it read the tables at that time or later
 # (adapters.measure_since).
 MEASURED_AT_MARK = "measured_at"
+# What each grain's stored rates were written from (GrainMarks): a measurement of one grain (`--grain`)
+# leaves the other grain's rates, and so what they still lack, as they were. Stored by each measurement for
+# every grain; before they existed the shared marks above said it for both.
+GRAIN_RATES_VERSION_MARK = "rates_version_{grain}"
+GRAIN_MEASURE_VERSION_MARK = "measure_version_{grain}"
+GRAIN_OUTCOME_MARK = "outcome_uid_{grain}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,40 @@ class Marks:
     def as_rows(self) -> dict[str, int]:
         """The marks by name, as tx_runrecord_measure_mark stores them."""
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class GrainMarks:
+    """What a grain's stored rates were written from: the metrics they hold (RATES_VERSION), the rules of
+    the facts its closed periods were written from (MEASURE_VERSION; None before any), and the outcomes
+    derive-outcomes had stored when they were last written (its closed periods holding a run derived after
+    that are written again)."""
+
+    rates_version: int
+    measure_version: int | None
+    outcome_uid: int | None
+
+    def as_rows(self, grain: Grain) -> dict[str, int]:
+        """The marks by name; none for a value not known."""
+        values = {
+            GRAIN_RATES_VERSION_MARK: self.rates_version,
+            GRAIN_MEASURE_VERSION_MARK: self.measure_version,
+            GRAIN_OUTCOME_MARK: self.outcome_uid,
+        }
+        return {name.format(grain=grain.value): value for name, value in values.items() if value is not None}
+
+
+def grain_marks(stored: Mapping[str, int], grain: Grain) -> GrainMarks:
+    """The grain's marks as stored; where a measurement from before them left none, the shared ones."""
+
+    def of_grain(name: str, shared: str) -> int | None:
+        return stored.get(name.format(grain=grain.value), stored.get(shared))
+
+    return GrainMarks(
+        rates_version=of_grain(GRAIN_RATES_VERSION_MARK, RATES_VERSION_MARK) or 0,
+        measure_version=of_grain(GRAIN_MEASURE_VERSION_MARK, VERSION_MARK),
+        outcome_uid=of_grain(GRAIN_OUTCOME_MARK, "outcome_uid"),
+    )
 
 
 class NotANumberError(RunrecordError):
@@ -113,10 +153,12 @@ def stored_marks(connection: Connection) -> dict[str, int]:
     return {str(row.name): int(row.value) for row in rows}
 
 
-def rates_version(connection: Connection) -> int:
-    """The RATES_VERSION of the last measurement: 0 when none stored one (no measurement, or an older one)."""
-    query = select(mark.c.value).where(mark.c.name == RATES_VERSION_MARK)
-    return int(connection.execute(query).scalar() or 0)
+def rates_version(connection: Connection, grain: Grain) -> int:
+    """The RATES_VERSION the grain's stored rates were written by: 0 when none stored one (no measurement, or
+    an older one)."""
+    names = (GRAIN_RATES_VERSION_MARK.format(grain=grain.value), RATES_VERSION_MARK)
+    stored = {row.name: row.value for row in connection.execute(select(mark).where(mark.c.name.in_(names)))}
+    return grain_marks(stored, grain).rates_version
 
 
 def first_open(connection: Connection, grain: Grain, *, now: int) -> date:
@@ -134,14 +176,14 @@ def save_marks(
     marks: Marks,
     *,
     measure_version: int,
-    rates_version: int,
+    grains: Mapping[Grain, GrainMarks],
     first_open: Mapping[Grain, date],
     now: int,
 ) -> None:
-    """Store the marks read, the first open period of each grain measured, the versions of the rules and
-    metrics that measured them, and the measurement's `now`."""
+    """Store the marks read, the version of the rules the facts follow, what each grain's rates were
+    written from, the first open period of each grain measured, and the measurement's `now`."""
     opens = {OPEN_FROM_MARK.format(grain=grain.value): unix_of(day) for grain, day in first_open.items()}
-    versions = {VERSION_MARK: measure_version, RATES_VERSION_MARK: rates_version}
-    values = {**marks.as_rows(), **opens, **versions, MEASURED_AT_MARK: now}
+    written = {name: value for grain, of in grains.items() for name, value in of.as_rows(grain).items()}
+    values = {**marks.as_rows(), **opens, VERSION_MARK: measure_version, **written, MEASURED_AT_MARK: now}
     rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
     connection.execute(bulk.upsert(connection.dialect.name, mark, ("name",)), rows)

@@ -40,6 +40,7 @@ from sqlalchemy import Engine, event, func, select
 from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url
 from core.metrics import RATES_VERSION
+from core.periods import Grain
 from core.time import DAY_S
 from data.generate import default_manifest, generate
 from jobs import measure, releases, watch
@@ -130,8 +131,9 @@ def _timed(engine: Engine, job: str, work: Callable[[], JobResult]) -> None:
 
 
 def _rates_version(engine: Engine) -> int:
+    """The oldest RATES_VERSION of the two grains' stored rates (the scheduled job measures both)."""
     with engine.connect() as connection:
-        return measure_marks.rates_version(connection)
+        return min(measure_marks.rates_version(connection, grain) for grain in Grain)
 
 
 def _count(engine: Engine, table: Any) -> int:

@@ -51,12 +51,13 @@ from adapters.measure_batch import (
 from adapters.measure_marks import (
     MEASURED_AT_MARK,
     VERSION_MARK,
+    GrainMarks,
     Marks,
+    grain_marks,
     save_marks,
     source_marks,
     stored_marks,
 )
-from adapters.measure_marks import rates_version as stored_rates_version
 from adapters.measure_since import Changes, changes_since
 from core.counting import (
     GO_ON_PATH_METRICS,
@@ -176,9 +177,10 @@ def measure_rates(
             sqlsession.begin_job_session(connection)
             stored = stored_marks(connection)
             since, last_read = _since(stored), _last_read(stored, now)
+            of_grain = {grain: grain_marks(stored, grain) for grain in Grain}
             scratch.create(connection)
         try:
-            _measure(connection, summary, since, last_read, grains, batch_size, progress)
+            _measure(connection, summary, since, last_read, of_grain, grains, batch_size, progress)
         finally:
             if not connection.invalidated:
                 with connection.begin():
@@ -193,6 +195,7 @@ def _measure(
     summary: Summary,
     since: Marks | None,
     last_read: int | None,
+    of_grain: dict[Grain, GrainMarks],
     grains: Sequence[Grain],
     batch_size: int,
     progress: Progress | None,
@@ -241,14 +244,11 @@ def _measure(
     summary.unnamed_runs += unnamed
     summary.runs += unnamed
     with connection.begin():
-        derived = (
-            set()
-            if since is None
-            else measure_facts.periods_derived(connection, since.outcome_uid, current.outcome_uid)
-        )
-        # A measurement by an older runrecord stored no row of a metric added since, in closed periods
-        # too: every period is written once more (the facts stay as they are).
-        summary.rates_rewritten = since is None or stored_rates_version(connection) < RATES_VERSION
+        # A grain's rates written from facts of older rules, or by an older runrecord that stored no row of
+        # a metric added since: every period of it is written once more, closed ones too.
+        rewrite = {grain: since is None or _outdated(of_grain[grain]) for grain in grains}
+        summary.rates_rewritten = any(rewrite.values())
+        derived = _derived(connection, of_grain, rewrite, current.outcome_uid)
         first_notice = first_notice_at(connection)
         opens = tallies.first_open_periods(connection, grains, now=now, window_s=summary.window_s)
         closed = tallies.closed_periods(connection, opens)
@@ -258,7 +258,7 @@ def _measure(
                 grain,
                 opens[grain],
                 closed[grain],
-                rewrite_all=summary.rates_rewritten,
+                rewrite_all=rewrite[grain],
                 changed=changed,
                 derived=derived,
             )
@@ -277,11 +277,13 @@ def _measure(
         summary.agreement, _ = rates.stored_total(connection, grains[0], Metric.NOTICE_AGREEMENT)
         for metric in GO_ON_PATH_METRICS.values():
             summary.go_on_paths[metric], _ = rates.stored_total(connection, grains[0], metric)
+        # The grains not measured keep what their rates were written from; stored per grain from now on.
+        measured = GrainMarks(RATES_VERSION, MEASURE_VERSION, current.outcome_uid)
         save_marks(
             connection,
             current,
             measure_version=MEASURE_VERSION,
-            rates_version=RATES_VERSION,
+            grains={grain: measured if grain in grains else of_grain[grain] for grain in Grain},
             first_open={report.grain: report.first_open for report in summary.periods},
             now=now,
         )
@@ -335,6 +337,26 @@ def _since(stored: dict[str, int]) -> Marks | None:
     if any(name not in stored for name in names):
         return None
     return Marks(**{name: stored[name] for name in names})
+
+
+def _outdated(marks: GrainMarks) -> bool:
+    """Whether a grain's stored rates were written from facts of other rules or lack a metric of today's."""
+    return marks.measure_version != MEASURE_VERSION or marks.rates_version < RATES_VERSION
+
+
+def _derived(
+    connection: Connection, of_grain: dict[Grain, GrainMarks], rewrite: dict[Grain, bool], upto: int
+) -> set[tuple[Grain, date]]:
+    """The periods of each grain measured, not written afresh, that hold a run derived since its rates were
+    last written: each grain from its own mark, since a measurement of the other grain alone may have
+    come between."""
+    derived: set[tuple[Grain, date]] = set()
+    for grain, afresh in rewrite.items():
+        after = of_grain[grain].outcome_uid
+        if not afresh and after is not None:
+            found = measure_facts.periods_derived(connection, after, upto)
+            derived |= {(of, period) for of, period in found if of is grain}
+    return derived
 
 
 def _last_read(stored: dict[str, int], now: int) -> int | None:

@@ -104,7 +104,10 @@ def summary_lines(summary: Summary) -> list[str]:
     if summary.rebuilt:
         lines.append(f"  every fact counted afresh (none of rules version {MEASURE_VERSION} stored yet)")
     elif summary.rates_rewritten:
-        lines.append(f"  every period written afresh (no rates of version {RATES_VERSION} stored yet)")
+        lines.append(
+            f"  every period written afresh (no rates of version {RATES_VERSION} from facts of rules version "
+            f"{MEASURE_VERSION} stored yet)"
+        )
     for report in summary.periods:
         kept = f"closed periods kept as stored: {report.kept_periods}"
         if report.kept_changed:

@@ -50,7 +50,8 @@ def go_on_split(
     sides = comparison_periods(released_on, weeks, period)
     metrics = (*GO_ON_PATH_METRICS.values(), Metric.RUNS)
     with reported(engine, 'reading what followed the "go on" messages'), engine.connect() as connection:
-        if rates_version(connection) < min(STORED_SINCE[metric] for metric in GO_ON_PATH_METRICS.values()):
+        stored_since = min(STORED_SINCE[metric] for metric in GO_ON_PATH_METRICS.values())
+        if rates_version(connection, period) < stored_since:
             return None
         figures = stored_rates.rate_figures(connection, period, metrics, ALL_RUNS, sides.before + sides.after)
         first_open = measure_marks.first_open(connection, period, now=now)

@@ -266,7 +266,7 @@ def window_open(engine: Engine, tables: frozenset[str], grain: str) -> pd.DataFr
     if schema.measure_mark.name not in tables:
         return None
     with reported(engine, "reading the runs inside their window"), engine.connect() as connection:
-        if rates_version(connection) < STORED_SINCE[Metric.WINDOW_OPEN]:
+        if rates_version(connection, Grain(grain)) < STORED_SINCE[Metric.WINDOW_OPEN]:
             return None
         found = stored_rates.counted_periods(connection, Metric.WINDOW_OPEN, grain)
     return pd.DataFrame(
@@ -290,7 +290,7 @@ def notice_agreement(engine: Engine, tables: frozenset[str], grain: str) -> Agre
     if schema.measure_mark.name not in tables:
         return None
     with reported(engine, "reading the notice agreement"), engine.connect() as connection:
-        if rates_version(connection) < STORED_SINCE[Metric.NOTICE_AGREEMENT]:
+        if rates_version(connection, Grain(grain)) < STORED_SINCE[Metric.NOTICE_AGREEMENT]:
             return None
         figures, first = stored_rates.stored_total(connection, Grain(grain), Metric.NOTICE_AGREEMENT)
     try:

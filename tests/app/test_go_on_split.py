@@ -9,10 +9,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from adapters import measure_marks, schema
 from adapters.database import make_engine, parse_url, sqlite_path
 from core.metrics import DEFINITIONS, Metric
 from dashboard.components import go_on_split
+from tests.older_marks import left_by_an_older_runrecord
 
 RELEASE_TAB = {"tab": "release"}
 WEEKS = 26  # the widest span the panel offers: every "go on" the small demo planted on each side
@@ -70,10 +70,7 @@ def test_a_database_measured_before_the_paths_were_counted_says_so(
     url = f"sqlite:///{tmp_path / 'older.sqlite'}"
     engine = make_engine(url)
     with engine.begin() as connection:  # as a measure-rates of rates version 3 left it
-        mark = schema.measure_mark
-        connection.execute(
-            mark.update().where(mark.c.name == measure_marks.RATES_VERSION_MARK).values(value=3)
-        )
+        left_by_an_older_runrecord(connection, rates_version=3)
     engine.dispose()
     app = dashboard(url, page="rates", query=RELEASE_TAB)
 

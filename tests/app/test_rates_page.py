@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
-from adapters import measure_marks, schema
+from adapters import schema
 from adapters.database import make_engine, parse_url, sqlite_path
 from core.formatting import NO_SKILL, plural
 from core.metrics import RATES, Metric
@@ -24,6 +24,7 @@ from dashboard.queries import rates
 from tests.app import rendered
 from tests.app.conftest import NOW
 from tests.app.installations import WINDOW_S
+from tests.older_marks import left_by_an_older_runrecord
 
 # The tables of the runs themselves: the Rates page reads none of them, only what the jobs aggregated.
 RUN_TABLES = re.compile(
@@ -155,8 +156,7 @@ def test_a_database_measured_before_the_runs_inside_their_window_were_stored_say
     url = f"sqlite:///{tmp_path / 'older.sqlite'}"
     engine = make_engine(url)
     with engine.begin() as connection:  # as a measure-rates from before the metric left it
-        mark = schema.measure_mark
-        connection.execute(mark.delete().where(mark.c.name == measure_marks.RATES_VERSION_MARK))
+        left_by_an_older_runrecord(connection, rates_version=None)
         connection.execute(schema.rate.delete().where(schema.rate.c.metric == rates.WINDOW_OPEN_METRIC))
     engine.dispose()
 
@@ -211,10 +211,7 @@ def test_a_database_measured_before_the_notice_agreement_was_stored_says_so(
     url = f"sqlite:///{tmp_path / 'older.sqlite'}"
     engine = make_engine(url)
     with engine.begin() as connection:  # as a measure-rates of rates version 2 left it
-        mark = schema.measure_mark
-        connection.execute(
-            mark.update().where(mark.c.name == measure_marks.RATES_VERSION_MARK).values(value=2)
-        )
+        left_by_an_older_runrecord(connection, rates_version=2)
         connection.execute(schema.rate.delete().where(schema.rate.c.metric == Metric.NOTICE_AGREEMENT.value))
     engine.dispose()
 

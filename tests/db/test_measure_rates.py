@@ -20,8 +20,9 @@ from sqlalchemy import Engine, event, func, insert, select, update
 from adapters import measure_marks, schema, tallies
 from adapters.database import make_engine
 from core.counting import Count
+from core.facts import MEASURE_VERSION
 from core.measured_runs import run_end
-from core.metrics import Metric
+from core.metrics import RATES_VERSION, Metric
 from core.periods import Grain, is_open, period_start, unix_of
 from core.time import DAY_S
 from data.agent_run import Run
@@ -34,6 +35,7 @@ from jobs.measure import measure_rates
 from jobs.measure_summary import Summary
 from jobs.schema_setup import init_installation
 from tests.db.conftest import on_sqlite_alone
+from tests.older_marks import left_by_an_older_runrecord
 
 DAY = DAY_S
 WINDOW = 7 * DAY
@@ -350,9 +352,8 @@ def test_rates_of_an_older_version_get_notice_agreement_in_their_closed_periods_
         noticed(site, OLD, "Erledigt.")
     measure(installation_engine)
     with installation_engine.begin() as connection:  # as a measure-rates from before the metric left it
-        mark, r = schema.measure_mark.c, schema.rate.c
-        connection.execute(update(schema.measure_mark).where(mark.name == "rates_version").values(value=2))
-        connection.execute(schema.rate.delete().where(r.metric == "notice_agreement"))
+        left_by_an_older_runrecord(connection, rates_version=2)
+        connection.execute(schema.rate.delete().where(schema.rate.c.metric == "notice_agreement"))
 
     summary = measure(installation_engine)
     again = measure(installation_engine)
@@ -360,6 +361,48 @@ def test_rates_of_an_older_version_get_notice_agreement_in_their_closed_periods_
     assert summary.rates_rewritten and summary.periods[0].new_periods == 1
     assert rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (1, 1, 0)
     assert not again.rates_rewritten and again.periods[0].kept_periods == 1
+
+
+def test_a_measurement_of_days_alone_leaves_the_weeks_of_an_older_version_to_the_next_measurement_of_weeks(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        noticed(site, OLD, "Erledigt.")
+    measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    with installation_engine.begin() as connection:  # as a measure-rates from before the metric left it
+        left_by_an_older_runrecord(connection, rates_version=2)
+        connection.execute(schema.rate.delete().where(schema.rate.c.metric == "notice_agreement"))
+
+    days = measure(installation_engine, grains=(Grain.DAY,))
+    with installation_engine.connect() as connection:
+        versions = [measure_marks.rates_version(connection, grain) for grain in (Grain.DAY, Grain.WEEK)]
+    weeks = measure(installation_engine)
+    again = measure(installation_engine)
+
+    assert days.rates_rewritten and versions == [RATES_VERSION, 2]
+    assert weeks.rates_rewritten and rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (1, 1, 0)
+    assert not again.rates_rewritten
+
+
+def test_after_facts_counted_afresh_for_days_alone_the_next_measurement_of_weeks_writes_every_week_afresh(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        edit(site, OLD)
+    measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
+    with installation_engine.begin() as connection:  # facts of an earlier version of the rules
+        m = schema.measure_mark.c
+        older = ("version", "measure_version_week", "measure_version_day")
+        connection.execute(
+            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
+        )
+
+    days = measure(installation_engine, grains=(Grain.DAY,))
+    weeks = measure(installation_engine)
+    again = measure(installation_engine)
+
+    assert days.rebuilt and (weeks.rebuilt, weeks.rates_rewritten) == (False, True)
+    assert not again.rates_rewritten and again.periods[0].kept_periods >= 1
 
 
 # At the demo's 100 conversations seed 1 plants no notice at all; at 200 it plants four disagreements.

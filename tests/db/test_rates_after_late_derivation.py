@@ -13,12 +13,14 @@ from sqlalchemy import Engine, select
 
 from adapters import schema
 from adapters.database import make_engine
+from core.metrics import RATES_VERSION
 from core.periods import Grain
 from core.time import DAY_S
 from data.generate import generate
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
 from jobs.schema_setup import init_installation
+from tests.older_marks import left_by_an_older_runrecord
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 EARLIER = int(NOW.timestamp()) - 9 * DAY_S
@@ -82,5 +84,37 @@ def test_a_nightly_measurement_before_that_nights_derivation_is_mended_by_the_ne
         _derive(engine, EARLIER)
         _measure(engine, EARLIER)
     _late_and_in_order(late, first, LATER)
+
+    assert _rates(late) == _rates(first)
+
+
+def test_a_closed_period_derived_since_is_written_again_though_a_measurement_of_the_other_grain_came_between(
+    two_alike: tuple[Engine, Engine],
+) -> None:
+    # Each grain remembers the outcomes its rates were written with: a measurement of days alone (--grain)
+    # does not take the derived runs from the weeks.
+    late, first = two_alike
+    _measure(late, LATER)
+    _derive(late, LATER)
+    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.DAY,))
+    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.WEEK,))
+    _derive(first, LATER)
+    _measure(first, LATER)
+
+    assert _rates(late) == _rates(first)
+
+
+def test_marks_stored_for_both_grains_by_an_older_runrecord_are_kept_for_the_grain_not_measured(
+    two_alike: tuple[Engine, Engine],
+) -> None:
+    late, first = two_alike
+    _measure(late, LATER)
+    with late.begin() as connection:
+        left_by_an_older_runrecord(connection, rates_version=RATES_VERSION)
+    _derive(late, LATER)
+    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.DAY,))
+    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.WEEK,))
+    _derive(first, LATER)
+    _measure(first, LATER)
 
     assert _rates(late) == _rates(first)

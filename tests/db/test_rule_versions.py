@@ -30,6 +30,7 @@ from tests.db.configurations import (
     plant_two_configurations,
 )
 from tests.db.conftest import on_sqlite_alone
+from tests.older_marks import left_by_an_older_runrecord
 
 MIXED = mixed_week()
 AFTER_MIXED = MIXED + timedelta(weeks=1)
@@ -150,8 +151,7 @@ def test_rates_stored_before_the_rule_versions_were_get_them_in_their_closed_per
     two_versions: Engine,
 ) -> None:
     with two_versions.begin() as connection:  # as a measure-rates from before the column left them
-        mark = schema.measure_mark.c
-        connection.execute(update(schema.measure_mark).where(mark.name == "rates_version").values(value=4))
+        left_by_an_older_runrecord(connection, rates_version=4)
         connection.execute(update(schema.rate).values(rule_versions=""))
 
     summary = measure_rates(two_versions, now=NOW, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
