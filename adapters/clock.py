@@ -4,7 +4,8 @@ Every "now" that decides a result reads this module: the jobs' default --now, th
 windows, sign-in expiry, release stamps and the job log. RUNRECORD_NOW fixes it, so that a test, a
 screenshot or a re-measurement sees the same calendar whatever the hour. Not read here: how long something
 took (time.monotonic) and when the scheduler fires a job or a lease expires (APScheduler and the lease run
-on the system clock, between processes).
+on the system clock, between processes). `system` is the one instant RUNRECORD_NOW does not fix: when a job
+reads the tables, which writers on other hosts stamp by their clocks.
 """
 
 from __future__ import annotations
@@ -59,3 +60,9 @@ def now() -> datetime:
 def unix() -> int:
     """The current time in whole unix seconds."""
     return int(now().timestamp())
+
+
+def system() -> int:
+    """The system clock in whole unix seconds, whatever RUNRECORD_NOW says: when something happens, not the
+    calendar a result is judged at."""
+    return int(time.time())

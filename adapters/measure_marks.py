@@ -27,8 +27,8 @@ VERSION_MARK = "version"
 RATES_VERSION_MARK = "rates_version"
 # The first open period of each grain as the last measurement found it (core.periods.open_from), as unix time.
 OPEN_FROM_MARK = "open_from_{grain}"
-# The `now` of the last measurement: from the clock, it read the tables at that time or later
-# (adapters.measure_since).
+# When the last measurement read the tables at the earliest: its `now`, or the system clock at its start where
+# that `now` was ahead (adapters.measure_since).
 MEASURED_AT_MARK = "measured_at"
 # What each grain's stored rates were written from (GrainMarks): a measurement of one grain (`--grain`)
 # leaves the other grain's rates, and so what they still lack, as they were. Stored by each measurement for
@@ -179,11 +179,19 @@ def save_marks(
     grains: Mapping[Grain, GrainMarks],
     first_open: Mapping[Grain, date],
     now: int,
+    measured_at: int,
 ) -> None:
     """Store the marks read, the version of the rules the facts follow, what each grain's rates were
-    written from, the first open period of each grain measured, and the measurement's `now`."""
+    written from, the first open period of each grain measured, and when the measurement read the tables
+    at the earliest (`measured_at`; `now` stamps the rows)."""
     opens = {OPEN_FROM_MARK.format(grain=grain.value): unix_of(day) for grain, day in first_open.items()}
     written = {name: value for grain, of in grains.items() for name, value in of.as_rows(grain).items()}
-    values = {**marks.as_rows(), **opens, VERSION_MARK: measure_version, **written, MEASURED_AT_MARK: now}
+    values = {
+        **marks.as_rows(),
+        **opens,
+        VERSION_MARK: measure_version,
+        **written,
+        MEASURED_AT_MARK: measured_at,
+    }
     rows = [{"name": name, "value": value, "updated_at": now} for name, value in values.items()]
     connection.execute(bulk.upsert(connection.dialect.name, mark, ("name",)), rows)

@@ -165,6 +165,9 @@ def measure_rates(
     require_head(engine, "measure-rates")
     freeze_before_first_job()
     started = time.perf_counter()
+    # When this measurement reads the tables, at the earliest: its `now` where that is not ahead of the
+    # system clock (a `--now` or RUNRECORD_NOW ahead of it says nothing of when the tables were read).
+    reads_from = min(now, clock.system())
     summary = Summary(now=now, window_s=window_s)
     options = sqlsession.job_execution_options(engine.dialect.name)
     with reported(engine, "measuring rates"), engine.connect().execution_options(**options) as connection:
@@ -180,7 +183,8 @@ def measure_rates(
             of_grain = {grain: grain_marks(stored, grain) for grain in Grain}
             scratch.create(connection)
         try:
-            _measure(connection, summary, since, last_read, of_grain, grains, batch_size, progress)
+            read = _Read(since, last_read, reads_from)
+            _measure(connection, summary, read, of_grain, grains, batch_size, progress)
         finally:
             if not connection.invalidated:
                 with connection.begin():
@@ -190,17 +194,26 @@ def measure_rates(
     return summary
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What the last measurement read (None: every fact is counted again), when it read at the earliest
+    (None: not known), and when this one reads at the earliest."""
+
+    since: Marks | None
+    last_read: int | None
+    reads_from: int
+
+
 def _measure(
     connection: Connection,
     summary: Summary,
-    since: Marks | None,
-    last_read: int | None,
+    read: _Read,
     of_grain: dict[Grain, GrainMarks],
     grains: Sequence[Grain],
     batch_size: int,
     progress: Progress | None,
 ) -> None:
-    now = summary.now
+    now, since = summary.now, read.since
     timer = PhaseTimer(summary.phases)
     summary.rebuilt = since is None
     changed: set[tuple[Grain, date]] = set()
@@ -209,7 +222,7 @@ def _measure(
             changes = Changes(source_marks(connection), None)
             measure_facts.delete_every_fact(connection)
         else:
-            changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED, last_read=last_read)
+            changes = changes_since(connection, since, RESCAN_MARGIN_S, MAX_TOUCHED, last_read=read.last_read)
     current, touched = changes.marks.at_most(now), changes.touched
     summary.all_conversations = touched is None
     total = _total(connection, touched)
@@ -286,6 +299,7 @@ def _measure(
             grains={grain: measured if grain in grains else of_grain[grain] for grain in Grain},
             first_open={report.grain: report.first_open for report in summary.periods},
             now=now,
+            measured_at=read.reads_from,
         )
     timer("rates")
 
@@ -360,9 +374,10 @@ def _derived(
 
 
 def _last_read(stored: dict[str, int], now: int) -> int | None:
-    """When the last measurement read the tables, at the earliest: its `now`, where it is earlier than this
-    measurement's, as the clock gives them. None when it stored none, or one as late as this one's or later:
-    a fixed clock (RUNRECORD_NOW, `--now` given again) or one ahead, which says nothing of when it read."""
+    """When the last measurement read the tables, at the earliest: the earlier of its `now` and the system
+    clock at its start, where that is earlier than this measurement's `now`. None when it stored none, or one
+    as late as this one's `now` or later: a fixed clock (RUNRECORD_NOW, `--now` given again), or a `now`
+    ahead of the clock stored by a runrecord that stored its `now` as it was."""
     measured_at = stored.get(MEASURED_AT_MARK)
     return measured_at if measured_at is not None and measured_at < now else None
 

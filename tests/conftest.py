@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings as hypothesis_settings
 
-from adapters import settings
+from adapters import clock, settings
+from core.time import LATEST_STAMP
 from jobs.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -32,9 +33,13 @@ hypothesis_settings.load_profile("runrecord")
 
 @pytest.fixture(scope="session", autouse=True)
 def fixed_clock() -> Iterator[datetime]:
-    """NOW as the clock of every job, page, job log and command, set before any installation is built."""
+    """NOW as the clock of every job, page, job log and command, set before any installation is built; and
+    the system clock, which RUNRECORD_NOW does not fix (adapters.clock.system), after every instant a test
+    runs a job at, so that a job run in the test's process reads the tables at its `now` whatever the hour.
+    A test of a `now` ahead of the system clock sets that clock itself."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(settings.variable("now"), NOW.isoformat())
+        patch.setattr(clock, "system", lambda: LATEST_STAMP)
         yield NOW
 
 

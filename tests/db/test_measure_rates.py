@@ -14,10 +14,11 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import Result
 from sqlalchemy import Engine, event, func, insert, select, update
 
-from adapters import measure_marks, schema, tallies
+from adapters import clock, measure_marks, schema, tallies
 from adapters.database import make_engine
 from core.counting import Count
 from core.facts import MEASURE_VERSION
@@ -779,6 +780,26 @@ def test_after_a_measurement_whose_now_was_ahead_of_this_one_rows_are_read_from_
     summary = measure(installation_engine)
 
     assert summary.conversations == 2 and not summary.all_conversations
+    assert _stored_fact(installation_engine, late.uid, "skill_identifier") == "seo-check"
+
+
+def test_after_a_measurement_whose_now_was_ahead_of_the_clock_a_row_it_could_not_see_is_counted_again(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given `--now` ahead of the system clock, a measurement read the tables at the clock's time: a row
+    # committed after that, stamped before its mark, is read again by the next measurement on the clock.
+    with installation(installation_engine) as site:
+        late = talk(site, NOW - 200, "Erledigt.")
+        talk(site, NOW - 60, "Erledigt.")
+    monkeypatch.setattr(clock, "system", lambda: NOW)
+    measure(installation_engine, now=NOW + 600)
+    _stamped(installation_engine, late, at=NOW - 100)
+    monkeypatch.setattr(clock, "system", lambda: NOW + DAY)
+
+    summary = measure(installation_engine, now=NOW + DAY)
+
+    # Both conversations: stamped within five minutes before the clock's time of that read.
+    assert not summary.all_conversations and summary.conversations == 2
     assert _stored_fact(installation_engine, late.uid, "skill_identifier") == "seo-check"
 
 
