@@ -23,7 +23,8 @@ mark = schema.measure_mark
 
 # The mark that says which rules the stored facts follow (core.facts.MEASURE_VERSION).
 VERSION_MARK = "version"
-# The mark that says which metrics the stored rates hold (core.metrics.RATES_VERSION); 0 before it existed.
+# The mark that said which metrics the stored rates of both grains held (core.metrics.RATES_VERSION), as a
+# runrecord from before GRAIN_RATES_VERSION_MARK stored it: read where a grain has no mark of its own.
 RATES_VERSION_MARK = "rates_version"
 # The first open period of each grain as the last measurement found it (core.periods.open_from), as unix time.
 OPEN_FROM_MARK = "open_from_{grain}"

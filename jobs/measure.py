@@ -376,8 +376,8 @@ def _derived(
 def _last_read(stored: dict[str, int], now: int) -> int | None:
     """When the last measurement read the tables, at the earliest: the earlier of its `now` and the system
     clock at its start, where that is earlier than this measurement's `now`. None when it stored none, or one
-    as late as this one's `now` or later: a fixed clock (RUNRECORD_NOW, `--now` given again), or a `now`
-    ahead of the clock stored by a runrecord that stored its `now` as it was."""
+    as late as this one's `now` or later: the same `now` not ahead of the clock (a fixed RUNRECORD_NOW,
+    `--now` given again), or a `now` ahead of the clock as an older runrecord stored it."""
     measured_at = stored.get(MEASURED_AT_MARK)
     return measured_at if measured_at is not None and measured_at < now else None
 
@@ -430,7 +430,7 @@ def _rate_periods(
 ) -> _RatePeriods:
     """`closed`: the grain's periods before `first_open` that hold a fact; `derived`: the periods of both
     grains holding a run derived since the last measurement."""
-    report = PeriodReport(grain, first_open)
+    report = PeriodReport(grain, first_open, rewritten=rewrite_all)
     stored = rates.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
     # Closed since the last run, which counted runs of it inside their window: no run of a closed period is

@@ -37,6 +37,7 @@ class PeriodReport:
     rows: int = 0  # rate rows written
     deleted: int = 0  # rows of written periods that no longer have data
     inside_window: int = 0  # runs still inside their window (Metric.WINDOW_OPEN, all runs)
+    rewritten: bool = False  # every period written afresh (facts of older rules, or an older RATES_VERSION)
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Summary:
     unreadable_messages: int = 0
     batches: int = 0
     stopped: bool = False  # the scheduler asked to stop; rates and marks were left for the next run
-    rates_rewritten: bool = False  # every period written afresh (rebuilt, or rates of an older RATES_VERSION)
+    rates_rewritten: bool = False  # every period of some grain written afresh (PeriodReport.rewritten)
     periods: list[PeriodReport] = field(default_factory=list)
     exclusions: Counter[tuple[Metric, Exclusion]] = field(default_factory=Counter)
     first_notice: int | None = None  # when the first completed answer with the notice was stored
@@ -104,9 +105,10 @@ def summary_lines(summary: Summary) -> list[str]:
     if summary.rebuilt:
         lines.append(f"  every fact counted afresh (none of rules version {MEASURE_VERSION} stored yet)")
     elif summary.rates_rewritten:
+        afresh = ", ".join(report.grain.value for report in summary.periods if report.rewritten)
         lines.append(
-            f"  every period written afresh (no rates of version {RATES_VERSION} from facts of rules version "
-            f"{MEASURE_VERSION} stored yet)"
+            f"  every period written afresh at {afresh} (no rates of version {RATES_VERSION} from facts of "
+            f"rules version {MEASURE_VERSION} stored there yet)"
         )
     for report in summary.periods:
         kept = f"closed periods kept as stored: {report.kept_periods}"

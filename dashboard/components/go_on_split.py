@@ -15,7 +15,8 @@ from dashboard.queries.go_on import GO_ON_METRICS, PathSides
 TITLE = 'What followed a "go on" while an approval waited'
 NOT_COUNTED = (
     'What followed the "go on" messages is not counted on this database yet: the next '
-    "`runrecord measure-rates` counts it."
+    "`runrecord measure-rates` of this grain (`--grain day` for days; the scheduler measures both) "
+    "counts it."
 )
 NONE_STORED = 'No "go on" message was stored while an approval waited in these weeks, on either side.'
 BEFORE, AFTER = "Before", "From the release on"

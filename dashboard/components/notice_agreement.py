@@ -12,7 +12,8 @@ TITLE = "Recomputed nothingSaved agrees with the chat's notice"
 # The last measurement on this database stored no notice_agreement (it predates the metric).
 NOT_COUNTED = (
     "The agreement with the chat's own notices is not counted on this database yet: the next "
-    "`runrecord measure-rates` counts it."
+    "`runrecord measure-rates` of this grain (`--grain day` for days; the scheduler measures both) "
+    "counts it."
 )
 NO_NOTICE = (
     "No completed answer carries a stored nothingSaved notice yet: there is nothing to compare the "

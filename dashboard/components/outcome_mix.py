@@ -22,7 +22,8 @@ COLOURS = {
 # The last measurement on this database stored no count of the runs inside their window (it predates it).
 NOT_COUNTED = (
     "The runs still inside their window are not counted on this database yet: the next "
-    "`runrecord measure-rates` counts them."
+    "`runrecord measure-rates` of this grain (`--grain day` for days; the scheduler measures both) "
+    "counts them."
 )
 
 

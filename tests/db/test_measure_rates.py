@@ -33,7 +33,7 @@ from data.scenarios import seo_tour_story
 from data.story import EDITORS, Story, Writer
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
-from jobs.measure_summary import Summary
+from jobs.measure_summary import Summary, summary_lines
 from jobs.schema_setup import init_installation
 from tests.db.conftest import on_sqlite_alone
 from tests.older_marks import left_by_an_older_runrecord
@@ -381,6 +381,7 @@ def test_a_measurement_of_days_alone_leaves_the_weeks_of_an_older_version_to_the
     again = measure(installation_engine)
 
     assert days.rates_rewritten and versions == [RATES_VERSION, 2]
+    assert "  every period written afresh at day (" in "\n".join(summary_lines(days))
     assert weeks.rates_rewritten and rate(installation_engine, Metric.NOTICE_AGREEMENT, OLD_WEEK) == (1, 1, 0)
     assert not again.rates_rewritten
 
