@@ -88,18 +88,27 @@ def test_a_nightly_measurement_before_that_nights_derivation_is_mended_by_the_ne
     assert _rates(late) == _rates(first)
 
 
+def _a_grain_at_a_time(late: Engine, in_order: Engine, *, older_marks: bool = False) -> None:
+    """`late` measured, derived, then measured days alone and weeks alone; `in_order` derived and measured.
+    `older_marks`: the first measurement's marks as a runrecord from before each grain's marks left them."""
+    _measure(late, LATER)
+    if older_marks:
+        with late.begin() as connection:
+            left_by_an_older_runrecord(connection, rates_version=RATES_VERSION)
+    _derive(late, LATER)
+    for grain in (Grain.DAY, Grain.WEEK):
+        measure_rates(late, now=LATER, window_s=WINDOW, grains=(grain,))
+    _derive(in_order, LATER)
+    _measure(in_order, LATER)
+
+
 def test_a_closed_period_derived_since_is_written_again_though_a_measurement_of_the_other_grain_came_between(
     two_alike: tuple[Engine, Engine],
 ) -> None:
     # Each grain remembers the outcomes its rates were written with: a measurement of days alone (--grain)
     # does not take the derived runs from the weeks.
     late, first = two_alike
-    _measure(late, LATER)
-    _derive(late, LATER)
-    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.DAY,))
-    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.WEEK,))
-    _derive(first, LATER)
-    _measure(first, LATER)
+    _a_grain_at_a_time(late, first)
 
     assert _rates(late) == _rates(first)
 
@@ -108,13 +117,6 @@ def test_marks_stored_for_both_grains_by_an_older_runrecord_are_kept_for_the_gra
     two_alike: tuple[Engine, Engine],
 ) -> None:
     late, first = two_alike
-    _measure(late, LATER)
-    with late.begin() as connection:
-        left_by_an_older_runrecord(connection, rates_version=RATES_VERSION)
-    _derive(late, LATER)
-    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.DAY,))
-    measure_rates(late, now=LATER, window_s=WINDOW, grains=(Grain.WEEK,))
-    _derive(first, LATER)
-    _measure(first, LATER)
+    _a_grain_at_a_time(late, first, older_marks=True)
 
     assert _rates(late) == _rates(first)
