@@ -89,10 +89,13 @@ class GrainMarks:
 
 
 def grain_marks(stored: Mapping[str, int], grain: Grain) -> GrainMarks:
-    """The grain's marks as stored; where a measurement from before them left none, the shared ones."""
+    """The grain's marks as stored. Where the last measurement was by a runrecord from before them (no grain
+    has a rates version of its own), the shared marks it left say it for both grains; otherwise a mark the
+    grain lacks is not known (a grain never measured: rates version 0)."""
+    older = not any(GRAIN_RATES_VERSION_MARK.format(grain=of.value) in stored for of in Grain)
 
     def of_grain(name: str, shared: str) -> int | None:
-        return stored.get(name.format(grain=grain.value), stored.get(shared))
+        return stored.get(name.format(grain=grain.value), stored.get(shared) if older else None)
 
     return GrainMarks(
         rates_version=of_grain(GRAIN_RATES_VERSION_MARK, RATES_VERSION_MARK) or 0,
@@ -157,7 +160,7 @@ def stored_marks(connection: Connection) -> dict[str, int]:
 def rates_version(connection: Connection, grain: Grain) -> int:
     """The RATES_VERSION the grain's stored rates were written by: 0 when none stored one (no measurement, or
     an older one)."""
-    names = (GRAIN_RATES_VERSION_MARK.format(grain=grain.value), RATES_VERSION_MARK)
+    names = [GRAIN_RATES_VERSION_MARK.format(grain=of.value) for of in Grain] + [RATES_VERSION_MARK]
     stored = {row.name: row.value for row in connection.execute(select(mark).where(mark.c.name.in_(names)))}
     return grain_marks(stored, grain).rates_version
 

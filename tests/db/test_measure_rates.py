@@ -386,6 +386,27 @@ def test_a_measurement_of_days_alone_leaves_the_weeks_of_an_older_version_to_the
     assert not again.rates_rewritten
 
 
+def test_measurements_of_weeks_alone_leave_the_marks_of_the_days_as_they_were(
+    installation_engine: Engine,
+) -> None:
+    # The marks every measurement stores (the facts' rules, the newest outcome) are no marks of the days:
+    # a measurement killed after its commit and run again stores the same rows as one that was not.
+    with installation(installation_engine) as site:
+        edit(site, OLD)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    def days_marks() -> dict[str, int]:
+        with installation_engine.connect() as connection:
+            stored = measure_marks.stored_marks(connection)
+        return {name: value for name, value in stored.items() if name.endswith("_day")}
+
+    measure(installation_engine)
+    first = days_marks()
+    measure(installation_engine)
+
+    assert days_marks() == first == {"rates_version_day": 0}
+
+
 def test_after_facts_counted_afresh_for_days_alone_the_next_measurement_of_weeks_writes_every_week_afresh(
     installation_engine: Engine,
 ) -> None:
