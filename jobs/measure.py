@@ -428,8 +428,8 @@ def _rate_periods(
     changed: set[tuple[Grain, date]],
     derived: set[tuple[Grain, date]],
 ) -> _RatePeriods:
-    """`closed`: the grain's periods before `first_open` that hold a fact; `derived`: the periods of both
-    grains holding a run derived since the last measurement."""
+    """`closed`: the grain's periods before `first_open` that hold a fact; `derived`: the periods of the
+    grains measured holding a run derived since that grain's rates were last written."""
     report = PeriodReport(grain, first_open, rewritten=rewrite_all)
     stored = rates.stored_periods(connection, grain)
     new = closed if rewrite_all else closed - stored
