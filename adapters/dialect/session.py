@@ -15,13 +15,12 @@ from sqlalchemy.schema import CreateIndex, CreateTable, ExecutableDDLElement
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 
-# Server errors that only say another transaction was in the way: deadlock, lock wait timeout,
-# serialization failure, SQLite's busy database. The batch is safe to run again (it inserts or ignores).
-_RETRYABLE_MARIADB = frozenset({1205, 1213})
-_RETRYABLE_POSTGRESQL = frozenset({"40001", "40P01"})
-# Of those, the ones a transaction gets at once, as the victim of a deadlock or a serialization failure,
-# without having waited out a lock timeout first.
-_DEADLOCK_MARIADB = frozenset({1213})
+# Server errors that only say another transaction was in the way: deadlock, serialization failure (both
+# refused at once), lock wait timeout, SQLite's busy database (both after a wait). The batch is safe to run
+# again (it inserts or ignores).
+_DEADLOCK_MARIADB = 1213
+_DEADLOCK_POSTGRESQL = frozenset({"40001", "40P01"})
+_LOCK_WAIT_TIMEOUT_MARIADB = 1205
 
 # MariaDB keeps a batch table that asks for it in memory (ENGINE=MEMORY, its indexes B-trees): InnoDB writes
 # undo for every row of a temporary table, about 1.4 µs a row inserted against 0.1 µs in memory (measured;
@@ -139,9 +138,7 @@ def _mariadb_code(error: DBAPIError) -> int | None:
 
 def is_retryable(error: DBAPIError) -> bool:
     """Whether the database refused a statement only because a concurrent transaction was in the way."""
-    if _mariadb_code(error) in _RETRYABLE_MARIADB:
-        return True
-    if getattr(error.orig, "sqlstate", None) in _RETRYABLE_POSTGRESQL:
+    if is_deadlock_victim(error) or _mariadb_code(error) == _LOCK_WAIT_TIMEOUT_MARIADB:
         return True
     return "database is locked" in str(error.orig)
 
@@ -149,9 +146,9 @@ def is_retryable(error: DBAPIError) -> bool:
 def is_deadlock_victim(error: DBAPIError) -> bool:
     """Whether the database chose this transaction as the victim of a deadlock or of a serialization
     failure: refused at once, where a lock timeout or a busy SQLite file had waited its time out first."""
-    if _mariadb_code(error) in _DEADLOCK_MARIADB:
+    if _mariadb_code(error) == _DEADLOCK_MARIADB:
         return True
-    return getattr(error.orig, "sqlstate", None) in _RETRYABLE_POSTGRESQL
+    return getattr(error.orig, "sqlstate", None) in _DEADLOCK_POSTGRESQL
 
 
 def begin_ddl(connection: Connection) -> None:
