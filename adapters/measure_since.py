@@ -5,10 +5,11 @@ since the marks (adapters.measure_marks). A row stamped up to a margin before th
 tables is read again, for a transaction that committed after that read: nr-llm and the chat stamp a run or
 conversation with the time of the write (`time()`, taken just before the statement or the short transaction
 that writes it), so a row committed after the read carries a stamp of at most the margin before it. The last
-measurement read the tables at its `now` or later, where its `now` came from the clock: one earlier than this
-measurement's (jobs.measure). Without that time (a measurement by an older runrecord, a fixed clock, a `now`
-ahead of it), rows stamped up to the margin before the mark are read again. The hosts' clocks must agree to
-well within the margin (NTP does): runrecord's `now` is compared with the stamps of TYPO3's hosts.
+measurement read the tables at the time it stored (the earlier of its `now` and the system clock at its start)
+or later, where that time is earlier than this measurement's `now` (jobs.measure). Without it (a measurement
+by an older runrecord, the same `now` again), rows stamped up to the margin before the mark are read again.
+The hosts' clocks must agree to well within the margin (NTP does): runrecord's `now` is compared with the
+stamps of TYPO3's hosts.
 
 Each of the two tables stamped by tstamp is read once for all of it: the conversations stamped since their
 mark give the changed ones and their new mark, and the runs stamped since theirs are kept in a temporary table
