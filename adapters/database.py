@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from inspect import signature
 from pathlib import Path
@@ -90,6 +92,38 @@ def make_engine(url: str | URL) -> Engine:
     if is_sqlite(parsed.get_backend_name()):
         event.listen(engine, "connect", _set_sqlite_pragmas)
     return engine
+
+
+@dataclass
+class _JobEngine:
+    engine: Engine
+    running: int = 0  # the jobs using it now
+
+
+# The engines of the jobs' runs, one per URL in this process (job_engine).
+_JOB_ENGINES: dict[str, _JobEngine] = {}
+_JOB_ENGINES_LOCK = threading.Lock()
+
+
+@contextmanager
+def job_engine(url: str) -> Iterator[Engine]:
+    """The engine a job runs on: made once for the URL in this process. The scheduler runs every job night
+    after night in one process, and SQLAlchemy keeps the statements it compiled per engine, so a night does
+    not compile the job's statements again (0.07–0.13 s of a night: docs/speed-log.md, "A night in the
+    scheduler's process"). When the last job running on it ends, its connections are closed; the compiled
+    statements stay."""
+    with _JOB_ENGINES_LOCK:
+        entry = _JOB_ENGINES.get(url)
+        if entry is None:
+            entry = _JOB_ENGINES[url] = _JobEngine(make_engine(url))
+        entry.running += 1
+    try:
+        yield entry.engine
+    finally:
+        with _JOB_ENGINES_LOCK:
+            entry.running -= 1
+            if entry.running == 0:
+                entry.engine.dispose()
 
 
 def _connect_or_report(url: URL, dialect: Any, _record: Any, arguments: Any, keywords: Any) -> Any:

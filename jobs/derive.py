@@ -36,7 +36,7 @@ from adapters import derive_batch as batch
 from adapters import derive_scratch as scratch
 from adapters import history as history_queries
 from adapters import write_targets as targets
-from adapters.database import RunrecordError, make_engine, reported
+from adapters.database import RunrecordError, job_engine, reported
 from adapters.dialect import session as sqlsession
 from core.formatting import window_days
 from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
@@ -310,16 +310,13 @@ def _unknown_status_clause(summary: Summary) -> str:
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     """The job callable (contract: jobs.job_log): derive what is due as of `now`, stopping when asked."""
-    engine = make_engine(db_url)
-    try:
+    with job_engine(db_url) as engine:
         summary = derive_outcomes(
             engine,
             now=int((now or clock.now()).timestamp()),
             window_s=settings.window_seconds(),
             stop=stop_requested,
         )
-    finally:
-        engine.dispose()
     return result_of(summary)
 
 

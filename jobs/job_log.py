@@ -9,7 +9,9 @@ function, named in `jobs.scheduler_config.JOBS` by its textual reference ("jobs.
     def run_job(db_url: str, *, now: datetime | None = None) -> JobResult
 
 * Plain arguments only: APScheduler's persistent job store keeps the reference and the arguments, never a
-  live object. The job builds its own engine (`adapters.database.make_engine(db_url)`) and disposes of it.
+  live object. The job runs on `with adapters.database.job_engine(db_url) as engine:` (one engine per URL
+  in the process, which keeps the statements it compiled from one night to the next; its connections are
+  closed when no job runs on it).
 * `now` is the time the job acts at (aware; None means the current time in UTC); the CLI passes `--now`.
   Other options come from `adapters.settings` inside the job: it is an entry point, the edge that reads them.
 * It returns `JobResult(processed, failed, message)`: how many items it handled, how many of those it could

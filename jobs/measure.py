@@ -37,7 +37,7 @@ from sqlalchemy.exc import DBAPIError
 
 from adapters import clock, measure_facts, rates, settings, tallies
 from adapters.conversations import count_conversations
-from adapters.database import RunrecordError, make_engine, reported
+from adapters.database import RunrecordError, job_engine, reported
 from adapters.dialect import session as sqlsession
 from adapters.first_notice import first_notice_at
 from adapters.measure_batch import (
@@ -130,14 +130,11 @@ def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     check (`measure_and_alert`)."""
     webhook_url = settings.alert_webhook()
     window_s = settings.window_seconds()
-    engine = make_engine(db_url)
     at = int((now or clock.now()).timestamp())
-    try:
+    with job_engine(db_url) as engine:
         measured = measure_and_alert(
             engine, now=at, window_s=window_s, grains=(Grain.WEEK, Grain.DAY), webhook_url=webhook_url
         )
-    finally:
-        engine.dispose()
     return measured.result()
 
 

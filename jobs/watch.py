@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine
 
 from adapters import clock, settings
 from adapters import health as health_queries
-from adapters.database import make_engine
+from adapters.database import job_engine
 from adapters.history import oldest_retained_tstamp
 from core import health as rules
 from core.time import iso_utc
@@ -25,11 +25,8 @@ JOB = "watch-conversations"
 
 def run_job(db_url: str, *, now: datetime | None = None) -> JobResult:
     """The job callable (contract: jobs.job_log): one health reading of the database, stored."""
-    engine = make_engine(db_url)
-    try:
+    with job_engine(db_url) as engine:
         reading = watch(engine, now=now or clock.now(), window_s=settings.window_seconds())
-    finally:
-        engine.dispose()
     return result_of(reading)
 
 
