@@ -1,11 +1,13 @@
-"""What the benchmarks share: a scratch database per engine, each phase in a fresh process, its memory."""
+"""What the benchmarks share: a scratch database per engine, each phase in a fresh process (or, for a phase
+that imitates the scheduler, in a process kept from an earlier phase), its memory."""
 
 from __future__ import annotations
 
 import multiprocessing
 import resource
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,19 @@ def in_process(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str,
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
         return pool.apply(function, args)
+
+
+@contextmanager
+def kept_process() -> Iterator[Callable[..., dict[str, Any]]]:
+    """One spawned process for several phases, run one after another: what a phase leaves in it (an engine
+    and its compiled statements) the next one finds, as the scheduler's process keeps them between nights."""
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+
+        def run(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+            return pool.apply(function, args)
+
+        yield run
 
 
 def scratch_database(engine_name: str, directory: Path) -> tuple[URL, Callable[[], None]]:

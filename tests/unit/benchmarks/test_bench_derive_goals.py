@@ -1,0 +1,43 @@
+"""bench_derive's verdicts on a night: judged by the command (a fresh process) and in the scheduler's
+process (its statements compiled by an earlier run), each against the same full run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.bench_derive import report_lines
+
+
+def _figures(night_s: float, scheduler_night_s: float) -> dict[str, Any]:
+    run = {"runs": 100, "phases": {}, "peak_mb": 60.0}
+    return {
+        "engine": "mariadb",
+        "scale": 0.05,
+        "shape": "wide",
+        "counts": {"sys_history": 1_000},
+        "floor": {"seconds": 0.5, "peak_mb": 50.0},
+        "writing": {"seconds": 0.5, "rows": 300},
+        "loop": {"setup_s": 1.0, "seconds_per_write": 0.1, "sample": 10, "peak_mb": 60.0},
+        "full": run | {"seconds": 5.0, "writes": 150},
+        "night": run | {"seconds": night_s, "writes": 2},
+        "scheduler_night": run | {"seconds": scheduler_night_s, "writes": 2, "peak_mb": None},
+    }
+
+
+def _goals(night_s: float, scheduler_night_s: float) -> list[str]:
+    lines = [line.strip() for line in report_lines(_figures(night_s, scheduler_night_s))]
+    return [line for line in lines if line.startswith("a night under")]
+
+
+def test_a_night_is_judged_by_the_command_and_in_the_schedulers_process_each_on_its_own() -> None:
+    assert _goals(0.27, 0.15) == [
+        "a night under 5% of the full run, by the command: 5.4%, NOT met",
+        "a night under 5% of the full run, in the scheduler's process: 3.0%, met",
+    ]
+
+
+def test_a_night_of_5_percent_of_the_full_run_or_more_is_not_under_5_percent() -> None:
+    assert _goals(0.25, 0.249) == [
+        "a night under 5% of the full run, by the command: 5.0%, NOT met",
+        "a night under 5% of the full run, in the scheduler's process: 5.0%, met",
+    ]
