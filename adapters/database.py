@@ -112,10 +112,12 @@ def job_engine(url: str) -> Iterator[Engine]:
     not compile the job's statements again (0.07–0.13 s of a night: docs/speed-log.md, "A night in the
     scheduler's process"). When the last job running on it ends, its connections are closed; the compiled
     statements stay."""
+    parsed = _resolved(parse_url(url))
+    key = parsed.render_as_string(hide_password=False)
     with _JOB_ENGINES_LOCK:
-        entry = _JOB_ENGINES.get(url)
+        entry = _JOB_ENGINES.get(key)
         if entry is None:
-            entry = _JOB_ENGINES[url] = _JobEngine(make_engine(url))
+            entry = _JOB_ENGINES[key] = _JobEngine(make_engine(parsed))
         entry.running += 1
     try:
         yield entry.engine
@@ -124,6 +126,13 @@ def job_engine(url: str) -> Iterator[Engine]:
             entry.running -= 1
             if entry.running == 0:
                 entry.engine.dispose()
+
+
+def _resolved(url: URL) -> URL:
+    """The URL with a relative SQLite file made absolute: the file of the directory a job starts in, as its
+    engine resolves it (one made in another directory opens another file)."""
+    path = sqlite_path(url)
+    return url if path is None or path.is_absolute() else url.set(database=str(path.absolute()))
 
 
 def _connect_or_report(url: URL, dialect: Any, _record: Any, arguments: Any, keywords: Any) -> Any:
