@@ -447,16 +447,8 @@ def _loop_run(
 
 
 def _derive(url: str) -> dict[str, Any]:
-    engine = make_engine(url)
-    try:
-        return _derived(engine)
-    finally:
-        engine.dispose()
-
-
-def _derive_kept(url: str) -> dict[str, Any]:
-    """The job on the engine the scheduler's jobs run on (one per URL in the process, kept between runs:
-    harness.kept_process keeps the process)."""
+    """The job on the engine the scheduler's jobs run on: new in a fresh process, as the command's; in a
+    process kept from an earlier run (harness.kept_process), that run's, its statements compiled."""
     with job_engine(url) as engine:
         return _derived(engine)
 
@@ -491,7 +483,7 @@ def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[s
                 figures = {
                     "floor": in_process(_floor, target),
                     "loop": in_process(_loop, target, sample),
-                    "full": scheduler(_derive_kept, target),
+                    "full": scheduler(_derive, target),
                 }
                 figures["writing"] = in_process(_writing, target)
                 night = build(url, night_plan(target, plan), create=False)
@@ -499,7 +491,7 @@ def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[s
                 figures["night"]["built"] = night
                 night = build(url, night_plan(target, plan, 2), create=False)
                 # Its peak memory is its process's: the full run's included.
-                figures["scheduler_night"] = scheduler(_derive_kept, target) | {"built": night}
+                figures["scheduler_night"] = scheduler(_derive, target) | {"built": night}
         finally:
             drop()
     return {"engine": engine_name, "scale": scale, "shape": shape.name, "counts": counts, **figures}

@@ -36,9 +36,8 @@ def peak_mb() -> float:
 
 def in_process(function: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
     """Run one phase in a fresh spawned process, so that its time and memory are its own."""
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        return pool.apply(function, args)
+    with kept_process() as run:
+        return run(function, *args)
 
 
 @contextmanager
