@@ -300,7 +300,7 @@ def _show_conversation(
     "--batch-size",
     type=click.IntRange(min=1, max=50_000),  # jobs.derive.MAX_BATCH_SIZE
     default=None,  # adapters.dialect.session.batch_runs
-    show_default="25000; 10000 on MariaDB",
+    show_default="25000",
     help="Runs per batch; each batch is one transaction.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

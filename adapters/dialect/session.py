@@ -40,11 +40,11 @@ _UNTOUCHED = "runrecord_untouched"  # Connection.info: this job's tables are emp
 # derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise. Larger batches read a record
 # written in many batches fewer times: on an installation with hot records (benchmarks.installation's wide
 # shape) 25,000 runs took 8-11% off a full run against 10,000 on SQLite and PostgreSQL, and 7% on the
-# generator's shape at 0.05 (measured). MariaDB keeps 10,000: its batch tables in memory outgrow
-# MEMORY_TABLE_BYTES with 25,000, and the job goes on with them on disk (58.7-70.5 s against 39.3-42.3 s at
-# the wide shape's 0.15, measured).
+# generator's shape at 0.05 (measured). MariaDB took 10,000 while its batch tables' record names were
+# utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII (own_rows_scratch) 25,000
+# took 8-16% off the wide, one-editor and small-conversations shapes at 0.1 and left the default shape as it
+# was (measured), with up to 210 MB of tables in the server's memory against 120 MB (docs/installation.md).
 BATCH_RUNS = 25_000
-BATCH_RUNS_MARIADB = 10_000
 
 
 # The page cache of SQLite's temporary tables while a job runs, in KiB, and SQLite's default for every cache
@@ -56,8 +56,8 @@ SQLITE_DEFAULT_CACHE_KIB = 2000
 
 
 def batch_runs(dialect: str) -> int:
-    """The runs a derive-outcomes batch holds on this dialect unless asked otherwise."""
-    return BATCH_RUNS_MARIADB if is_mariadb(dialect) else BATCH_RUNS
+    """The runs a derive-outcomes batch holds on this dialect unless asked otherwise: the same on each."""
+    return BATCH_RUNS
 
 
 def job_execution_options(dialect: str) -> dict[str, Any]:
