@@ -26,8 +26,8 @@ _LOCK_WAIT_TIMEOUT_MARIADB = 1205
 # undo for every row of a temporary table, about 1.4 µs a row inserted against 0.1 µs in memory (measured;
 # derive-outcomes at scale 0.05 took 4.0 s against 5.1 s). A table in memory holds at most this many bytes
 # (MariaDB also sizes its allocations by it: the server held 155 MB more at the peak of that job, 370 MB with
-# 256 MB a table); a batch whose table outgrows it fails with "table is full", and the job's tables are kept
-# on disk from then on (spill_to_disk).
+# 256 MB a table; docs/installation.md has today's figures); a batch whose table outgrows it fails with
+# "table is full", and the job's tables are kept on disk from then on (spill_to_disk).
 MEMORY_TABLE_BYTES = 64 * 1024 * 1024
 _TABLE_FULL_MARIADB = 1114
 _IN_MEMORY = "runrecord_in_memory"  # Table.info: MariaDB may keep the table in memory
@@ -41,9 +41,10 @@ _UNTOUCHED = "runrecord_untouched"  # Connection.info: this job's tables are emp
 # written in many batches fewer times: on an installation with hot records (benchmarks.installation's wide
 # shape) 25,000 runs took 8-11% off a full run against 10,000 on SQLite and PostgreSQL, and 7% on the
 # generator's shape at 0.05 (measured). MariaDB took 10,000 while its batch tables' record names were
-# utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII (own_rows_scratch) 25,000
-# took 8-16% off the wide, one-editor and small-conversations shapes at 0.1 and left the default shape as it
-# was (measured), with up to 210 MB of tables in the server's memory against 120 MB (docs/installation.md).
+# utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII (own_rows_scratch), two
+# runs each at 0.1, 25,000 against 10,000 took 7% and 16% off the wide shape, 11% and 4% off one-editor,
+# 15% and 1% off small-conversations, and left the default shape as it was (measured), with up to 210 MB of
+# tables in the server's memory against 120 MB (docs/installation.md).
 BATCH_RUNS = 25_000
 
 

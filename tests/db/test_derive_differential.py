@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine, delete, select
 from adapters import schema
 from adapters.database import make_engine, parse_url
 from adapters.outcomes import decided_by_of
-from core.outcomes import Action
+from core.outcomes import Action, CallOutcome
 from core.time import DAY_S
 from data.builder import Installation
 from data.generate import default_manifest, generate
@@ -215,6 +215,41 @@ def test_a_table_name_that_differs_only_in_case_names_another_table(installation
     assert decided.keys() == {"pages", "Pages"}
     assert decided["pages"] and decided["pages"] <= page_rows
     assert not decided["Pages"] & page_rows
+
+
+def test_a_history_row_of_a_table_named_alike_but_for_an_accent_is_not_the_records(
+    installation_engine: Engine,
+) -> None:
+    """DESIGN.md rule 6: a record is its table's byte for byte. MariaDB's collations take "pagés" for "pages"
+    (and its batch tables keep the record's name in ASCII, adapters.own_rows_scratch), yet a human modify of
+    pagés with the page's uid never makes the write to the page EDITED, nor is it its evidence."""
+    with installation_engine.begin() as connection:
+        _clear(connection)
+        site = Installation(connection)
+        page = site.page("Seite", at=T - 60 * DAY)
+        chat = site.conversation(configuration="content-assistant", at=T - 120)
+        chat.user("Bitte.", at=T - 120)
+        run = chat.run()
+        run.clock = float(T)
+        run.write(page, ("title",))
+        run.answer("Gespeichert.")
+        run.finish()
+        chat.close()
+        alike = site.missing_table_record("pagés", page.uid)
+        site.history(
+            alike, Action.MODIFY, at=T + DAY, new={"title": "von Hand"}, old={"title": "Seite"}, by=2
+        )
+        site.finish()
+    _agree(installation_engine, now=NOW, window_s=WINDOW)
+    h, w = schema.sys_history.c, schema.write_outcome.c
+    with installation_engine.connect() as connection:
+        alike_rows = {
+            int(uid) for uid, name in connection.execute(select(h.uid, h.tablename)) if name != "pages"
+        }
+        (outcome, decided), *others = connection.execute(select(w.outcome, w.decided_by)).all()
+    assert others == [] and len(alike_rows) == 1
+    assert outcome == CallOutcome.ACCEPTED_UNCHANGED.value
+    assert not set(decided_by_of(decided) or ()) & alike_rows
 
 
 def test_a_write_target_uid_above_a_signed_int_is_unreadable_in_sql_and_in_core(
