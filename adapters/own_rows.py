@@ -20,7 +20,6 @@ from sqlalchemy import (
     FromClause,
     Join,
     Select,
-    String,
     Subquery,
     Table,
     and_,
@@ -57,7 +56,6 @@ from adapters.own_rows_scratch import (
     batch_writer,
 )
 from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
-from core.table_names import MAX_TABLE_NAME
 
 # The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
 HISTORY_INDEX = "recordident_1"
@@ -75,7 +73,6 @@ BLOCK_ROWS = 64
 # shape (2.2) 1.00 s against 0.68 s; the wide shape (2.2) alike; one-editor (1) slower grouped. The two
 # costs, straight lines through those points, cross at about 16.
 MANY_CHANNELS = 16
-_NAME = String(MAX_TABLE_NAME)
 _OWN = tuple(action.value for action in OWN_ACTIONS)
 
 Statistics = Callable[..., None]  # gives the planner the statistics of tables just filled
@@ -244,7 +241,6 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
         same_record(dialect, r, h),
         (
             h.c.uid,
-            h.c.tablename,
             h.c.recuid,
             h.c.tstamp,
             h.c.actiontype,
