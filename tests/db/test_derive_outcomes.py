@@ -428,7 +428,7 @@ BAD_TARGETS: dict[str, Any] = {
     "table with a space": {"writeTargetTable": "pages ", "writeTargetUid": 1},
     "table too long": {"writeTargetTable": "t" * 65, "writeTargetUid": 1},
     # MariaDB keeps the batch's record names in ASCII (adapters.own_rows_scratch): none of these reaches them.
-    "table with a letter beyond ASCII": {"writeTargetTable": "pagés", "writeTargetUid": 1},
+    "table beyond ASCII": {"writeTargetTable": "pagés", "writeTargetUid": 1},
     "table in another script": {"writeTargetTable": "страницы", "writeTargetUid": 1},
     "table not a string": {"writeTargetTable": ["pages"], "writeTargetUid": 1},
     "uid a string": {"writeTargetTable": "pages", "writeTargetUid": "1"},
@@ -438,7 +438,7 @@ BAD_TARGETS: dict[str, Any] = {
     "uid too large": {"writeTargetTable": "pages", "writeTargetUid": 2**31},
     "uid huge": {"writeTargetTable": "pages", "writeTargetUid": 10**30},
     "uid true": {"writeTargetTable": "pages", "writeTargetUid": True},
-    "a missing table, uid zero": {"writeTargetTable": "tx_gone_table", "writeTargetUid": 0},
+    "missing table, uid zero": {"writeTargetTable": "tx_gone_table", "writeTargetUid": 0},
     "a missing table, no uid": {"writeTargetTable": "tx_gone_table"},
 }
 
