@@ -52,7 +52,6 @@ from typing import Any
 from sqlalchemy import (
     Column,
     Connection,
-    Engine,
     Index,
     Integer,
     MetaData,
@@ -450,11 +449,7 @@ def _derive(url: str) -> dict[str, Any]:
     """The job on the engine the scheduler's jobs run on: new in a fresh process, as the command's; in a
     process kept from an earlier run (harness.kept_process), that run's, its statements compiled."""
     with job_engine(url) as engine:
-        return _derived(engine)
-
-
-def _derived(engine: Engine) -> dict[str, Any]:
-    summary = derive_outcomes(engine, now=NOW, window_s=WINDOW)
+        summary = derive_outcomes(engine, now=NOW, window_s=WINDOW)
     phases: dict[str, float] = dict(getattr(summary, "phases", None) or {})
     return {
         "seconds": summary.seconds,
