@@ -87,8 +87,13 @@ def job_session(dialect: str) -> tuple[list[str], list[str]]:
         # 4 MB; this session's budget only, never the server's.
         return ["SET jit = off", "SET work_mem = '64MB'"], ["RESET jit", "RESET work_mem"]
     if is_mariadb(dialect):
-        return [f"SET SESSION max_heap_table_size = {MEMORY_TABLE_BYTES}"], [
-            "SET SESSION max_heap_table_size = DEFAULT"
+        # The server's own temporary tables (a GROUP BY's groups, a window's rows, a derived table) stay in
+        # memory up to the smaller of the two sizes, 16 MB by default, and go on in Aria on disk beyond: the
+        # survival counts of the `fanout` shape's 0.1 (79,310 groups of a 150-character name and a time)
+        # took 1.15 s against 0.48 s with 64 MB (measured). A statement's own, gone when it ends.
+        sizes = ("max_heap_table_size", "tmp_table_size")
+        return [f"SET SESSION {name} = {MEMORY_TABLE_BYTES}" for name in sizes], [
+            f"SET SESSION {name} = DEFAULT" for name in sizes
         ]
     # SQLite keeps the batch tables' pages in a cache of their own, 2 MB by default; beyond it every page
     # goes out to a temporary file and is read back.

@@ -123,7 +123,7 @@ def test_array_literal_round_trips_through_postgresql(installation_engine: Engin
 # What the job sets for its own session on each dialect (adapters.dialect.session.job_session).
 _SESSION_SETTINGS = {
     "postgresql": ("SHOW jit", "SHOW work_mem"),
-    "mariadb": ("SELECT @@SESSION.max_heap_table_size",),
+    "mariadb": ("SELECT @@SESSION.max_heap_table_size", "SELECT @@SESSION.tmp_table_size"),
     "sqlite": ("PRAGMA temp.cache_size",),
 }
 
@@ -149,4 +149,7 @@ def test_the_job_puts_its_session_settings_back(installation_engine: Engine, dia
             ).scalar()
             assert temporary == 0
     assert during != before
+    if dialect == "mariadb":
+        # The batch tables and the server's own temporary tables both stay in memory up to the same size.
+        assert [int(value) for value in during] == [sqlsession.MEMORY_TABLE_BYTES] * 2
     assert after == before
