@@ -299,7 +299,7 @@ def _show_conversation(
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1, max=50_000),  # jobs.derive.MAX_BATCH_SIZE
-    default=None,  # adapters.dialect.session.batch_runs
+    default=None,  # adapters.dialect.session.BATCH_RUNS
     show_default="25000",
     help="Runs per batch; each batch is one transaction.",
 )

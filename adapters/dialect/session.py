@@ -37,14 +37,14 @@ _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on
 _UNTOUCHED = "runrecord_untouched"  # Connection.info: this job's tables are empty, as they were created
 
 
-# derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise. Larger batches read a record
-# written in many batches fewer times: on an installation with hot records (benchmarks.installation's wide
-# shape) 25,000 runs took 8-11% off a full run against 10,000 on SQLite and PostgreSQL, and 7% on the
-# generator's shape at 0.05 (measured). MariaDB took 10,000 while its batch tables' record names were
-# utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII (own_rows_scratch), two
-# runs each at 0.1, 25,000 against 10,000 took 7% and 16% off the wide shape, 11% and 4% off one-editor,
-# 15% and 1% off small-conversations, and left the default shape as it was (measured), with up to 210 MB of
-# tables in the server's memory against 120 MB (docs/installation.md).
+# derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise (the same on every dialect).
+# Larger batches read a record written in many batches fewer times: on an installation with hot records
+# (benchmarks.installation's wide shape) 25,000 runs took 8-11% off a full run against 10,000 on SQLite and
+# PostgreSQL, and 7% on the generator's shape at 0.05 (measured). MariaDB took 10,000 while its batch tables'
+# record names were utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII
+# (own_rows_scratch), two runs each at 0.1, 25,000 against 10,000 took 7% and 16% off the wide shape, 11% and
+# 4% off one-editor, 15% and 1% off small-conversations, and left the default shape as it was (measured), with
+# up to 210 MB of tables in the server's memory against 120 MB (docs/installation.md).
 BATCH_RUNS = 25_000
 
 
@@ -54,11 +54,6 @@ BATCH_RUNS = 25_000
 # 64 MB brought no more (measured). The process holds up to 16 MB more.
 SQLITE_TEMP_CACHE_KIB = 16 * 1024
 SQLITE_DEFAULT_CACHE_KIB = 2000
-
-
-def batch_runs(dialect: str) -> int:
-    """The runs a derive-outcomes batch holds on this dialect unless asked otherwise: the same on each."""
-    return BATCH_RUNS
 
 
 def job_execution_options(dialect: str) -> dict[str, Any]:
