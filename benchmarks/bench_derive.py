@@ -45,6 +45,7 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ from benchmarks.installation import (
     full_plan,
     json_text,
 )
+from benchmarks.statements import add_statements_option, timed
+from benchmarks.statements import report_lines as statement_lines
 from core.classification import classify_write
 from core.outcomes import (
     AUTOMATION_USER,
@@ -445,26 +448,30 @@ def _loop_run(
 # --- the job ------------------------------------------------------------------------------------------------
 
 
-def _derive(url: str) -> dict[str, Any]:
+def _derive(url: str, statements: int = 0) -> dict[str, Any]:
     """The job on the engine the scheduler's jobs run on: new in a fresh process, as the command's; in a
-    process kept from an earlier run (harness.kept_process), that run's, its statements compiled."""
-    with job_engine(url) as engine:
+    process kept from an earlier run (harness.kept_process), that run's, its statements compiled. With
+    `statements`, each statement timed and that many of the costliest kept (benchmarks.statements)."""
+    with job_engine(url) as engine, ExitStack() as stack:
+        times = stack.enter_context(timed(engine)) if statements else None
         summary = derive_outcomes(engine, now=NOW, window_s=WINDOW)
     phases: dict[str, float] = dict(getattr(summary, "phases", None) or {})
-    return {
+    figures = {
         "seconds": summary.seconds,
         "runs": summary.runs_derived,
         "writes": summary.writes_derived,
         "phases": phases,
         "peak_mb": peak_mb(),
     }
+    return figures if times is None else figures | {"statements": times.report(statements)}
 
 
 # --- main ---------------------------------------------------------------------------------------------------
 
 
-def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[str, Any]:
-    """Build the installation, run every measurement on it, and return the figures."""
+def measure(engine_name: str, scale: float, shape: Shape, sample: int, statements: int = 0) -> dict[str, Any]:
+    """Build the installation, run every measurement on it, and return the figures (with `statements`, the
+    full run's costliest statements too)."""
     plan = full_plan(scale, shape)
     with tempfile.TemporaryDirectory(prefix="runrecord-bench-") as directory:
         url, drop = scratch_database(engine_name, Path(directory))
@@ -478,7 +485,7 @@ def measure(engine_name: str, scale: float, shape: Shape, sample: int) -> dict[s
                 figures = {
                     "floor": in_process(_floor, target),
                     "loop": in_process(_loop, target, sample),
-                    "full": scheduler(_derive, target),
+                    "full": scheduler(_derive, target, statements),
                 }
                 figures["writing"] = in_process(_writing, target)
                 night = build(url, night_plan(target, plan), create=False)
@@ -575,7 +582,10 @@ def report_lines(figures: dict[str, Any]) -> list[str]:
     )
     if not full["phases"]:
         lines.append("  (the job reports no parts: jobs.derive.Summary has no phases)")
-    return lines + _goals(figures, minimum_s, loop_s) + _reading(figures, floor_s, minimum_s)
+    lines += _goals(figures, minimum_s, loop_s) + _reading(figures, floor_s, minimum_s)
+    if "statements" in full:
+        lines += statement_lines(full["statements"], "the full run", full["seconds"])
+    return lines
 
 
 def _share(part: float, whole: float) -> str:
@@ -646,11 +656,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sample", type=int, default=1_000, help="writes the per-write loop measures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    add_statements_option(parser, "the full run")
     versus.add_options(parser, "derive-outcomes")
     args = parser.parse_args(argv)
     if args.against is not None:
+        if args.statements:
+            parser.error("--statements times this checkout's full run; --against times two checkouts' jobs")
         return _against(args.engine, args.scale, SHAPES[args.shape], args.against, args.rounds)
-    figures = measure(args.engine, args.scale, SHAPES[args.shape], args.sample)
+    figures = measure(args.engine, args.scale, SHAPES[args.shape], args.sample, args.statements)
     print("\n".join(report_lines(figures)))
     if args.json:
         print(json.dumps(figures, indent=2))

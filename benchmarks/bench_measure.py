@@ -37,6 +37,7 @@ import argparse
 import json
 import tempfile
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -51,6 +52,8 @@ from adapters.dialect import plans
 from adapters.measure_batch import answers, waits
 from benchmarks import installation, versus
 from benchmarks.harness import in_process, peak_mb, scratch_database
+from benchmarks.statements import add_statements_option, timed
+from benchmarks.statements import report_lines as statement_lines
 from core.periods import Grain
 from core.time import DAY_S
 from data.generate import generate
@@ -187,9 +190,10 @@ def _baseline(url: str, uids_file: str) -> dict[str, Any]:
     return {"seconds": best, "texts": len(uids), "every_message_s": every, "peak_mb": peak_mb()}
 
 
-def _measure(url: str, uids_file: str | None, later_s: int = 0) -> dict[str, Any]:
+def _measure(url: str, uids_file: str | None, later_s: int = 0, statements: int = 0) -> dict[str, Any]:
     """measure-rates `later_s` after NOW, with the time of each of its phases; the uids of the texts it
-    judged to `uids_file`."""
+    judged to `uids_file`. With `statements`, each statement timed and that many of the costliest kept
+    (benchmarks.statements)."""
     judged: list[int] = []
     # The texts the text rules judged, for the baseline's read of the same payloads.
     answer_texts, go_on_texts = answers.answer_texts, waits.go_on_texts
@@ -207,15 +211,17 @@ def _measure(url: str, uids_file: str | None, later_s: int = 0) -> dict[str, Any
     answers.answer_texts = judged_answers
     waits.go_on_texts = judged_go_on
     engine = make_engine(url)
-    started = time.perf_counter()
-    summary = measure.measure_rates(
-        engine, now=int(NOW.timestamp()) + later_s, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY)
-    )
-    seconds = time.perf_counter() - started
+    with ExitStack() as stack:
+        times = stack.enter_context(timed(engine)) if statements else None
+        started = time.perf_counter()
+        summary = measure.measure_rates(
+            engine, now=int(NOW.timestamp()) + later_s, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY)
+        )
+        seconds = time.perf_counter() - started
     engine.dispose()
     if uids_file is not None:
         Path(uids_file).write_text(json.dumps(sorted(set(judged))))
-    return {
+    figures = {
         "seconds": seconds,
         "conversations": summary.conversations,
         "runs": summary.runs,
@@ -224,6 +230,7 @@ def _measure(url: str, uids_file: str | None, later_s: int = 0) -> dict[str, Any
         "parts": dict(summary.phases),
         "peak_mb": peak_mb(),
     }
+    return figures if times is None else figures | {"statements": times.report(statements)}
 
 
 def _derive(url: str) -> dict[str, Any]:
@@ -243,9 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         default="generator",
         help="wide: benchmarks.installation's wide shape, scale x 1,000,000 writes (one conversation a run)",
     )
+    add_statements_option(parser, "the full run")
     versus.add_options(parser, "measure-rates")
     args = parser.parse_args(argv)
     if args.against is not None:
+        if args.statements:
+            parser.error("--statements times this checkout's full run; --against times two checkouts' jobs")
         title = (
             f"measure-rates (both grains, every fact counted) on {args.engine}, scale {args.scale:g}, "
             f"shape {args.shape}"
@@ -263,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             counts = in_process(_counts, target)
             in_process(_derive, target)
             floor = in_process(_floor, target)
-            full = in_process(_measure, target, uids_file)
+            full = in_process(_measure, target, uids_file, 0, args.statements)
             baseline = in_process(_baseline, target, uids_file)
             rerun = in_process(_measure, target, None, RERUN_AFTER_S)
         finally:
@@ -331,6 +341,8 @@ def _table(
             rows.append(f"full within {goal:g}x {yardstick}: {ratio:.1f}x, {met[ratio <= goal]}")
     rows.append(f"rerun under 5% of the full run: {met[rerun['seconds'] < 0.05 * full['seconds']]}")
     rows.append(f"peak memory under 200 MB: {met[max(full['peak_mb'], rerun['peak_mb']) < 200]}")
+    if "statements" in full:
+        rows += statement_lines(full["statements"], "the full run", full["seconds"])
     return rows
 
 

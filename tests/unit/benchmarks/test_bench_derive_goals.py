@@ -41,3 +41,20 @@ def test_a_night_of_5_percent_of_the_full_run_or_more_is_not_under_5_percent() -
         "a night under 5% of the full run, by the command: 5.0%, NOT met",
         "a night under 5% of the full run, in the scheduler's process: 5.0%, met",
     ]
+
+
+def test_the_full_runs_costliest_statements_are_printed_last_when_they_were_timed() -> None:
+    figures = _figures(0.2, 0.1)
+    untimed = report_lines(figures)
+    figures["full"] = figures["full"] | {
+        "statements": {
+            "total": {"seconds": 4.0, "executions": 90, "statements": 40},
+            "costliest": [{"seconds": 1.5, "executions": 3, "rows": 1_200, "text": "INSERT INTO a SELECT 1"}],
+        }
+    }
+
+    lines = report_lines(figures)
+
+    assert lines[: len(untimed)] == untimed
+    assert lines[len(untimed)].startswith("the 1 costliest statements of the full run: its 40 statements")
+    assert lines[-1].split() == ["1.500", "30.0%", "3", "1,200", "INSERT", "INTO", "a", "SELECT", "1"]
