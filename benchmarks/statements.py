@@ -8,7 +8,8 @@ Each statement is timed from the driver's call to its return (SQLAlchemy's curso
 time is the database's work and the round trip; compiling it and reading its rows into Python are not in
 it (SQLite computes a SELECT's rows as they are fetched: there a SELECT's time is its first row's).
 Statements are grouped by their text with the whitespace collapsed. Only the text is kept: the parameters
-bound to it are never read, and the text is cut to its first HEAD characters when printed.
+bound to it are never read. The printed lines cut it to its first HEAD characters (a benchmark's JSON keeps
+it whole).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def report_lines(report: dict[str, Any], what: str, run_s: float) -> list[str]:
     lines = [
         f"the {len(costliest)} costliest statements of {what}: its {total['statements']:,} statements "
         f"({total['executions']:,} executions) took {total['seconds']:.3f} s of its {run_s:.3f} s",
-        f"  {'seconds':>9} {'share':>6} {'runs':>5} {'rows':>10}  statement",
+        f"  {'seconds':>9} {'share':>6} {'calls':>5} {'rows':>10}  statement",
     ]
     for timed in costliest:
         text = timed["text"]
