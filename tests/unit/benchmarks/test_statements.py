@@ -84,7 +84,9 @@ def test_statements_cannot_be_timed_beside_another_checkout(capsys: pytest.Captu
     assert "--statements times this checkout's full run" in capsys.readouterr().err
 
 
-def test_a_negative_number_of_statements_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_negative_number_of_statements_is_refused_before_anything_is_built(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit) as stopped:
         bench_derive(["--statements", "-1"])
 
