@@ -299,8 +299,8 @@ def _show_conversation(
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1, max=50_000),  # jobs.derive.MAX_BATCH_SIZE
-    default=None,  # adapters.dialect.session.BATCH_RUNS
-    show_default="25000",
+    default=None,  # adapters.dialect.session.batch_runs
+    show_default="50000 on SQLite, else 25000",
     help="Runs per batch; each batch is one transaction.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

@@ -46,7 +46,7 @@ from jobs.phases import PhaseTimer
 from jobs.schema_setup import require_head
 
 # Runs per batch (one transaction) at most: a batch's temporary rows stay bounded and a transaction short. The
-# default is adapters.dialect.session.BATCH_RUNS.
+# default is the dialect's (adapters.dialect.session.batch_runs).
 MAX_BATCH_SIZE = 50_000
 # How often a batch is tried again when a concurrent transaction was in the way, and how long to wait.
 ATTEMPTS = 5
@@ -131,10 +131,10 @@ def derive_outcomes(
 
     `stop` is asked between batches; when it says so, the job returns after the batch in hand (what is
     committed stays done, and the next run carries on from there). `batch_size`: runs per batch, by default
-    adapters.dialect.session.BATCH_RUNS."""
+    the dialect's (adapters.dialect.session.batch_runs)."""
     check_window(window_s)
     if batch_size is None:
-        batch_size = sqlsession.BATCH_RUNS
+        batch_size = sqlsession.batch_runs(engine.dialect.name)
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise RunrecordError(f"the batch size must be from 1 to {MAX_BATCH_SIZE:,}, not {batch_size:,}")
     started = time.perf_counter()

@@ -37,15 +37,20 @@ _ON_DISK = "runrecord_on_disk"  # Connection.info: this job's tables are kept on
 _UNTOUCHED = "runrecord_untouched"  # Connection.info: this job's tables are empty, as they were created
 
 
-# derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise (the same on every dialect).
-# Larger batches read a record written in many batches fewer times: on an installation with hot records
-# (benchmarks.installation's wide shape) 25,000 runs took 8-11% off a full run against 10,000 on SQLite and
-# PostgreSQL, and 7% on the generator's shape at 0.05 (measured). MariaDB took 10,000 while its batch tables'
-# record names were utf8mb4 (its tables in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII
-# (own_rows_scratch), two runs each at 0.1, 25,000 against 10,000 took 7% and 16% off the wide shape, 11% and
-# 4% off one-editor, 15% and 1% off small-conversations, and left the default shape as it was (measured), with
-# up to 210 MB of tables in the server's memory against 120 MB (docs/installation.md).
+# derive-outcomes' runs per batch, i.e. per transaction, unless asked otherwise (batch_runs). Larger batches
+# read a record written in many batches fewer times: every batch that writes a hot record reads its history
+# rows and its AI writes again. On an installation with hot records (benchmarks.installation's wide shape)
+# 25,000 runs took 8-11% off a full run against 10,000 on SQLite and PostgreSQL, and 7% on the generator's
+# shape at 0.05 (measured). MariaDB took 10,000 while its batch tables' record names were utf8mb4 (its tables
+# in memory outgrew MEMORY_TABLE_BYTES with 25,000); in ASCII (own_rows_scratch), two runs each at 0.1, 25,000
+# against 10,000 took 7% and 16% off the wide shape, 11% and 4% off one-editor, 15% and 1% off
+# small-conversations, and left the default shape as it was (measured), with up to 210 MB of tables in the
+# server's memory against 120 MB (docs/installation.md). SQLite takes 50,000 (2026-12-07, the wide shape,
+# measured): at 0.5 (478,811 writes, 13 batches of 25,000 runs) 27.7-28.9 s against 33.7 s, its history part
+# 9.5 s against 13.5 s; at 0.1 4.6-5.0 s against 5.0 s; the same peak memory. PostgreSQL keeps 25,000: at
+# 0.5 50,000 took 51.2-54.7 s against 55.5-58.3 s, at 0.1 9.0-9.4 s against 8.5-9.2 s.
 BATCH_RUNS = 25_000
+SQLITE_BATCH_RUNS = 50_000
 
 
 # The page cache of SQLite's temporary tables while a job runs, in KiB, and SQLite's default for every cache
@@ -54,6 +59,11 @@ BATCH_RUNS = 25_000
 # 64 MB brought no more (measured). The process holds up to 16 MB more.
 SQLITE_TEMP_CACHE_KIB = 16 * 1024
 SQLITE_DEFAULT_CACHE_KIB = 2000
+
+
+def batch_runs(dialect: str) -> int:
+    """derive-outcomes' runs per batch on this dialect unless asked otherwise (see BATCH_RUNS)."""
+    return SQLITE_BATCH_RUNS if dialect == SQLITE else BATCH_RUNS
 
 
 def job_execution_options(dialect: str) -> dict[str, Any]:

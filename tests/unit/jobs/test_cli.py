@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from adapters.dialect.session import BATCH_RUNS
+from adapters.dialect.session import batch_runs
 from jobs import demo
 from jobs.cli import main
 from tests.conftest import REPO_ROOT
@@ -185,11 +185,12 @@ def test_a_session_secret_too_short_stops_the_dashboard_in_one_line_that_does_no
     assert "too-short-4711" not in result.stderr and no_server == []
 
 
-def test_derive_outcomes_help_states_the_default_batch_the_job_uses() -> None:
+def test_derive_outcomes_help_states_the_default_batch_the_job_uses_on_each_dialect() -> None:
     result = CliRunner().invoke(main, ["derive-outcomes", "--help"], prog_name="runrecord")
 
     flat = " ".join(result.output.split())
-    assert f"default: ({BATCH_RUNS})" in flat
+    assert f"default: ({batch_runs('sqlite')} on SQLite, else {batch_runs('postgresql')})" in flat
+    assert batch_runs("mariadb") == batch_runs("postgresql") != batch_runs("sqlite")
 
 
 def test_a_command_stopped_by_ctrl_c_says_so_in_one_line_and_exits_130(
