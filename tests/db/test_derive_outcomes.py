@@ -24,6 +24,7 @@ from adapters import history as history_queries
 from adapters import schema, write_targets
 from adapters.database import RunrecordError, make_engine
 from adapters.dialect import bulk
+from adapters.dialect import session as sqlsession
 from adapters.dialect.json import fields_of
 from core.outcomes import RULE_VERSION, Action
 from core.time import DAY_S
@@ -918,6 +919,22 @@ def test_running_the_job_twice_writes_each_row_once(installation_engine: Engine)
     assert count(installation_engine, schema.run_outcome) == 5
     assert count(installation_engine, schema.write_outcome) == 5
     assert count(installation_engine, schema.call_outcome) == 5
+
+
+def test_without_a_batch_size_a_batch_holds_the_dialects_default_of_runs(
+    installation_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's batches hold more runs than the servers' (sqlsession.batch_runs): here 3 and 2."""
+    monkeypatch.setattr(sqlsession, "SQLITE_BATCH_RUNS", 3)
+    monkeypatch.setattr(sqlsession, "BATCH_RUNS", 2)
+    with installation(installation_engine) as site:
+        runs_a_day_apart(site, 6, first=T - 6 * DAY)
+
+    summary = derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+
+    expected = 3 if installation_engine.dialect.name == "sqlite" else 2
+    assert summary.runs_derived == 6
+    assert summary.batches == 6 // expected
 
 
 class CrashError(RuntimeError):
