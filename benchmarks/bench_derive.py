@@ -45,7 +45,7 @@ import json
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import nullcontext
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ from benchmarks.installation import (
     full_plan,
     json_text,
 )
-from benchmarks.statements import add_statements_option, timed
+from benchmarks.statements import add_statements_option, refuse_beside_against, timed
 from benchmarks.statements import report_lines as statement_lines
 from core.classification import classify_write
 from core.outcomes import (
@@ -452,8 +452,7 @@ def _derive(url: str, statements: int = 0) -> dict[str, Any]:
     """The job on the engine the scheduler's jobs run on: new in a fresh process, as the command's; in a
     process kept from an earlier run (harness.kept_process), that run's, its statements compiled. With
     `statements`, each statement timed and that many of the costliest kept (benchmarks.statements)."""
-    with job_engine(url) as engine, ExitStack() as stack:
-        times = stack.enter_context(timed(engine)) if statements else None
+    with job_engine(url) as engine, timed(engine) if statements else nullcontext() as times:
         summary = derive_outcomes(engine, now=NOW, window_s=WINDOW)
     phases: dict[str, float] = dict(getattr(summary, "phases", None) or {})
     figures = {
@@ -659,9 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     add_statements_option(parser, "the full run")
     versus.add_options(parser, "derive-outcomes")
     args = parser.parse_args(argv)
+    refuse_beside_against(parser, args)
     if args.against is not None:
-        if args.statements:
-            parser.error("--statements times this checkout's full run; --against times two checkouts' jobs")
         return _against(args.engine, args.scale, SHAPES[args.shape], args.against, args.rounds)
     figures = measure(args.engine, args.scale, SHAPES[args.shape], args.sample, args.statements)
     print("\n".join(report_lines(figures)))

@@ -37,7 +37,7 @@ import argparse
 import json
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -52,7 +52,7 @@ from adapters.dialect import plans
 from adapters.measure_batch import answers, waits
 from benchmarks import installation, versus
 from benchmarks.harness import in_process, peak_mb, scratch_database
-from benchmarks.statements import add_statements_option, timed
+from benchmarks.statements import add_statements_option, refuse_beside_against, timed
 from benchmarks.statements import report_lines as statement_lines
 from core.periods import Grain
 from core.time import DAY_S
@@ -211,8 +211,7 @@ def _measure(url: str, uids_file: str | None, later_s: int = 0, statements: int 
     answers.answer_texts = judged_answers
     waits.go_on_texts = judged_go_on
     engine = make_engine(url)
-    with ExitStack() as stack:
-        times = stack.enter_context(timed(engine)) if statements else None
+    with timed(engine) if statements else nullcontext() as times:
         started = time.perf_counter()
         summary = measure.measure_rates(
             engine, now=int(NOW.timestamp()) + later_s, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY)
@@ -253,9 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     add_statements_option(parser, "the full run")
     versus.add_options(parser, "measure-rates")
     args = parser.parse_args(argv)
+    refuse_beside_against(parser, args)
     if args.against is not None:
-        if args.statements:
-            parser.error("--statements times this checkout's full run; --against times two checkouts' jobs")
         title = (
             f"measure-rates (both grains, every fact counted) on {args.engine}, scale {args.scale:g}, "
             f"shape {args.shape}"

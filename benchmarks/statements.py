@@ -18,7 +18,7 @@ import argparse
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -35,9 +35,6 @@ class Timed:
     seconds: float = 0.0
     executions: int = 0
     rows: int = 0  # as the driver counts them: rows written; for a SELECT some drivers count none
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"seconds": self.seconds, "executions": self.executions, "rows": self.rows, "text": self.text}
 
 
 @dataclass
@@ -56,7 +53,7 @@ class StatementTimes:
     def costliest(self, n: int) -> list[dict[str, Any]]:
         """The `n` statements that took the longest in all, the longest first."""
         ranked = sorted(self.by_text.values(), key=lambda timed: (-timed.seconds, timed.text))
-        return [timed.as_dict() for timed in ranked[:n]]
+        return [asdict(timed) for timed in ranked[:n]]
 
     def report(self, n: int) -> dict[str, Any]:
         """What report_lines prints: every statement together and the `n` costliest."""
@@ -122,6 +119,12 @@ def add_statements_option(parser: argparse.ArgumentParser, run: str) -> None:
         metavar="N",
         help=f"time each statement of {run} and print the N costliest (default: 0, none timed)",
     )
+
+
+def refuse_beside_against(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """`--statements` with `--against` (benchmarks.versus) stops the benchmark before anything is built."""
+    if args.statements and args.against is not None:
+        parser.error("--statements times this checkout's full run; --against times two checkouts' jobs")
 
 
 def _count(text: str) -> int:
