@@ -20,9 +20,9 @@ PYTEST_ARGS ?=
 demo: $(STAMP)
 	$(BIN)/runrecord demo
 
-# mypy runs beside pytest: it takes one core for half a minute, and the suite leaves more than that idle
-# while its workers wait on the databases, Streamlit and Chromium (8% of two cores over a whole run, some 75 s
-# of one core). Its report follows pytest's; either failing fails the target.
+# mypy runs beside pytest rather than before it: half a minute of one core, on a machine the suite's workers
+# leave 8% idle in all while they wait on the databases, Streamlit and Chromium. Its report follows pytest's;
+# either failing fails the target.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
