@@ -65,7 +65,7 @@ from sqlalchemy import (
 from adapters import schema
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
-from adapters.dialect.names import POSTGRESQL, is_mariadb
+from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.events import EventKind
 from core.outcomes import CallOutcome
 from core.run_status import FINISHED_STATUSES, KNOWN_STATUSES, RunStatus
@@ -213,7 +213,13 @@ def _event_columns(dialect: str, *, guarded: bool) -> tuple[list[Any], ColumnEle
     before, in a statement of its own (`_missed_below`)."""
     event = schema.agentrun_event
     document = sqljson.json_document(dialect, event.c.payload, guarded=guarded).label("document")
-    return [event.c.uid, event.c.run, event.c.crdate, document], event.c.kind == EventKind.TOOL_WRITE.value
+    tool_write = event.c.kind == EventKind.TOOL_WRITE.value
+    if dialect == SQLITE:
+        # A run column holding text, which only SQLite keeps, names no run (a run's uid is its integer key):
+        # the event is no run's write, as every reading by run finds (its target would stop the pending runs,
+        # whose key is the run's uid).
+        tool_write = and_(tool_write, func.typeof(event.c.run) == "integer")
+    return [event.c.uid, event.c.run, event.c.crdate, document], tool_write
 
 
 def _in_uid_range(dialect: str, after: int, *, guarded: bool) -> Select[Any]:

@@ -1,6 +1,7 @@
 """An event whose number column holds text, which only SQLite's loose typing lets a table keep: the event is
-unreadable, named by its column, and everything else is read; measure-rates counts its run as core does, and
-refuses a newest stamp that is text in one line naming the row.
+unreadable, named by its column, and everything else is read; a tool_write whose run holds text is no run's
+write to derive-outcomes; measure-rates counts its run as core does, and refuses a newest stamp that is text
+in one line naming the row.
 MariaDB and PostgreSQL refuse such a value on insert."""
 
 from __future__ import annotations
@@ -125,6 +126,47 @@ def test_measure_rates_counts_a_run_with_an_event_whose_number_column_holds_text
         )
         assert connection.execute(unreadable).scalar_one() > 0
     engine.dispose()
+
+
+def _outcomes(engine: Engine) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    w, r = schema.write_outcome.c, schema.run_outcome.c
+    with engine.connect() as connection:
+        writes = connection.execute(
+            select(w.run_uid, w.event_uid, w.outcome, w.reason, w.edit_scope).order_by(w.event_uid)
+        ).all()
+        runs = connection.execute(select(r.run_uid, r.outcome, r.writes).order_by(r.run_uid)).all()
+    return [tuple(row) for row in writes], [tuple(row) for row in runs]
+
+
+@pytest.mark.parametrize("value", ["'z'", "X'3132'"])
+def test_a_tool_write_whose_run_column_holds_text_is_no_runs_write_and_every_run_is_derived(
+    make_empty_db: Callable[[str], str], value: str
+) -> None:
+    spoiled, removed = make_empty_db("sqlite"), make_empty_db("sqlite")
+    engines = []
+    for url in (spoiled, removed):
+        generate(url, create_tables=init_installation, conversations=120, seed=11, now=NOW)
+        engines.append(make_engine(url))
+    e = schema.agentrun_event.c
+    with engines[0].connect() as connection:
+        uid = connection.execute(select(func.min(e.uid)).where(e.kind == "tool_write")).scalar_one()
+    with engines[0].begin() as connection:
+        connection.execute(
+            text(f"UPDATE tx_nrllm_agentrun_event SET run = {value} WHERE uid = :uid"), {"uid": uid}
+        )
+    with engines[1].begin() as connection:
+        connection.execute(schema.agentrun_event.delete().where(e.uid == uid))
+
+    for engine in engines:
+        derive_outcomes(engine, now=int(NOW.timestamp()), window_s=WINDOW)
+
+    assert _outcomes(engines[0]) == _outcomes(engines[1])
+    assert _outcomes(engines[0])[1], "some run is derived"
+    with engines[0].connect() as connection:
+        t = schema.write_target.c
+        assert connection.execute(select(t.event_uid).where(t.event_uid == uid)).first() is None
+    for engine in engines:
+        engine.dispose()
 
 
 @pytest.mark.parametrize(("value", "held"), [("'z'", "text"), ("X'3132'", "bytes")])
