@@ -25,10 +25,12 @@ def release_add_command(date_text: str, label: str, db_url: str) -> None:
     """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
     from adapters.database import make_engine
     from jobs.releases import add_release, parse_day
+    from jobs.schema_setup import require_head
 
     day = parse_day(date_text, "DATE")
     engine = make_engine(db_url)
     try:
+        require_head(engine, "release add")
         added = add_release(engine, day, label, now=int(parse_now(None).timestamp()))
     finally:
         engine.dispose()
@@ -42,9 +44,11 @@ def release_list_command(db_url: str, as_json: bool) -> None:
     """Every marker, oldest first."""
     from adapters.database import make_engine
     from jobs.releases import list_releases
+    from jobs.schema_setup import require_head
 
     engine = make_engine(db_url)
     try:
+        require_head(engine, "release list")
         found = list_releases(engine)
     finally:
         engine.dispose()
@@ -126,6 +130,7 @@ def compare_command(
     from core.metrics import parse_metric
     from core.periods import Grain
     from jobs import between, releases
+    from jobs.schema_setup import require_head
 
     chosen = parse_metric(metric)
     if chosen is None or chosen not in RATE_METRICS:
@@ -149,6 +154,7 @@ def compare_command(
         end = None if to_text is None else releases.parse_day(to_text, "--to")
         engine = make_engine(db_url)
         try:
+            require_head(engine, "compare")
             found = between.compare_between(
                 engine, chosen, sides, grain=Grain(grain), start=start, end=end, now=now
             )
@@ -168,6 +174,7 @@ def compare_command(
     at = releases.parse_day(at_text, "--at")
     engine = make_engine(db_url)
     try:
+        require_head(engine, "compare")
         report = releases.compare_at(
             engine,
             chosen,
@@ -207,6 +214,7 @@ def survival_command(
     from core.groups import ALL_RUNS
     from core.survival_text import survival_json, survival_text
     from jobs import between
+    from jobs.schema_setup import require_head
     from jobs.survival import survival_of
 
     if group_text is not None and between_texts is not None:
@@ -221,6 +229,7 @@ def survival_command(
     window_s = settings.window_seconds()
     engine = make_engine(db_url)
     try:
+        require_head(engine, "survival")
         report = survival_of(engine, groups, window_s=window_s)
     finally:
         engine.dispose()
@@ -245,9 +254,11 @@ def alerts_group(ctx: click.Context, db_url: str, closed_too: bool, as_json: boo
     from adapters.database import make_engine
     from core.alert_text import alert_json, alert_line
     from jobs.alerts import list_alerts
+    from jobs.schema_setup import require_head
 
     engine = make_engine(db_url)
     try:
+        require_head(engine, "alerts")
         listed = list_alerts(engine, closed_too=closed_too)
     finally:
         engine.dispose()
@@ -277,9 +288,11 @@ def alerts_ack_command(group_db_url: str, uid: int, db_url: str | None) -> None:
     from adapters.database import make_engine
     from core.alert_text import alert_line
     from jobs.alerts import close_alert
+    from jobs.schema_setup import require_head
 
     engine = make_engine(existing_database(None, None, db_url or group_db_url))
     try:
+        require_head(engine, "alerts ack")
         stored, closed = close_alert(engine, uid, now=int(parse_now(None).timestamp()))
     finally:
         engine.dispose()

@@ -109,7 +109,8 @@ def _newer(revision: str) -> RunrecordError:
 
 
 def require_head(engine: Engine, job: str) -> None:
-    """Refuse to run `job` on our tables at another revision than this code needs, in one line."""
+    """Refuse to run `job` on our tables at another revision than this code needs, or with one of them
+    dropped by hand, in one line, before it reads or writes anything."""
     revision = current_revision(engine)
     head = head_revision()
     if revision is not None and revision != head and revision not in known_revisions():
@@ -118,6 +119,14 @@ def require_head(engine: Engine, job: str) -> None:
         raise RunrecordError(
             f"our tables are at revision {revision or 'none'}, {job} needs {head}: "
             "run `runrecord init-db` first"
+        )
+    present = table_names(engine)
+    missing = [table.name for table in ours.sorted_tables if table.name not in present]
+    if missing:
+        which = ("table " if len(missing) == 1 else "tables ") + ", ".join(missing)
+        raise RunrecordError(
+            f"our {which} {'is' if len(missing) == 1 else 'are'} missing though our tables are at revision "
+            f"{head}: run `runrecord init-db`, which creates a table dropped by hand again, before {job}"
         )
 
 

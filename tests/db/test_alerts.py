@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pytest
 from click.testing import Result
@@ -26,6 +27,7 @@ from jobs import alerts as alert_job
 from jobs import measure, releases
 from jobs.job_log import Status, execute
 from jobs.measure import measure_rates
+from jobs.measure_summary import Summary
 from jobs.schema_setup import init_db
 from tests.db.conftest import on_sqlite_alone
 from tests.webhook_receiver import receiver, silent_endpoint
@@ -309,13 +311,20 @@ def test_the_scheduled_job_writes_the_alerts_and_names_them_in_its_job_run_messa
 
 
 def test_a_failed_alert_check_leaves_the_measurement_done_and_says_so_in_the_message(
-    empty_db_url: str,
+    empty_db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = make_engine(empty_db_url)
     init_db(engine, with_upstream=True)
     plant(engine, {**dict.fromkeys(WEEKS_BEFORE, (PER_WEEK, False)), NEWEST: (PER_WEEK, True)})
-    with engine.begin() as connection:
-        connection.execute(text(f"DROP TABLE {alert.name}"))  # where the check writes the move it found
+    measure_first = measure.measure_rates
+
+    def then_the_alerts_table_gone(measured: Engine, **options: Any) -> Summary:
+        summary = measure_first(measured, **options)
+        with measured.begin() as connection:  # where the check writes the move it found
+            connection.execute(text(f"DROP TABLE {alert.name}"))
+        return summary
+
+    monkeypatch.setattr(measure, "measure_rates", then_the_alerts_table_gone)
 
     row = run_the_job(empty_db_url)
 

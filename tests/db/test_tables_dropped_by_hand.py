@@ -10,17 +10,19 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, MetaData, Table, delete, func, inspect, select
+from sqlalchemy import Engine, MetaData, Table, delete, func, inspect, select, text
 from sqlalchemy.schema import DropTable
 
 from adapters import schema
 from adapters.database import make_engine
+from adapters.schema import VERSION_TABLE
 from adapters.table_repair import EVENT_READING, MEASURED, SURVIVAL
 from core.periods import Grain
 from core.time import DAY_S
 from data.generate import generate
 from jobs.derive import derive_outcomes
 from jobs.measure import measure_rates
+from jobs.migrations import HEAD
 from jobs.schema_setup import init_installation
 
 NOW = int(datetime(2026, 12, 1, tzinfo=UTC).timestamp())
@@ -186,4 +188,48 @@ def test_a_dropped_table_that_holds_no_count_is_created_again_and_nothing_is_cou
     assert "again" not in printed.replace("created again", "")
     assert _derive_and_measure(counted) == 0 and _figures(counted) == before
     assert "created again" not in again.stdout
+    counted.dispose()
+
+
+OWN_TABLES_READ = [
+    ("measure-rates", "--now", "2026-12-01T00:00:00"),
+    ("derive-outcomes", "--now", "2026-12-01T00:00:00"),
+    ("alerts",),
+    ("compare", "edited_rate", "--at", "2026-11-02"),
+]
+
+
+@pytest.mark.parametrize("command", OWN_TABLES_READ, ids=lambda command: command[0])
+def test_a_command_on_our_tables_with_one_dropped_refuses_in_one_line_naming_it_and_writes_nothing(
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result], command: tuple[str, ...]
+) -> None:
+    _drop(counted, schema.rate)
+    # The job log's row of the failed run aside, nothing of ours may change.
+    kept = [table for table in schema.ours.sorted_tables if table not in (schema.rate, schema.job_run)]
+    before = {table.name: _rows(counted, table) for table in kept}
+
+    result = run_cli(*command, "--db", empty_db_url)
+
+    assert result.exit_code == 1 and "Traceback" not in result.output + result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "our table tx_runrecord_rate is missing" in result.stderr
+    assert "run `runrecord init-db`" in result.stderr
+    assert {table.name: _rows(counted, table) for table in kept} == before
+    counted.dispose()
+
+
+@pytest.mark.parametrize("command", OWN_TABLES_READ, ids=lambda command: command[0])
+def test_a_command_on_our_tables_at_an_older_revision_says_in_one_line_to_run_init_db_first(
+    counted: Engine, empty_db_url: str, run_cli: Callable[..., Result], command: tuple[str, ...]
+) -> None:
+    with counted.begin() as connection:
+        connection.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '0009'"))
+
+    result = run_cli(*command, "--db", empty_db_url)
+
+    assert result.exit_code == 1 and "Traceback" not in result.output + result.stderr
+    assert result.stderr.endswith(
+        f"our tables are at revision 0009, {command[0]} needs {HEAD}: run `runrecord init-db` first\n"
+    )
+    assert len(result.stderr.splitlines()) == 1, result.stderr
     counted.dispose()
