@@ -25,6 +25,7 @@ from core.conversation import (
     event_problem,
     read_card_outcomes,
     read_messages,
+    read_run,
     read_stored_record,
     read_view_context,
     runs_named,
@@ -63,15 +64,15 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
             raise ConversationNotFoundError(f"conversation {uid} does not exist")
         m = message.c
         message_rows = connection.execute(
-            select(m.sorting, m.payload, m.crdate).where(m.conversation == uid).order_by(m.sorting)
+            select(m.sorting, m.payload, m.crdate, m.uid).where(m.conversation == uid).order_by(m.sorting)
         ).all()
         messages, times, message_problems = read_messages(
-            StoredMessage(r.sorting, r.payload, r.crdate) for r in message_rows
+            StoredMessage(r.sorting, r.payload, r.crdate, r.uid) for r in message_rows
         )
         stored, readable, record_problems = read_stored_record(row.run_record)
         outcomes, outcome_problems = read_card_outcomes(row.card_outcomes)
         named = runs_named(stored, messages, outcomes, row.approval_run_uuid)
-        runs = _runs(connection, named)
+        runs, run_problems = _runs(connection, named)
         read = read_events(connection, [run.uid for run in runs])
     uuids = {run.uid: run.uuid for run in runs}
     unreadable_events: dict[str, int] = {}
@@ -82,6 +83,7 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         message_problems
         + record_problems
         + outcome_problems
+        + run_problems
         + tuple(event_problem(uuids[run_uid], problem) for run_uid, problem in read.problems)
         + view_problems
     )
@@ -108,12 +110,14 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
     )
 
 
-def _runs(connection: Connection, uuids: Sequence[str]) -> tuple[Run, ...]:
-    rows = sorted(runs_by_uuid(connection, uuids), key=lambda row: (row.started_at, row.uid))
-    return tuple(
-        Run(row.uid, row.uuid, row.status, row.configuration_identifier, row.started_at, row.finished_at)
-        for row in rows
-    )
+def _runs(connection: Connection, uuids: Sequence[str]) -> tuple[tuple[Run, ...], tuple[str, ...]]:
+    """The runs in start order, and a line per time of theirs that is not a number (their start then 0)."""
+    read = [
+        read_run(row.uid, row.uuid, row.status, row.configuration_identifier, row.started_at, row.finished_at)
+        for row in runs_by_uuid(connection, uuids)
+    ]
+    runs = sorted((run for run, _ in read), key=lambda run: (run.started_at, run.uid))
+    return tuple(runs), tuple(problem for _, problems in read for problem in problems)
 
 
 def _events_by_uuid(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem
@@ -68,11 +68,13 @@ class Conversation:
 
 @dataclass(frozen=True)
 class StoredMessage:
-    """One tx_nrmcpagent_message row as stored: its sorting, its payload text, its crdate."""
+    """One tx_nrmcpagent_message row as stored: its sorting, its payload text, its crdate, its uid. The two
+    numbers are as the driver returned them: SQLite keeps a text in an INTEGER column."""
 
-    sorting: int
+    sorting: object
     payload: str | None
-    crdate: int
+    crdate: object
+    uid: int = 0
 
 
 def read_messages(
@@ -83,18 +85,44 @@ def read_messages(
     times: dict[int, int] = {}
     problems: list[str] = []
     for row in rows:
-        times[row.sorting] = row.crdate
+        sorting = row.sorting
+        if not is_number(sorting):
+            problems.append(f"message uid {row.uid}: sorting is not a number")
+            continue
+        if is_number(row.crdate):
+            times[sorting] = row.crdate
+        else:
+            problems.append(f"message {sorting}: crdate is not a number")
         try:
             payload = json.loads(row.payload or "")
         except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
-            problems.append(f"message {row.sorting}: payload is not JSON")
+            problems.append(f"message {sorting}: payload is not JSON")
             continue
-        message = read_message(row.sorting, payload)
+        message = read_message(sorting, payload)
         if isinstance(message, UnreadableMessage):
-            problems.append(f"message {row.sorting}: {message.reason}")
+            problems.append(f"message {sorting}: {message.reason}")
         else:
             messages.append(message)
     return tuple(messages), times, tuple(problems)
+
+
+def is_number(value: object) -> TypeGuard[int]:
+    """An integer column's value as a number; SQLite keeps a text or a blob there too."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_run(
+    uid: int, uuid: str, status: str, configuration: str, started_at: object, finished_at: object
+) -> tuple[Run, tuple[str, ...]]:
+    """A run with its times, each 0 (unknown) and a line naming it where it is not a number."""
+    problems = tuple(
+        f"run {uuid}: {name} is not a number"
+        for name, value in (("started_at", started_at), ("finished_at", finished_at))
+        if not is_number(value)
+    )
+    started = started_at if is_number(started_at) else 0
+    finished = finished_at if is_number(finished_at) else 0
+    return Run(uid, uuid, status, configuration, started, finished), problems
 
 
 def read_stored_record(text: str | None) -> tuple[tuple[RunRecordEntry, ...], bool, tuple[str, ...]]:

@@ -1,7 +1,8 @@
 """An event whose number column holds text, which only SQLite's loose typing lets a table keep: the event is
 unreadable, named by its column, and everything else is read; a tool_write whose run holds text is no run's
 write to derive-outcomes; measure-rates counts its run as core does, and refuses a newest stamp that is text
-in one line naming the row.
+in one line naming the row; record and notes name a run's time or a message's number that is text, and read
+the rest.
 MariaDB and PostgreSQL refuse such a value on insert."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
+from click.testing import Result
 from sqlalchemy import Engine, func, select, text, update
 
 from adapters import schema
@@ -211,3 +213,33 @@ def test_a_duration_sqlite_stores_as_a_number_reads_as_the_decimal_sqlalchemys_n
     assert {uid: read[uid].duration_ms for uid in uids} == as_sqlalchemy
     assert all(isinstance(value, Decimal) for value in as_sqlalchemy.values())
     sqlite_installation.dispose()
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "where"),
+    [
+        ("tx_nrllm_agentrun", "started_at", "1 = 1"),
+        ("tx_nrmcpagent_message", "sorting", "conversation = 1 AND sorting = 0"),
+        ("tx_nrmcpagent_message", "crdate", "conversation = 1"),
+    ],
+)
+@pytest.mark.parametrize("command", ["record", "notes"])
+def test_record_and_notes_read_a_conversation_whose_run_or_message_holds_text_for_a_number_naming_it(
+    sqlite_installation: Engine,
+    run_cli: Callable[..., Result],
+    command: str,
+    table: str,
+    column: str,
+    where: str,
+) -> None:
+    engine = sqlite_installation
+    with engine.begin() as connection:
+        connection.execute(text(f"UPDATE {table} SET {column} = 'z' WHERE {where}"))
+    url = engine.url.render_as_string(hide_password=False)
+    engine.dispose()
+
+    result = run_cli(command, "1", "--db", url)
+
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    assert f"{column} is not a number" in result.stderr

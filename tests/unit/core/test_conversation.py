@@ -12,6 +12,7 @@ from core.conversation import (
     event_problem,
     read_card_outcomes,
     read_messages,
+    read_run,
     read_stored_record,
     read_view_context,
     runs_named,
@@ -43,6 +44,29 @@ def test_a_message_that_is_not_json_or_has_no_role_is_named_and_the_others_are_r
         "message 2: role is not user, assistant or tool",
         "message 3: payload is not JSON",
     )
+
+
+def test_a_message_whose_sorting_is_no_number_is_named_by_uid_one_whose_crdate_is_none_is_read() -> None:
+    # SQLite keeps a text or a blob in an INTEGER column; the other engines refuse one.
+    rows = [
+        StoredMessage("z", _payload(role="user", content="Hallo"), 100, uid=7),
+        StoredMessage(1, _payload(role="user", content="weiter"), b"12", uid=8),
+        StoredMessage(2, _payload(role="user", content="danke"), 102, uid=9),
+    ]
+
+    messages, times, problems = read_messages(rows)
+
+    assert [(m.position, m.content) for m in messages] == [(1, "weiter"), (2, "danke")]
+    assert times == {2: 102}
+    assert problems == ("message uid 7: sorting is not a number", "message 1: crdate is not a number")
+
+
+def test_a_runs_time_that_is_no_number_is_named_and_read_as_unknown() -> None:
+    run, problems = read_run(3, "uuid-3", "completed", "c", "abc", 200)
+
+    assert (run.started_at, run.finished_at) == (0, 200)
+    assert problems == ("run uuid-3: started_at is not a number",)
+    assert read_run(4, "uuid-4", "completed", "c", 100, 200)[1] == ()
 
 
 @pytest.mark.parametrize(
