@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, Date, select, update
 
 from adapters import schema
 from adapters.dialect import bulk
-from adapters.dialect.days import day_of
+from adapters.dialect.days import day_of, stored_day
 from adapters.errors import RunrecordError
 from core.alerts import Alert, AlertKind, AlertStatus, StoredAlert
 from core.groups import Group, GroupKind
@@ -108,8 +108,8 @@ def unreadable_line(uids: Sequence[int]) -> str:
     """One line naming the alert rows left out."""
     named = ", ".join(f"#{uid}" for uid in uids)
     return (
-        f"tx_runrecord_alert {'row' if len(uids) == 1 else 'rows'} {named} cannot be read (a kind, status or "
-        "figure runrecord does not write) and left out"
+        f"tx_runrecord_alert {'row' if len(uids) == 1 else 'rows'} {named} cannot be read (a kind, status, "
+        "date or figure runrecord does not write) and left out"
     )
 
 
@@ -148,6 +148,11 @@ def _stored(row: Any) -> StoredAlert:
     )
 
 
+def _columns() -> list[Any]:
+    """Every column of the table, its dates as stored (stored_day): a row `_read` cannot read is left out."""
+    return [stored_day(column) if isinstance(column.type, Date) else column for column in alert.c]
+
+
 def _newest_first() -> tuple[Any, ...]:
     return (alert.c.created_at.desc(), alert.c.uid.desc())
 
@@ -168,7 +173,7 @@ def alerts_by_uid(connection: Connection, uids: Sequence[int]) -> list[StoredAle
     """The alerts of these uids, newest first; one of them that cannot be read is an UnreadableAlertError."""
     if not uids:
         return []
-    query = select(alert).where(alert.c.uid.in_(sorted(set(uids)))).order_by(*_newest_first())
+    query = select(*_columns()).where(alert.c.uid.in_(sorted(set(uids)))).order_by(*_newest_first())
     listed = _listed(connection, query)
     if listed.unreadable:
         raise UnreadableAlertError(unreadable_line(listed.unreadable))
@@ -177,7 +182,7 @@ def alerts_by_uid(connection: Connection, uids: Sequence[int]) -> list[StoredAle
 
 def listed_alerts(connection: Connection, *, closed_too: bool = False) -> ListedAlerts:
     """The open alerts (with `closed_too`, every alert), newest first, and the rows that cannot be read."""
-    query = select(alert).order_by(*_newest_first())
+    query = select(*_columns()).order_by(*_newest_first())
     if not closed_too:
         query = query.where(alert.c.status == AlertStatus.OPEN.value)
     return _listed(connection, query)

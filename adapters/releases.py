@@ -9,7 +9,8 @@ from sqlalchemy import Connection, select
 
 from adapters import schema
 from adapters.dialect import bulk
-from adapters.dialect.days import day_of
+from adapters.dialect.days import day_of, stored_day
+from adapters.errors import RunrecordError
 
 release = schema.release
 
@@ -29,11 +30,24 @@ def add_release(connection: Connection, released_on: date, label: str, *, now: i
     return bool(inserted.all())
 
 
+class UnreadableReleaseError(RunrecordError):
+    """A marker whose date runrecord did not write (a row made by hand): it is never read as another day."""
+
+
 def releases(connection: Connection) -> list[Release]:
-    """Every marker, oldest first."""
+    """Every marker, oldest first; a row whose date cannot be read is an UnreadableReleaseError naming it."""
     rel = release.c
-    query = select(rel.released_on, rel.label).order_by(rel.released_on, rel.label)
-    return [Release(day_of(row.released_on), str(row.label)) for row in connection.execute(query)]
+    query = select(rel.uid, stored_day(rel.released_on), rel.label).order_by(rel.released_on, rel.label)
+    found: list[Release] = []
+    for row in connection.execute(query):
+        try:
+            day = day_of(row.released_on)
+        except ValueError as error:
+            raise UnreadableReleaseError(
+                f"{release.name} row #{row.uid} holds no date (YYYY-MM-DD) in released_on: mend or delete it"
+            ) from error
+        found.append(Release(day, str(row.label)))
+    return found
 
 
 def labels_on(connection: Connection, day: date) -> list[str]:

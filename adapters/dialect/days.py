@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Date, Integer, func, literal_column, type_coerce
+from sqlalchemy import ColumnElement, Date, Integer, String, func, literal_column, type_coerce
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.time import DAY_S
@@ -36,6 +36,12 @@ def date_of(dialect: str, unix: ColumnElement[Any], *, week: bool) -> ColumnElem
     if is_mariadb(dialect):
         return func.from_days(number + _TO_DAYS_EPOCH, type_=Date)
     raise NotImplementedError(f"no dates for the {dialect} dialect")
+
+
+def stored_day(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A Date column read as the driver hands it over, for `day_of` to read: SQLAlchemy's own reading of a
+    SQLite date raises while the row is fetched, before a reader could name the row ("2026-99-99")."""
+    return type_coerce(column, String).label(column.key)
 
 
 def day_of(value: object) -> date:

@@ -210,8 +210,8 @@ def test_an_alert_row_runrecord_did_not_write_is_named_above_the_others(
     table = _alert_table(app)
     assert len(table) == 2 and first.uid not in set(table["alert"])
     assert [e.value for e in app.error] == [
-        f"tx_runrecord_alert row #{first.uid} cannot be read (a kind, status or figure runrecord does not "
-        "write) and left out."
+        f"tx_runrecord_alert row #{first.uid} cannot be read (a kind, status, date or figure runrecord does "
+        "not write) and left out."
     ]
 
 

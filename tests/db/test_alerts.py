@@ -478,11 +478,32 @@ def test_an_alert_row_runrecord_did_not_write_is_named_and_left_out_while_the_re
     assert listed.exit_code == 1
     assert [int(line.split()[0][1:]) for line in listed.stdout.splitlines()] == sorted(uids[1:], reverse=True)
     assert listed.stderr.strip() == (
-        f"runrecord: error: tx_runrecord_alert row #{uids[0]} cannot be read (a kind, status or figure "
+        f"runrecord: error: tx_runrecord_alert row #{uids[0]} cannot be read (a kind, status, date or figure "
         "runrecord does not write) and left out"
     )
     assert as_json.exit_code == 1
     assert sorted(item["id"] for item in json.loads(as_json.stdout)) == uids[1:]
+
+
+@on_sqlite_alone  # MariaDB and PostgreSQL keep no such value in a DATE column
+@pytest.mark.parametrize("column", ["at_date", "after_to"])
+def test_an_alert_row_whose_date_is_no_date_is_named_and_left_out_while_the_rest_is_listed(
+    moved_engine: Engine, moved_url: str, run_cli: Callable[..., Result], column: str
+) -> None:
+    check(moved_engine)
+    uids = [int(row["uid"]) for row in stored_rows(moved_engine)]
+    with moved_engine.begin() as connection:
+        spoil = text(f"UPDATE {alert.name} SET {column} = '2026-99-99' WHERE uid = :uid")
+        connection.execute(spoil, {"uid": uids[0]})
+
+    listed = run_cli("alerts", "--db", moved_url)
+
+    assert listed.exit_code == 1 and "Traceback" not in listed.output + listed.stderr
+    assert [int(line.split()[0][1:]) for line in listed.stdout.splitlines()] == sorted(uids[1:], reverse=True)
+    assert listed.stderr.strip() == (
+        f"runrecord: error: tx_runrecord_alert row #{uids[0]} cannot be read (a kind, status, date or figure "
+        "runrecord does not write) and left out"
+    )
 
 
 def test_acknowledging_an_alert_row_runrecord_did_not_write_changes_nothing(

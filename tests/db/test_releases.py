@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, text
 
 from adapters import schema
 from core.periods import Grain
@@ -97,6 +97,25 @@ def test_a_marker_is_recorded_once_and_listed_by_date(
         {"released_on": "2026-10-01", "label": "Notice shown"},
         {"released_on": "2026-11-02", "label": "Prompt rule"},
     ]
+
+
+@on_sqlite_alone  # MariaDB and PostgreSQL keep no such value in a DATE column
+@pytest.mark.parametrize("stored", ["garbage", "2026-99-99"])
+def test_a_marker_whose_date_is_no_date_is_one_error_line_naming_its_row(
+    installation_url: str, installation_engine: Engine, run_cli: Callable[..., Result], stored: str
+) -> None:
+    run_cli("release", "add", "2026-11-02", "Prompt rule", "--db", installation_url)
+    with installation_engine.begin() as connection:
+        uid = connection.execute(select(schema.release.c.uid)).scalar_one()
+        connection.execute(text(f"UPDATE {schema.release.name} SET released_on = :day"), {"day": stored})
+
+    listed = run_cli("release", "list", "--db", installation_url)
+
+    assert listed.exit_code == 1 and "Traceback" not in listed.output + listed.stderr
+    assert listed.stderr == (
+        f"runrecord: error: tx_runrecord_release row #{uid} holds no date (YYYY-MM-DD) in released_on: "
+        "mend or delete it\n"
+    )
 
 
 @on_sqlite_alone
