@@ -287,7 +287,10 @@ def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> li
     if chosen.outcome in OUTCOMES:
         conditions.append(o.outcome == chosen.outcome)
     if chosen.outcome == NO_OUTCOME and tables.outcomes:
-        conditions.append(~select(o.run_uid).where(o.run_uid == r.uid).exists())
+        # An alias: the page joins the outcome table itself to show each run's, and a subquery naming the
+        # same table would be taken for that join's (no FROM of its own left).
+        derived = schema.run_outcome.alias("derived")
+        conditions.append(~select(derived.c.run_uid).where(derived.c.run_uid == r.uid).exists())
     if chosen.reads_facts:
         found = _fact_conditions(connection, chosen)
         conditions.append(select(fact.c.run_uid).where(fact.c.run_uid == r.uid, *found).exists())

@@ -1,15 +1,15 @@
 """The Runs page's reads (adapters.runs) on SQLite, MariaDB and PostgreSQL: newest start first whatever the
 uid, paged by a keyset of start and uid; a run found by its uuid or short id; the filters on what
-measure-rates found of a run's answer."""
+measure-rates found of a run's answer; the runs without an outcome yet."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert, select
 
-from adapters import runs
+from adapters import runs, schema
 from adapters.runs import RunFilter, Tables
 from core.time import DAY_S
 from data.builder import Installation
@@ -99,3 +99,32 @@ def test_a_filter_on_facts_not_measured_yet_matches_no_run(installation_engine: 
         )
 
     assert counted == 0
+
+
+def test_the_none_yet_filter_lists_the_runs_without_an_outcome_and_counts_them(
+    installation_engine: Engine,
+) -> None:
+    first, second, third = _plant(installation_engine)
+    with installation_engine.begin() as connection:
+        derived = select(schema.agentrun.c.uid).where(schema.agentrun.c.uuid == first).scalar_subquery()
+        connection.execute(
+            insert(schema.run_outcome).values(
+                run_uid=derived,
+                correlation_id=first,
+                outcome="accepted_unchanged",
+                writes=1,
+                configuration_identifier="content-assistant",
+                window_s=7 * DAY_S,
+                rule_version="2026.12-1",
+                derived_at=NOW,
+                last_write_at=START,
+            )
+        )
+    chosen = RunFilter(outcome=runs.NO_OUTCOME)
+
+    listed = _page(installation_engine, chosen)
+    with installation_engine.connect() as connection:
+        counted = runs.count_runs(connection, chosen, tables=EVERY)
+
+    assert [row.uuid for row in listed] == [third, second] and counted == 2
+    assert [row.outcome for row in listed] == [None, None]
