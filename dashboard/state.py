@@ -21,7 +21,7 @@ from adapters.health import Reading
 from adapters.runs import Bound, RunFilter
 from core.between import BetweenReport
 from core.comparison import ComparisonReport
-from core.groups import ALL_RUNS, parse_group
+from core.groups import ALL_RUNS, Group, parse_group
 from core.summary import Tile
 from dashboard.queries import (
     alerts,
@@ -155,9 +155,10 @@ def before_after(
     released_on: date,
     weeks: int,
     at: int,
+    group: Group = ALL_RUNS,
 ) -> ComparisonReport:
-    """A marker's before/after comparison (as `runrecord compare`)."""
-    return rates.before_after(_engine(url), metric, grain, released_on, weeks, now=at)
+    """A marker's before/after comparison (as `runrecord compare`), of all runs or of one group."""
+    return rates.before_after(_engine(url), metric, grain, released_on, weeks, now=at, group=group)
 
 
 @st.cache_data(ttl=RATES_TTL_S, show_spinner=False)

@@ -204,14 +204,21 @@ def releases(engine: Engine) -> pd.DataFrame:
 
 
 def before_after(
-    engine: Engine, metric: str, grain: str, released_on: date, weeks: int, *, now: int
+    engine: Engine,
+    metric: str,
+    grain: str,
+    released_on: date,
+    weeks: int,
+    *,
+    now: int,
+    group: Group = ALL_RUNS,
 ) -> ComparisonReport:
-    """`runrecord compare METRIC --at DATE --weeks N` for all runs: the same sides, sums and verdict."""
+    """`runrecord compare METRIC --at DATE --weeks N [--group G]`: the same sides, sums and verdict."""
     chosen, period = Metric(metric), Grain(grain)
     sides = comparison_periods(released_on, weeks, period)
     with reported(engine, "reading the rates"), engine.connect() as connection:
         figures = stored_rates.rate_figures(
-            connection, period, metrics_read(chosen), ALL_RUNS, sides.before + sides.after
+            connection, period, metrics_read(chosen), group, sides.before + sides.after
         )
         labels = markers.labels_on(connection, released_on)
         first_open = measure_marks.first_open(connection, period, now=now)
@@ -221,7 +228,7 @@ def before_after(
         sides,
         figures,
         weeks=weeks,
-        group=ALL_RUNS,
+        group=group,
         grain=period,
         releases=labels,
         first_open=first_open,

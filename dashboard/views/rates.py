@@ -5,6 +5,7 @@ Outcomes (outcome mix and edit scope), Survival (of AI text), Alerts."""
 import streamlit as st
 
 from adapters import schema
+from core.groups import ALL_RUNS
 from dashboard import state
 from dashboard.components import (
     alerts,
@@ -119,11 +120,17 @@ elif tab == "release":
         weeks = st.select_slider(
             "Weeks on each side", options=rates.COMPARISON_WEEKS, value=4, key="compare_weeks"
         )
+        compared = filters.one_group or ALL_RUNS
         with guard.reading():
-            report = state.before_after(url, data, chosen_metric, grain, filters.marker[0], int(weeks), now)
+            report = state.before_after(
+                url, data, chosen_metric, grain, filters.marker[0], int(weeks), now, compared
+            )
             go_on = state.go_on_split(url, data, grain, filters.marker[0], int(weeks), now)
         two_sided.show(report, rates.LABELS[chosen_metric], key="comparison")
         go_on_split.show(go_on, chosen_metric, key="go_on_split")
+        if filters.group_kind != filter_bar.ALL:
+            of = "all runs" if compared == ALL_RUNS else filter_bar.group_label(filters.group)
+            st.caption(f'The comparison is of {of}; what followed a stored "go on" message is of all runs.')
 
 elif tab == "configurations":
     st.subheader("By configuration or skill")

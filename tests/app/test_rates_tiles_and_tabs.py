@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import schema
 from adapters.database import make_engine
+from core.groups import parse_group
 from core.metrics import Metric
 from core.periods import Grain
 from core.summary import TILE_METRICS
@@ -24,6 +25,7 @@ from core.two_sided import TOO_FEW_TO_SHOW
 from dashboard import url_state
 from dashboard.components import rate_chart, rates_tab, summary_tiles, survival_chart
 from dashboard.queries.rates import CHARTED
+from jobs import releases
 from tests.app import rendered
 from tests.app.conftest import NOW
 from tests.conftest import REPO_ROOT
@@ -110,6 +112,36 @@ def test_a_fall_of_a_rate_where_lower_is_better_across_the_release_is_green(
     assert len(across) == len(TILE_METRICS)
     stored = across[TILE_METRICS.index(Metric.NOTHING_SAVED_RATE)]
     assert re.search(r":green\[[\d.]+% → [\d.]+%, −[\d.]+ pts: fell significantly: better\]", stored), stored
+
+
+@pytest.mark.parametrize("group", ["configuration:seo-assistant", "skill:missing_alt_text"])
+def test_the_release_tab_compares_the_chosen_group_as_compare_with_group_does(
+    dashboard: Callable[..., AppTest], measured: tuple[str, date], group: str
+) -> None:
+    url, released_on = measured
+    chosen = parse_group(group)
+    assert chosen is not None
+    engine = make_engine(url)
+    report = releases.compare_at(
+        engine,
+        Metric.EDITED_RATE,
+        released_on,
+        weeks=4,
+        group=chosen,
+        grain=Grain.WEEK,
+        now=int(NOW.timestamp()),
+    )
+    engine.dispose()
+
+    app = dashboard(url, page="rates", query={"tab": "release", "group": group})
+
+    assert not app.exception
+    texts = _texts(app)
+    for side in (report.before, report.after):
+        proportion = side.proportion
+        expected = f"{proportion.numerator:,} of {proportion.denominator:,}" if side.shown else "too few"
+        assert any(expected in text for text in texts), (group, expected)
+    assert any(text.startswith("The comparison is of ") and group.split(":")[1] in text for text in texts)
 
 
 def test_a_tile_of_a_group_with_fewer_than_five_runs_in_its_week_reads_too_few_to_show(
