@@ -19,9 +19,13 @@ def show(readings: Collection[AnswerReading], *, key: str) -> None:
             st.caption("runrecord's reading: no run of this conversation gave a completed answer.")
             return
         if not lines:
-            st.caption(
-                f"runrecord's reading: none of the {len(readings)} completed answers claims a change its run "
-                "did not write, carries a notice the recomputation does not give, or denies recorded writes."
+            said = (
+                "the one completed answer claims no change its run did not write, carries no notice the "
+                "recomputation does not give, and denies no recorded writes."
+                if len(readings) == 1
+                else f"none of the {len(readings):,} completed answers claims a change its run did not "
+                "write, carries a notice the recomputation does not give, or denies recorded writes."
             )
+            st.caption(f"runrecord's reading: {said}")
             return
         st.markdown("**runrecord's reading** (marked in place below): " + "; ".join(lines) + ".")

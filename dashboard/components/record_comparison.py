@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.formatting import plural
 from core.record_rebuild import RecordReport
 from dashboard.queries import conversations
 
@@ -18,11 +19,11 @@ def show(report: RecordReport, *, key: str) -> None:
             "one, or a damaged column); the entries below are rebuilt from the runs' events."
         )
     elif report.differences:
-        st.warning(f"The stored record and the events differ in {len(report.differences)} entries.")
+        differing = plural(len(report.differences), "entry", "entries")
+        st.warning(f"The stored record and the events differ in {differing}.")
     else:
-        st.success(
-            f"The stored record and the one rebuilt from events agree ({len(report.rebuilt)} entries)."
-        )
+        agreeing = plural(len(report.rebuilt), "entry", "entries")
+        st.success(f"The stored record and the one rebuilt from events agree ({agreeing}).")
     every = conversation.stored_record_readable is False or st.toggle(
         "Show every entry, not only those that differ", key=f"{key}_every"
     )

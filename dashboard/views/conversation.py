@@ -4,6 +4,7 @@ import streamlit as st
 
 from adapters import schema, settings
 from adapters.conversations import ConversationNotFoundError
+from core.formatting import plural
 from dashboard import access, state
 from dashboard.components import (
     answer_readings,
@@ -47,8 +48,9 @@ conversation_state.show(
     key="state",
 )
 st.caption(
-    f"Status {conversation.status}; skill {conversation.skill or '—'}; {len(conversation.messages)} "
-    f"messages, {len(conversation.runs)} runs, {len(conversation.card_outcomes)} card outcomes."
+    f"Status {conversation.status}; skill {conversation.skill or '—'}; "
+    f"{plural(len(conversation.messages), 'message')}, {plural(len(conversation.runs), 'run')}, "
+    f"{plural(len(conversation.card_outcomes), 'card outcome')}."
 )
 answer_readings.show(loaded.readings.values(), key="readings")
 

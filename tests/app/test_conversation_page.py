@@ -380,7 +380,8 @@ def test_the_record_table_shows_the_entry_that_differs_in_full_and_every_entry_o
     app.toggle(key="record_every").set_value(True).run()
     every = app.table[0].value
 
-    assert "The stored record and the events differ in 1 entries." in [w.value for w in app.warning]
+    assert "The stored record and the events differ in 1 entry." in [w.value for w in app.warning]
+    assert any(", 1 run, " in caption.value for caption in app.caption)
     assert list(differing["difference"]) == ["differs: writes"]
     assert (
         "pages:" in differing["rebuilt from events"].iloc[0] and "pages:" not in differing["stored"].iloc[0]
