@@ -395,11 +395,13 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
     where = describe(parse_url(db_url))
     config = SchedulerConfig.from_settings()
     if dry_run:
+        # The clock (RUNRECORD_NOW) is read before the first line is printed.
+        planned_jobs = plan(config, clock.now().astimezone(config.timezone))
         click.echo(
             f"scheduler for {where}: time zone {config.timezone.key}, misfire grace "
             f"{config.misfire_grace_s} s, lease {config.lease_s:g} s"
         )
-        for planned in plan(config, clock.now().astimezone(config.timezone)):
+        for planned in planned_jobs:
             when = "never" if planned.next_run is None else f"{planned.next_run:%Y-%m-%d %H:%M %Z}"
             if planned.spec.after is not None:
                 when = f"after {when}"

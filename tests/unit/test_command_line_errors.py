@@ -356,3 +356,15 @@ def _our_rows(connection: sqlite3.Connection) -> dict[str, int]:
         for name in names
         if name != "tx_runrecord_job_run"
     }
+
+
+def test_a_malformed_clock_setting_stops_the_schedulers_dry_run_before_it_prints_a_line(
+    run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNRECORD_NOW", "garbage")
+
+    result = run_cli("scheduler", "--dry-run")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == "runrecord: error: RUNRECORD_NOW is not an ISO 8601 date or time: 'garbage'\n"
