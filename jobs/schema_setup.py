@@ -151,6 +151,14 @@ def _init(connection: Connection, with_upstream: bool, derive_again: bool) -> In
         created_upstream = tuple(table.name for table in upstream.sorted_tables if table.name not in existing)
         upstream.create_all(connection, checkfirst=True)
     revision_before = stored_revision(connection)
+    if revision_before is None and set(ours.tables) <= existing:
+        # The migrations would create every table again, and fail on the first (a table of ours made by hand
+        # on a database without the others fails so, and the failed init-db leaves the database as it was).
+        raise RunrecordError(
+            f"our tables are there but not the revision they are at ({VERSION_TABLE} is missing or empty), "
+            f"so init-db cannot tell which migrations they had: restore {VERSION_TABLE} from a backup (this "
+            f"runrecord's revision is {HEAD})"
+        )
     revision_after = _upgrade(connection)
     repaired = repair(connection, revision=revision_after, derive_again=derive_again)
     return InitReport(created_upstream, revision_before, revision_after, repaired)

@@ -197,6 +197,29 @@ def test_tables_of_a_newer_runrecord_are_named_so_by_the_jobs_and_by_init_db(
         assert "a newer runrecord wrote them" in result.stderr
 
 
+@pytest.mark.parametrize("lost", ["dropped", "emptied"])
+def test_our_tables_without_their_revision_are_refused_by_init_db_in_one_line_and_nothing_changes(
+    empty_db_url: str, run_cli: Callable[..., Result], lost: str
+) -> None:
+    engine = make_engine(empty_db_url)
+    init_db(engine, with_upstream=True)
+    with engine.begin() as connection:
+        connection.execute(text(f"{'DROP TABLE' if lost == 'dropped' else 'DELETE FROM'} {VERSION_TABLE}"))
+    before = tables_of(empty_db_url)
+
+    derive = run_cli("derive-outcomes", "--db", empty_db_url, "--now", "2026-12-01T00:00:00Z")
+    init = run_cli("init-db", "--db", empty_db_url)
+
+    engine.dispose()
+    assert "run `runrecord init-db` first" in derive.stderr
+    assert init.exit_code == 1 and len(init.stderr.splitlines()) == 1, init.stderr
+    assert f"our tables are there but not the revision they are at ({VERSION_TABLE} is missing or empty)" in (
+        init.stderr
+    )
+    assert f"restore {VERSION_TABLE} from a backup (this runrecord's revision is {HEAD})" in init.stderr
+    assert tables_of(empty_db_url) == before
+
+
 def test_a_failed_init_db_leaves_the_database_as_it_was(empty_db_url: str) -> None:
     # A table of ours made by hand: the migration reaches it after creating the upstream tables and four of
     # ours, then fails. MariaDB has committed each CREATE by then; init_db must drop them again.
