@@ -144,6 +144,26 @@ def test_the_release_tab_compares_the_chosen_group_as_compare_with_group_does(
     assert any(text.startswith("The comparison is of ") and group.split(":")[1] in text for text in texts)
 
 
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ({"range": "custom", "from": "2025-01-01", "to": "2025-02-01"}, "(no period with a figure)."),
+        ({"group": "skill:missing_alt_text"}, "(fewer than 5 runs of the group in each period)."),
+    ],
+    ids=["a range before every measured period", "a group too small in every period"],
+)
+def test_a_chart_without_a_figure_says_why_not_that_nothing_was_measured(
+    dashboard: Callable[..., AppTest], measured_db_url: str, query: dict[str, str], said: str
+) -> None:
+    app = dashboard(measured_db_url, page="rates", query=query)
+
+    assert not app.exception
+    infos = [str(info.value) for info in app.info]
+    assert any(said in info for info in infos), "\n".join(infos)
+    assert all(": nothing to show in this range (" in info for info in infos), "\n".join(infos)
+    assert not any("measure-rates" in info for info in infos)
+
+
 def test_a_tile_of_a_group_with_fewer_than_five_runs_in_its_week_reads_too_few_to_show(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
