@@ -104,7 +104,7 @@ class Shape:
 
 ENTRY = Shape(
     (
-        Field("runUuid", Holds.TEXT, nonempty=True, reason="runUuid missing"),
+        Field("runUuid", Holds.TEXT, nonempty=True, reason="runUuid missing or not text"),
         Field("segment", Holds.COUNT),
         Field("position", Holds.COUNT, default=0),
         Field("cardOutcomesBefore", Holds.COUNT, default=0),

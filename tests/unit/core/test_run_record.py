@@ -661,7 +661,9 @@ def test_identifiers_read_back_are_reduced_to_identifier_characters():
 @pytest.mark.parametrize(
     ("changes", "reason"),
     [
-        pytest.param({"runUuid": None}, "runUuid missing", id="no run"),
+        pytest.param({"runUuid": None}, "runUuid missing or not text", id="no run"),
+        pytest.param({"runUuid": 5}, "runUuid missing or not text", id="a run as a number"),
+        pytest.param({"runUuid": ""}, "runUuid missing or not text", id="a run without text"),
         pytest.param({"segment": None}, "segment is not a count", id="no segment"),
         pytest.param({"segment": "1"}, "segment is not a count", id="segment as text"),
         pytest.param({"segment": True}, "segment is not a count", id="segment a boolean"),
