@@ -522,8 +522,9 @@ def _password(*, from_stdin: bool) -> str:
         raise RunrecordError("the password is not UTF-8 text") from error
     if not settings.is_utf8(password):  # the same bytes, handed on as surrogates by a lenient stream
         raise RunrecordError("the password is not UTF-8 text")
-    if not password:
-        raise RunrecordError("an empty password cannot be an administrator password")
+    if not password.strip():
+        said = "an empty password" if not password else "a password of white space alone"
+        raise RunrecordError(f"{said} cannot be an administrator password")
     return password
 
 

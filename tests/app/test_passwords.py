@@ -96,11 +96,14 @@ def test_hash_password_prints_a_hash_that_verifies_and_never_the_password() -> N
     assert "RUNRECORD_ADMIN_PASSWORD_HASH" in result.stderr
 
 
-def test_hash_password_refuses_an_empty_password() -> None:
-    result = CliRunner().invoke(main, ["hash-password", "--password-stdin"], input="\n")
+@pytest.mark.parametrize(
+    ("line", "said"), [("\n", "an empty password"), ("   \t\n", "a password of white space alone")]
+)
+def test_hash_password_refuses_an_empty_or_blank_password(line: str, said: str) -> None:
+    result = CliRunner().invoke(main, ["hash-password", "--password-stdin"], input=line)
 
     assert result.exit_code == 1
-    assert result.stderr.startswith("runrecord: error:")
+    assert result.stderr == f"runrecord: error: {said} cannot be an administrator password\n"
 
 
 @pytest.mark.parametrize(
