@@ -101,8 +101,12 @@ def _from_rates(start: RunFilter, *, key: str) -> tuple[date | None, date | None
     if start.ended_from is not None or start.ended_to is not None:
         span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
         parts.append(f"{'ending' if parts else 'Runs ending'} {span} (the period a rate counts them in)")
-    said.info(f"{', '.join(parts)}, as the link from Rates asked.")
-    if clear.button("Show all runs" if start.counted else "Show all periods", key=key):
+    # Placeholders: a click clears the banner and the button in the run that handles it.
+    note, button = said.empty(), clear.empty()
+    note.info(f"{', '.join(parts)}, as the link from Rates asked.")
+    if button.button("Drop the link's filter", key=key):
+        note.empty()
+        button.empty()
         return None, None, None
     return start.ended_from, start.ended_to, start.counted
 

@@ -193,3 +193,25 @@ def test_a_runs_link_counts_by_a_rate_a_run_filter_can_count_and_no_other() -> N
     assert scope.counted is None and (scope.ended_from, scope.ended_to) == (first, last)
     with pytest.raises(ValueError, match="counted must be one of"):
         url_state.parse_runs_filter('{"counted": "edited_released_only"}')
+
+
+def test_dropping_the_links_filter_clears_its_banner_in_the_same_run_and_keeps_the_other_filters(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    linked = {
+        "counted": "edited_rate",
+        "ended_from": "2026-11-02",
+        "ended_to": "2026-11-08",
+        "configuration": "seo-assistant",
+    }
+    app = dashboard(measured_db_url, page="runs", query={"runs": json.dumps(linked)})
+    asked = "as the link from Rates asked"
+    assert any(asked in str(info.value) for info in app.info)
+
+    app.button(key="filters_ended").click().run()
+
+    assert not app.exception
+    assert not any(asked in str(info.value) for info in app.info)
+    assert not [button for button in app.button if button.key == "filters_ended"]
+    kept = app.query_params["runs"]
+    assert json.loads(kept if isinstance(kept, str) else kept[0]) == {"configuration": "seo-assistant"}
