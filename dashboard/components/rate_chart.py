@@ -11,7 +11,7 @@ when the chart is told its metric.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date
 from typing import Any
 
@@ -152,18 +152,34 @@ def _fill(colour: str) -> str:
     return f"rgba({red}, {green}, {blue}, 0.18)"
 
 
-def figure(frame: pd.DataFrame, releases: pd.DataFrame, title: str, span: TimeRange, grain: str) -> go.Figure:
+def group_colours(groups: Iterable[str]) -> dict[str, str]:
+    """A colour for each group, the same on every chart that draws it: by the groups' names in order."""
+    ordered = sorted(set(groups))
+    return {group: GROUP_COLOURS[index % len(GROUP_COLOURS)] for index, group in enumerate(ordered)}
+
+
+def figure(
+    frame: pd.DataFrame,
+    releases: pd.DataFrame,
+    title: str,
+    span: TimeRange,
+    grain: str,
+    colours: Mapping[str, str] | None = None,
+) -> go.Figure:
     """The chart of one metric's rows (period_start, numerator, denominator, excluded, rate, low, high, open;
-    and group, for one line per group) over the range."""
+    and group, for one line per group) over the range; `colours`: each group's (group_colours), by default
+    those of this chart's groups alone."""
     chart = go.Figure()
-    groups = list(dict.fromkeys(frame["group"])) if "group" in frame.columns else [None]
-    for index, group in enumerate(groups):
+    names = sorted({str(group) for group in frame["group"]}) if "group" in frame.columns else []
+    groups: list[str | None] = list(names) if names else [None]
+    colours = group_colours(names) if colours is None else colours
+    for group in groups:
         rows = frame if group is None else frame[frame["group"] == group]
         grouped = group is not None and "group_value" in rows.columns
         value = str(rows["group_value"].iloc[0]) if grouped else ""
         rows = on_every_period(rows, span, grain)
         x = [day.isoformat() for day in rows["period_start"]]
-        colour = LINE if group is None else GROUP_COLOURS[index % len(GROUP_COLOURS)]
+        colour = LINE if group is None else colours.get(str(group), GROUP_COLOURS[0])
         fill = BAND if group is None else _fill(colour)
         band = "Wilson 95% interval" if group is None else f"{group}: 95% interval"
         _band(chart, rows, x, fill, band)
@@ -206,6 +222,7 @@ def show(
     key: str,
     metric: str | None = None,
     group_kind: str = GroupKind.ALL.value,
+    colours: Mapping[str, str] | None = None,
 ) -> None:
     """The chart over the range, or a line saying the metric has no rows in it; with its `metric`, a point
     selected opens the runs it counts (`group_kind`: the kind of the frame's groups)."""
@@ -216,7 +233,7 @@ def show(
         why = "fewer than 5 runs of the group in each period" if too_few else "no period with a figure"
         st.info(f"{title}: nothing to show in this range ({why}).")
         return
-    chart = figure(shown, releases, title, span, grain)
+    chart = figure(shown, releases, title, span, grain, colours)
     if metric is None:
         st.plotly_chart(chart, key=key, width="stretch")
     else:

@@ -86,9 +86,12 @@ if tab == "overview":
             rule_versions.show(rate_chart.in_range(frame, span, grain), grain, key=f"rule_versions_{name}")
     else:
         chosen = filters.one_group
-        for name in rates.CHARTED:
-            with guard.reading():
-                split = state.group_split(url, data, name, grain, filters.group_kind, now)
+        with guard.reading():
+            kind = filters.group_kind
+            splits = {name: state.group_split(url, data, name, grain, kind, now) for name in rates.CHARTED}
+        # A group's line has one colour on every chart, whichever groups a chart draws.
+        colours = rate_chart.group_colours(group for split in splits.values() for group in split["group"])
+        for name, split in splits.items():
             if chosen is not None:
                 split = split[split["group_value"] == chosen.value]
             rate_chart.show(
@@ -100,6 +103,7 @@ if tab == "overview":
                 key=f"chart_{name}",
                 metric=name,
                 group_kind=filters.group_kind,
+                colours=colours,
             )
         st.caption(
             f"A {filters.group_kind} with fewer than 5 runs in a period has no figure there: a gap in its "

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
+import pandas as pd
 import pytest
 from sqlalchemy import select
 from streamlit.proto.Metric_pb2 import Metric as MetricProto
@@ -162,6 +163,57 @@ def test_a_chart_without_a_figure_says_why_not_that_nothing_was_measured(
     assert any(said in info for info in infos), "\n".join(infos)
     assert all(": nothing to show in this range (" in info for info in infos), "\n".join(infos)
     assert not any("measure-rates" in info for info in infos)
+
+
+@pytest.mark.parametrize("kind", ["configuration", "skill"])
+def test_a_groups_line_has_one_colour_on_every_chart(
+    dashboard: Callable[..., AppTest], measured_db_url: str, kind: str
+) -> None:
+    app = dashboard(measured_db_url, page="rates", query={"group": kind})
+
+    assert not app.exception
+    colours: dict[str, set[str]] = {}
+    for chart in _calendar_charts(app):
+        for trace in chart["data"]:
+            if trace.get("mode") == "lines+markers":
+                colours.setdefault(trace["name"], set()).add(trace["line"]["color"])
+    assert len(colours) > 1
+    assert all(len(each) == 1 for each in colours.values()), colours
+    assert len({next(iter(each)) for each in colours.values()}) == len(colours)
+
+
+def test_a_group_keeps_its_colour_whatever_order_a_charts_rows_come_in() -> None:
+    span = TimeRange(date(2026, 11, 2), date(2026, 11, 15))
+    rows = [
+        {
+            "period_start": date(2026, 11, 2),
+            "group": group,
+            "group_value": group,
+            "numerator": 1,
+            "denominator": 10,
+            "low": 0.0,
+            "high": 0.4,
+            "excluded": 0,
+            "rate": 0.1,
+            "open": False,
+        }
+        for group in ("seo-assistant", "content-assistant", "seo-assistant-canary")
+    ]
+    frames = [pd.DataFrame(rows), pd.DataFrame(rows[::-1]), pd.DataFrame(rows[1:])]
+    no_release = pd.DataFrame(columns=["released_on", "label"])
+    colours = rate_chart.group_colours(row["group"] for row in rows)
+
+    drawn = [
+        {
+            trace.name: trace.line.color
+            for trace in rate_chart.figure(frame, no_release, "EDITED", span, "week", colours).data
+            if trace.mode == "lines+markers"
+        }
+        for frame in frames
+    ]
+
+    assert drawn[0] == drawn[1] == {**drawn[2], "seo-assistant": drawn[0]["seo-assistant"]}
+    assert len(set(drawn[0].values())) == 3
 
 
 def test_a_tile_of_a_group_with_fewer_than_five_runs_in_its_week_reads_too_few_to_show(
