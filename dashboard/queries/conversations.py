@@ -246,10 +246,10 @@ def record_table(report: RecordReport, *, every: bool = False) -> pd.DataFrame:
                 "run": key[0][:8],
                 "segment": key[1],
                 "position": _position(stored.get(key) or rebuilt.get(key)),
-                "stored": _entry(stored.get(key))
+                "stored": entry_words(stored.get(key))
                 if report.conversation.stored_record_readable
                 else "(none readable)",
-                "rebuilt from events": _entry(rebuilt.get(key)),
+                "rebuilt from events": entry_words(rebuilt.get(key)),
                 "difference": mark,
             }
         )
@@ -271,10 +271,15 @@ def _position(entry: RunRecordEntry | None) -> int | None:
     return None if entry is None else entry.position
 
 
-def _entry(entry: RunRecordEntry | None) -> str:
+def entry_words(entry: RunRecordEntry | None) -> str:
+    """A record table's cell: how the entry ended, then the entry in a few words (core.record_text); "—" for
+    none."""
     if entry is None:
         return "—"
-    return f"{entry.ended.value}: {describe(entry)}"
+    described = describe(entry)
+    # A waiting entry that did nothing but wait reads "waiting: update_page_seo", not "waiting: waiting: …".
+    said = f"{entry.ended.value}: "
+    return described if described.startswith(said) else said + described
 
 
 def runs_table(conversation: Conversation) -> pd.DataFrame:

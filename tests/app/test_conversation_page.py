@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from adapters.conversations import load_conversation
 from adapters.database import make_engine
 from core.answer_readings import read_answers
 from core.notes import OWN_TRANSCRIPT_REASON
+from core.run_record import Ended, RunRecordEntry, ToolUse
 from dashboard.components.transcript import READING
+from dashboard.queries import conversations
 from data.builder import Installation
 from data.own_transcript import ALT_TEXT_SKILL
 from jobs.schema_setup import init_db
@@ -400,3 +403,23 @@ def test_a_conversation_without_a_completed_answer_says_there_is_nothing_to_read
         c.value for c in app.caption
     ]
     assert _marks(app) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "cell"),
+    [
+        (
+            {"ended": Ended.WAITING, "waiting": ("update_page_seo", "ask_choice")},
+            "waiting: update_page_seo, ask_choice",
+        ),
+        (
+            {"ended": Ended.WAITING, "tools": (ToolUse("get_page", 1, 0),), "waiting": ("update_page_seo",)},
+            "waiting: tools get_page×1; waiting: update_page_seo",
+        ),
+        ({}, "completed: nothing ran, was written or decided"),
+    ],
+)
+def test_a_record_cell_says_how_the_entry_ended_once(changes: dict[str, Any], cell: str) -> None:
+    entry = replace(RunRecordEntry("run-a", 0, 1, 0, Ended.COMPLETED), **changes)
+
+    assert conversations.entry_words(entry) == cell
