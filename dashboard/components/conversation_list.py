@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
+from core.formatting import plural
 from dashboard import state, url_state
 from dashboard.queries.common import Marks
+from dashboard.queries.conversations import RECENT_PAGE
 
 
 def show(url: str, version: Marks, *, key: str) -> None:
@@ -32,7 +36,9 @@ def show(url: str, version: Marks, *, key: str) -> None:
     if newer.button("← Newer", key=f"{key}_newer", disabled=len(bounds) == 1):
         bounds.pop()
         st.rerun()
-    where.caption(f"{frame.attrs.get('total', 0):,} conversations")
-    if older.button("Older →", key=f"{key}_older", disabled=len(frame) < 25):
+    total = int(frame.attrs.get("total", 0))
+    pages = max(math.ceil(total / RECENT_PAGE), len(bounds))
+    where.caption(f"Page {len(bounds)} of {pages} · {plural(total, 'conversation')}")
+    if older.button("Older →", key=f"{key}_older", disabled=len(frame) < RECENT_PAGE):
         bounds.append(int(frame["conversation"].iloc[-1]))
         st.rerun()

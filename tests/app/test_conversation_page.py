@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
@@ -20,6 +20,7 @@ from core.notes import OWN_TRANSCRIPT_REASON
 from core.run_record import Ended, RunRecordEntry, ToolUse
 from dashboard.components.transcript import READING
 from dashboard.queries import conversations
+from dashboard.queries.conversations import RECENT_PAGE
 from data.builder import Installation
 from data.own_transcript import ALT_TEXT_SKILL
 from jobs.schema_setup import init_db
@@ -423,3 +424,22 @@ def test_a_record_cell_says_how_the_entry_ended_once(changes: dict[str, Any], ce
     entry = replace(RunRecordEntry("run-a", 0, 1, 0, Ended.COMPLETED), **changes)
 
     assert conversations.entry_words(entry) == cell
+
+
+def test_the_conversation_list_says_which_page_of_how_many_it_shows(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, administrator=True, page="conversation")
+    first = [c.value for c in app.caption if c.value.startswith("Page ")]
+    app.button(key="recent_older").click().run()
+    second = [c.value for c in app.caption if c.value.startswith("Page ")]
+
+    assert not app.exception
+    engine = make_engine(measured_db_url)
+    with engine.connect() as connection:
+        total = connection.execute(select(func.count()).select_from(schema.conversation)).scalar_one()
+    engine.dispose()
+    pages = -(-total // RECENT_PAGE)
+    assert pages > 1
+    assert first == [f"Page 1 of {pages} · {total:,} conversations"]
+    assert second == [f"Page 2 of {pages} · {total:,} conversations"]
