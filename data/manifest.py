@@ -213,7 +213,11 @@ def manifest_writer(manifest: Path | None) -> Iterator[IO[str] | None]:
     runs_file = runs_path(manifest)
     partial = runs_file.with_name(runs_file.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as out:
+        out = partial.open("w", encoding="utf-8")
+    except OSError as error:  # a folder that takes no new file though it looks writable (/proc)
+        raise RunrecordError(f"cannot write the manifest {manifest}: {error.strerror or error}") from error
+    try:
+        with out:
             yield out
     except BaseException:
         partial.unlink(missing_ok=True)

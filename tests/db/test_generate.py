@@ -379,7 +379,13 @@ def test_a_fifo_named_as_the_database_is_refused_in_one_line_and_left_as_it_was(
 
 @pytest.mark.parametrize(
     ("where", "expected"),
-    [("nodir/m.json", "does not exist"), ("a-file/m.json", "is not a directory"), (".", "is a directory")],
+    [
+        ("nodir/m.json", "does not exist"),
+        ("a-file/m.json", "is not a directory"),
+        (".", "is a directory"),
+        # A folder whose permissions let a new file in, while the file system takes none.
+        ("/proc/m.json", "m.json: "),
+    ],
 )
 def test_a_manifest_that_cannot_be_written_fails_in_one_line_before_anything_is_written(
     where: str, expected: str, empty_db_url: str, tmp_path: Path, run_cli: Callable
