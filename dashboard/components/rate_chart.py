@@ -227,7 +227,7 @@ def show(
     """The chart over the range, or a line saying the metric has no rows in it; with its `metric`, a point
     selected opens the runs it counts (`group_kind`: the kind of the frame's groups)."""
     shown = in_range(frame, span, grain)
-    # Nothing measured at all the page says once, above every chart.
+    # That nothing has been measured at all the page says once, above every chart.
     if shown.empty or shown["rate"].isna().all():
         too_few = "shown" in shown.columns and not shown.empty and not shown["shown"].astype(bool).any()
         why = "fewer than 5 runs of the group in each period" if too_few else "no period with a figure"
