@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from inspect import signature
+from inspect import Signature, signature
 from pathlib import Path
 from typing import Any
 
@@ -145,13 +145,30 @@ def _connect_or_report(url: URL, dialect: Any, _record: Any, arguments: Any, key
         raise RunrecordError(f"cannot connect to {describe(url)}: {error}") from error
 
 
+# Python 3.11 reads a builtin's signature by parsing its text with `ast`, whose recursion bookkeeping two
+# threads parsing at once can upset ("SystemError: AST constructor recursion depth mismatch"): the scheduler
+# starts jobs in threads, each making its engine. So each driver's signature is read once, one at a time.
+_SIGNATURES: dict[Any, Signature | None] = {}
+_SIGNATURES_LOCK = threading.Lock()
+
+
+def _connect_signature(connect: Any) -> Signature | None:
+    """The signature of a driver's connect(); None when it has none to read."""
+    with _SIGNATURES_LOCK:
+        if connect not in _SIGNATURES:
+            try:
+                _SIGNATURES[connect] = signature(connect)
+            except (TypeError, ValueError):
+                _SIGNATURES[connect] = None
+        return _SIGNATURES[connect]
+
+
 def _refuse_unknown_connect_arguments(engine: Engine) -> None:
     """Every argument the URL hands the driver's connect() is one it takes. PyMySQL's names each one and
     would raise a TypeError for any other, a traceback, once the engine connects; psycopg's takes any and
     refuses an unknown one in a line of its own when connecting; sqlite3's has no signature to read."""
-    try:
-        accepted = signature(engine.dialect.loaded_dbapi.connect)
-    except (TypeError, ValueError):
+    accepted = _connect_signature(engine.dialect.loaded_dbapi.connect)
+    if accepted is None:
         return
     arguments, keywords = engine.dialect.create_connect_args(engine.url)
     try:

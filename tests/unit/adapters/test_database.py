@@ -3,8 +3,13 @@ secrets; nothing connects here."""
 
 from __future__ import annotations
 
+import inspect
+import threading
+from collections.abc import Callable
+
 import pytest
 
+from adapters import database
 from adapters.database import RunrecordError, describe, make_engine, parse_url
 
 
@@ -109,3 +114,37 @@ def test_an_error_that_is_no_missing_table_gets_no_hint() -> None:
     assert (
         missing_table_hint(OperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error"))) == ""
     )
+
+
+def test_engines_made_in_many_threads_at_once_read_each_drivers_connect_signature_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The scheduler starts its jobs in threads, each making an engine; Python 3.11 reads a builtin's signature
+    # by parsing its text, which two threads at once can break (SystemError).
+    read: list[object] = []
+
+    def counted(connect: Callable[..., object]) -> inspect.Signature:
+        read.append(connect)
+        return inspect.signature(connect)
+
+    monkeypatch.setattr(database, "signature", counted)
+    monkeypatch.setattr(database, "_SIGNATURES", {})
+    urls = ["sqlite:////tmp/one.sqlite", "mysql+pymysql://root@127.0.0.1:1/x"] * 8
+    start = threading.Barrier(len(urls))
+    failures: list[BaseException] = []
+
+    def make(url: str) -> None:
+        start.wait()
+        try:
+            database.make_engine(url).dispose()
+        except BaseException as error:  # any failure of a thread fails the test below
+            failures.append(error)
+
+    threads = [threading.Thread(target=make, args=(url,)) for url in urls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
+    assert len(read) == len(set(read)) == 2
