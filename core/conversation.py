@@ -86,10 +86,10 @@ def read_messages(
     problems: list[str] = []
     for row in rows:
         sorting = row.sorting
-        if not is_number(sorting):
+        if not _is_number(sorting):
             problems.append(f"message uid {row.uid}: sorting is not a number")
             continue
-        if is_number(row.crdate):
+        if _is_number(row.crdate):
             times[sorting] = row.crdate
         else:
             problems.append(f"message {sorting}: crdate is not a number")
@@ -106,7 +106,7 @@ def read_messages(
     return tuple(messages), times, tuple(problems)
 
 
-def is_number(value: object) -> TypeGuard[int]:
+def _is_number(value: object) -> TypeGuard[int]:
     """An integer column's value as a number; SQLite keeps a text or a blob there too."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -118,11 +118,9 @@ def read_run(
     problems = tuple(
         f"run {uuid}: {name} is not a number"
         for name, value in (("started_at", started_at), ("finished_at", finished_at))
-        if not is_number(value)
+        if not _is_number(value)
     )
-    started = started_at if is_number(started_at) else 0
-    finished = finished_at if is_number(finished_at) else 0
-    return Run(uid, uuid, status, configuration, started, finished), problems
+    return Run(uid, uuid, status, configuration, _int(started_at), _int(finished_at)), problems
 
 
 def read_stored_record(text: str | None) -> tuple[tuple[RunRecordEntry, ...], bool, tuple[str, ...]]:
@@ -176,4 +174,4 @@ def _at(index: int | None) -> str:
 
 
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if _is_number(value) else 0
