@@ -56,10 +56,10 @@ def repair(connection: Connection, *, revision: str | None, derive_again: bool) 
     lost_outcomes = [table.name for table in missing if table in OUTCOMES]
     if lost_outcomes and not derive_again:
         raise RunrecordError(
-            f"our {_tables(lost_outcomes)} {'is' if len(lost_outcomes) == 1 else 'are'} missing although our "
-            f"tables are at revision {revision}: the outcomes there were final, and derived again they would "
-            "be read from sys_history as it is now (a run whose rows are gone comes out unknown); restore "
-            "from a backup, or run `runrecord init-db --derive-again` to derive every finished run again"
+            f"our {tables_missing(lost_outcomes)} although our tables are at revision {revision}: the "
+            "outcomes there were final, and derived again they would be read from sys_history as it is now "
+            "(a run whose rows are gone comes out unknown); restore from a backup, or run "
+            "`runrecord init-db --derive-again` to derive every finished run again"
         )
     lost = set(missing)
     derived_again = bool(lost_outcomes)
@@ -116,5 +116,8 @@ def _count_survival(connection: Connection) -> None:
         )
 
 
-def _tables(names: list[str]) -> str:
-    return ("table " if len(names) == 1 else "tables ") + ", ".join(names)
+def tables_missing(names: list[str]) -> str:
+    """The tables named as missing: "table x is missing", or "tables x, y are missing"."""
+    if len(names) == 1:
+        return f"table {names[0]} is missing"
+    return f"tables {', '.join(names)} are missing"

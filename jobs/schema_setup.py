@@ -31,7 +31,7 @@ from adapters.database import (
 from adapters.dialect.session import begin_ddl
 from adapters.revision import stored_revision
 from adapters.schema import REQUIRED_UPSTREAM, VERSION_TABLE, ours, upstream
-from adapters.table_repair import Repair, repair
+from adapters.table_repair import Repair, repair, tables_missing
 from jobs.migrations import HEAD, SCRIPT_LOCATION
 
 if TYPE_CHECKING:
@@ -111,8 +111,10 @@ def _newer(revision: str) -> RunrecordError:
 def require_head(engine: Engine, job: str) -> None:
     """Refuse to run `job` on our tables at another revision than this code needs, or with one of them
     dropped by hand, in one line, before it reads or writes anything."""
-    revision = current_revision(engine)
     head = head_revision()
+    with reported(engine, "reading the revision of our tables"), engine.connect() as connection:
+        revision = stored_revision(connection)
+        present = set(inspect(connection).get_table_names()) if revision == head else set()
     if revision is not None and revision != head and revision not in known_revisions():
         raise _newer(revision)
     if revision != head:
@@ -120,13 +122,11 @@ def require_head(engine: Engine, job: str) -> None:
             f"our tables are at revision {revision or 'none'}, {job} needs {head}: "
             "run `runrecord init-db` first"
         )
-    present = table_names(engine)
     missing = [table.name for table in ours.sorted_tables if table.name not in present]
     if missing:
-        which = ("table " if len(missing) == 1 else "tables ") + ", ".join(missing)
         raise RunrecordError(
-            f"our {which} {'is' if len(missing) == 1 else 'are'} missing though our tables are at revision "
-            f"{head}: run `runrecord init-db`, which creates a table dropped by hand again, before {job}"
+            f"our {tables_missing(missing)} although our tables are at revision {head}: run `runrecord "
+            f"init-db`, which creates a table dropped by hand again, before {job}"
         )
 
 
