@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
-from core.formatting import plural
 from dashboard import state, url_state
+from dashboard.components import pager
 from dashboard.queries.common import Marks
 from dashboard.queries.conversations import RECENT_PAGE
 
@@ -32,13 +30,6 @@ def show(url: str, version: Marks, *, key: str) -> None:
     if chosen:
         st.query_params[url_state.CONVERSATION] = str(int(frame["conversation"].iloc[chosen[0]]))
         st.rerun()
-    newer, where, older = st.columns([1, 3, 1])
-    if newer.button("← Newer", key=f"{key}_newer", disabled=len(bounds) == 1):
-        bounds.pop()
-        st.rerun()
+    last = int(frame["conversation"].iloc[-1])
     total = int(frame.attrs.get("total", 0))
-    pages = max(math.ceil(total / RECENT_PAGE), len(bounds))
-    where.caption(f"Page {len(bounds)} of {pages} · {plural(total, 'conversation')}")
-    if older.button("Older →", key=f"{key}_older", disabled=len(frame) < RECENT_PAGE):
-        bounds.append(int(frame["conversation"].iloc[-1]))
-        st.rerun()
+    pager.show(total, RECENT_PAGE, last, len(frame), key=key, noun="conversation")

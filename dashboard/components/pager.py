@@ -24,16 +24,19 @@ def bound(filter_key: str, *, key: str) -> Bound | None:
     return bounds[-1]
 
 
-def show(total: int, page_size: int, next_bound: Bound | None, shown: int, *, key: str) -> None:
-    """'Page n of N' and the Newer / Older buttons."""
-    bounds: list[Bound | None] = st.session_state.setdefault(key, [None])
+def show(
+    total: int, page_size: int, next_bound: object | None, shown: int, *, key: str, noun: str = "run"
+) -> None:
+    """'Page n of N' and the Newer / Older buttons; `next_bound`: the keyset bound the next page starts after
+    (a run's start and uid, a conversation's uid), kept in the session under `key`."""
+    bounds: list[object | None] = st.session_state.setdefault(key, [None])
     pages = max(1, math.ceil(total / page_size))
     page = len(bounds)
     newer, where, older = st.columns([1, 3, 1])
     if newer.button("← Newer", key=f"{key}_newer", disabled=page == 1, width="stretch"):
         bounds.pop()
         st.rerun()
-    where.markdown(f"Page {page} of {pages} · {plural(total, 'run')}")
+    where.markdown(f"Page {page} of {pages} · {plural(total, noun)}")
     last_page = page >= pages or next_bound is None or shown < page_size
     if older.button("Older →", key=f"{key}_older", disabled=last_page, width="stretch"):
         bounds.append(next_bound)

@@ -430,9 +430,9 @@ def test_the_conversation_list_says_which_page_of_how_many_it_shows(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
     app = dashboard(measured_db_url, administrator=True, page="conversation")
-    first = [c.value for c in app.caption if c.value.startswith("Page ")]
+    first = [m.value for m in app.markdown if m.value.startswith("Page ")]
     app.button(key="recent_older").click().run()
-    second = [c.value for c in app.caption if c.value.startswith("Page ")]
+    second = [m.value for m in app.markdown if m.value.startswith("Page ")]
 
     assert not app.exception
     engine = make_engine(measured_db_url)
