@@ -205,9 +205,12 @@ def conversations_by_uid(connection: Connection, uids: Collection[int]) -> Seque
     return connection.execute(query).all()
 
 
-def count_conversations(connection: Connection) -> int:
-    """How many conversations the installation holds."""
-    return int(connection.execute(select(func.count()).select_from(conversation)).scalar_one())
+def count_conversations(connection: Connection, *, deleted_too: bool = True) -> int:
+    """How many conversations the installation holds (without `deleted_too`: those not deleted, as listed)."""
+    query = select(func.count()).select_from(conversation)
+    if not deleted_too:
+        query = query.where(conversation.c.deleted == 0)
+    return int(connection.execute(query).scalar_one())
 
 
 def messages_of(

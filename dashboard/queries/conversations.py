@@ -55,7 +55,7 @@ def recent(engine: Engine, *, before_uid: int | None, limit: int = RECENT_PAGE) 
     """Conversations with uid below before_uid, newest first: uid, status, skill, messages, last change."""
     with reported(engine, "reading the conversations"), engine.connect() as connection:
         rows = conversation_reads.recent_conversations(connection, before_uid=before_uid, limit=limit)
-        total = conversation_reads.count_conversations(connection)
+        total = conversation_reads.count_conversations(connection, deleted_too=False)
     frame = pd.DataFrame(
         [
             {

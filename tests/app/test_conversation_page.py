@@ -4,12 +4,15 @@ language, the error per reader, the stored record beside the rebuilt one, the no
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
 from streamlit.testing.v1 import AppTest
 
 from adapters import schema
@@ -426,18 +429,25 @@ def test_a_record_cell_says_how_the_entry_ended_once(changes: dict[str, Any], ce
     assert conversations.entry_words(entry) == cell
 
 
-def test_the_conversation_list_says_which_page_of_how_many_it_shows(
-    dashboard: Callable[..., AppTest], measured_db_url: str
+def test_the_conversation_list_says_which_page_of_how_many_it_shows_of_those_not_deleted(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
 ) -> None:
-    app = dashboard(measured_db_url, administrator=True, page="conversation")
+    copy = tmp_path / "deleted.sqlite"
+    shutil.copy(make_url(measured_db_url).database or "", copy)
+    url = f"sqlite:///{copy}"
+    engine = make_engine(url)
+    c = schema.conversation.c
+    with engine.begin() as connection:  # 30 soft-deleted, as TYPO3 deletes: the list leaves them out
+        deleted = select(c.uid).order_by(c.uid).limit(30).scalar_subquery()
+        connection.execute(schema.conversation.update().where(c.uid.in_(deleted)).values(deleted=1))
+    app = dashboard(url, administrator=True, page="conversation")
     first = [m.value for m in app.markdown if m.value.startswith("Page ")]
     app.button(key="recent_older").click().run()
     second = [m.value for m in app.markdown if m.value.startswith("Page ")]
 
     assert not app.exception
-    engine = make_engine(measured_db_url)
     with engine.connect() as connection:
-        total = connection.execute(select(func.count()).select_from(schema.conversation)).scalar_one()
+        total = connection.execute(select(func.count()).where(c.deleted == 0)).scalar_one()
     engine.dispose()
     pages = -(-total // RECENT_PAGE)
     assert pages > 1
