@@ -34,6 +34,7 @@ __all__ = [
     "OWN_TRANSCRIPT_REASON",
     "Note",
     "NotesResult",
+    "NO_USER_MESSAGE_HELD_REASON",
     "NO_USER_MESSAGE_REASON",
     "NoUserMessageError",
     "Placement",
@@ -113,6 +114,10 @@ OWN_TRANSCRIPT_REASON = (
 NO_USER_MESSAGE_REASON = (
     "This conversation's notes cannot be placed: they would open or close the transcript, which goes into a "
     "user message, and no user message of the conversation could be read."
+)
+NO_USER_MESSAGE_HELD_REASON = (
+    "This conversation's notes cannot be placed: they would open or close the transcript, which goes into a "
+    "user message, and the conversation holds no user message."
 )
 
 _NOT_RECORD = re.compile(r"[^A-Za-z0-9_:]")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from core.conversation import Conversation, Run
 from core.events import Segment, split_segments, tool_name
 from core.notes import (
+    NO_USER_MESSAGE_HELD_REASON,
     NO_USER_MESSAGE_REASON,
     NotesResult,
     NoUserMessageError,
@@ -80,8 +81,10 @@ def next_turn_notes(
             conversation.card_outcomes,
         )
     except NoUserMessageError:
-        # Its user messages are gone or cannot be read: the conversation's problems say which.
-        notes = NotesResult((), 0, 0, no_notes_reason=NO_USER_MESSAGE_REASON)
+        # A message that cannot be read is one of the conversation's problems, which name it.
+        unread = any(problem.startswith("message") for problem in conversation.problems)
+        reason = NO_USER_MESSAGE_REASON if unread else NO_USER_MESSAGE_HELD_REASON
+        notes = NotesResult((), 0, 0, no_notes_reason=reason)
     last_page_id = conversation.last_page_id
     visible = last_page_id > 0 and last_page_visible
     return NotesReport(

@@ -3,7 +3,7 @@ its next turn gets (000_…)."""
 
 from __future__ import annotations
 
-from core.notes import NO_USER_MESSAGE_REASON, OWN_TRANSCRIPT_REASON
+from core.notes import NO_USER_MESSAGE_HELD_REASON, NO_USER_MESSAGE_REASON, OWN_TRANSCRIPT_REASON
 from core.record_diff import DifferenceKind
 from core.record_rebuild import next_turn_notes, rebuild_record, turn_notes
 from core.run_record import (
@@ -182,11 +182,23 @@ def test_an_answer_no_user_message_comes_before_has_no_turn() -> None:
     assert turn_notes(loaded, 0, own_transcript_skills=()) is None
 
 
-def test_notes_without_a_user_message_to_go_into_are_none_with_the_reason() -> None:
-    # The conversation's user messages are gone or could not be read: only a stored step is left.
-    loaded = conversation(messages=[assistant(1)], stored=[_entry(TOUR, 0, wrote=True)])
+def test_notes_without_a_user_message_read_are_none_with_the_reason_that_one_could_not_be_read() -> None:
+    loaded = conversation(
+        messages=[assistant(1)],
+        stored=[_entry(TOUR, 0, wrote=True)],
+        problems=["message 0: payload is not JSON"],
+    )
 
     report = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
 
     assert report.notes.notes == ()
     assert report.notes.no_notes_reason == NO_USER_MESSAGE_REASON
+
+
+def test_notes_of_a_conversation_that_holds_no_user_message_say_so_not_that_one_could_not_be_read() -> None:
+    loaded = conversation(messages=[], stored=[_entry(TOUR, 0, wrote=True)])
+
+    report = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
+
+    assert report.notes.notes == ()
+    assert report.notes.no_notes_reason == NO_USER_MESSAGE_HELD_REASON
