@@ -4,7 +4,8 @@
 * a p-value: "p = 0.0123", or "p < 0.0001" below the smallest value four decimals can show;
 * a count with thousands separators: "2,060"; a count of things with its noun: "1 run", "2,060 runs";
 * a duration in whole units of the largest unit it holds twice (or exactly once): "105 days", "26 hours";
-* an observed outcome as words: "accepted unchanged"; a group: "all runs", "configuration X", "(no skill)".
+* an observed outcome as words: "accepted unchanged"; an edit scope: "same fields (the AI's own fields)";
+* a group: "all runs", "configuration X", "(no skill)".
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 
 from core.groups import Group, GroupKind
-from core.outcomes import CallOutcome
+from core.outcomes import CallOutcome, EditScope
 from core.time import DAY_S
 
 # The minus sign (U+2212), not the hyphen: a signed figure reads the same in every place that shows one.
@@ -26,6 +27,14 @@ OUTCOME_LABELS: dict[CallOutcome, str] = {
     CallOutcome.EDITED: "edited",
     CallOutcome.DISCARDED: "discarded",
     CallOutcome.UNKNOWN: "unknown",
+}
+# The scopes of EDITED (DESIGN.md rule 7), each with what it means.
+EDIT_SCOPE_LABELS: dict[EditScope, str] = {
+    EditScope.RELEASED_ONLY: "released only (only hidden changed)",
+    EditScope.REVERTED: "reverted (every field the AI wrote set back)",
+    EditScope.SAME_FIELDS: "same fields (the AI's own fields)",
+    EditScope.OTHER_FIELDS: "other fields",
+    EditScope.FIELDS_UNKNOWN: "fields unknown",
 }
 NO_SKILL = "(no skill)"  # the skill group of conversations without a skill
 
@@ -103,6 +112,14 @@ def outcome_label(outcome: str) -> str:
         return OUTCOME_LABELS[CallOutcome(outcome)]
     except ValueError:
         return outcome
+
+
+def scope_label(scope: str) -> str:
+    """An edit scope as words ("same fields (the AI's own fields)"); a value no rule writes stays as it is."""
+    try:
+        return EDIT_SCOPE_LABELS[EditScope(scope)]
+    except ValueError:
+        return scope
 
 
 def group_text(group: Group) -> str:

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.formatting import EDIT_SCOPE_LABELS
+from core.outcomes import EditScope
+
 # What a measurement writes beyond what the facts say: raise when measure-rates writes a metric it did not
 # write before (the facts stay as they are, so nothing is counted afresh). Stored as a mark, so that a page
 # can tell a database measured before a metric existed ("not counted yet") from one where it counts none.
@@ -136,11 +139,12 @@ def _go_on(
     )
 
 
-def _scope(metric: Metric, scope: str, short_label: str, better: Better = Better.NEITHER) -> MetricDefinition:
+def _scope(metric: Metric, scope: EditScope, better: Better = Better.NEITHER) -> MetricDefinition:
+    short_label = EDIT_SCOPE_LABELS[scope]
     return MetricDefinition(
         metric,
         f"EDITED: {short_label}",
-        _SCOPE.format(scope=scope),
+        _SCOPE.format(scope=scope.value),
         _EDITED_RUNS,
         _SCOPE_EXCLUDED,
         short_label=short_label,
@@ -185,11 +189,11 @@ METRICS: tuple[MetricDefinition, ...] = (
         "runs with an outcome value no rule writes",
         better=Better.LOWER,  # fewer runs the history cannot decide
     ),
-    _scope(Metric.EDITED_RELEASED_ONLY, "released_only", "released only (only hidden changed)"),
-    _scope(Metric.EDITED_REVERTED, "reverted", "reverted (every field the AI wrote set back)", Better.LOWER),
-    _scope(Metric.EDITED_SAME_FIELDS, "same_fields", "same fields (the AI's own fields)"),
-    _scope(Metric.EDITED_OTHER_FIELDS, "other_fields", "other fields"),
-    _scope(Metric.EDITED_FIELDS_UNKNOWN, "fields_unknown", "fields unknown", Better.LOWER),
+    _scope(Metric.EDITED_RELEASED_ONLY, EditScope.RELEASED_ONLY),
+    _scope(Metric.EDITED_REVERTED, EditScope.REVERTED, Better.LOWER),
+    _scope(Metric.EDITED_SAME_FIELDS, EditScope.SAME_FIELDS),
+    _scope(Metric.EDITED_OTHER_FIELDS, EditScope.OTHER_FIELDS),
+    _scope(Metric.EDITED_FIELDS_UNKNOWN, EditScope.FIELDS_UNKNOWN, Better.LOWER),
     MetricDefinition(
         Metric.NOTHING_SAVED_RATE,
         "nothingSaved, stored by the chat",

@@ -1,4 +1,4 @@
-"""A run's writes: each record, its stored outcome, reason and edit_scope, and the history rows around it."""
+"""A run's writes: each record, its stored outcome, reason and edit scope, and the history rows around it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from core.formatting import outcome_label, scope_label
 from core.time import DAY_S
 from dashboard.queries.common import when
 from dashboard.queries.run_writes import WriteView, duration
@@ -21,7 +22,7 @@ def title(view: WriteView, index: int, total: int) -> str:
     written = when(view.written_at, seconds=True)
     return (
         f"Write {index + 1} of {total}: {view.record}, {step}, {written} UTC ({view.completeness}) — "
-        f"{view.outcome}"
+        f"{outcome_label(view.outcome)}"
     )
 
 
@@ -36,9 +37,9 @@ def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
                 "record": v.record,
                 "written (UTC)": when(v.written_at, seconds=True),
                 "completeness": v.completeness,
-                "outcome": v.outcome,
+                "outcome": outcome_label(v.outcome),
                 "reason": v.reason,
-                "edit_scope": v.edit_scope,
+                "edit scope": scope_label(v.edit_scope),
                 "first human change after": ""
                 if v.first_change_after_s is None
                 else duration(v.first_change_after_s),

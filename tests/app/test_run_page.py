@@ -1,5 +1,5 @@
 """A run's page (?run=<uuid>): its segments' record entries, the refused-call reading, each write with its
-outcome, reason, edit_scope and the history rows that decided it."""
+outcome, reason, edit scope and the history rows that decided it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from streamlit.testing.v1.element_tree import Dataframe
 from adapters import schema
 from adapters.conversations import load_conversation
 from adapters.database import make_engine, parse_url, sqlite_path
+from core.formatting import outcome_label
 from core.record_rebuild import rebuild_record
 from core.record_text import describe
 from core.row_parts import RowPart
@@ -71,8 +72,8 @@ def test_an_edited_write_shows_its_scope_and_the_history_rows_that_decided_it(
     assert not app.exception
     assert app.subheader[0].value == f"Run {uuid[:8]}"
     tables = rendered.tables(app)
-    writes = next(t for t in tables if "edit_scope" in t.columns)
-    assert "same_fields" in set(writes["edit_scope"])
+    writes = next(t for t in tables if "edit scope" in t.columns)
+    assert "same fields (the AI's own fields)" in set(writes["edit scope"])
     history = [t for t in tables if "part" in t.columns]
     parts = {part for table in history for part in table["part"]}
     assert RowPart.EVIDENCE.value in parts and RowPart.DECIDED.value in parts
@@ -180,6 +181,20 @@ def test_the_run_page_shows_its_record_entries_per_segment(
     assert entries and any("wrote " in entry for entry in entries)
 
 
+def test_a_writes_outcome_and_edit_scope_read_as_words_never_as_their_stored_keys(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uuid = _run_with(measured_db_url, "accepted_unchanged")
+
+    app = dashboard(measured_db_url, page="run", query={"run": uuid})
+
+    writes = next(t for t in rendered.tables(app) if "edit scope" in t.columns)
+    assert "accepted unchanged" in set(writes["outcome"])
+    shown = set(writes["outcome"]) | set(writes["edit scope"])
+    assert not {"accepted_unchanged", "same_fields", "other_fields"} & shown
+    assert all("accepted_unchanged" not in expander.label for expander in app.expander)
+
+
 def test_a_run_parameter_that_is_not_a_uuid_is_refused(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
@@ -204,7 +219,7 @@ def test_a_run_with_unreadable_write_targets_lists_them_as_unknown(
     app = dashboard(url, page="run", query={"run": str(planted["broken_run"])})
 
     assert not app.exception
-    writes = next(t for t in rendered.tables(app) if "edit_scope" in t.columns)
+    writes = next(t for t in rendered.tables(app) if "edit scope" in t.columns)
     assert any(record.startswith("unreadable target") for record in writes["record"])
     assert "unreadable_target" in set(writes["reason"])
     assert any("cannot be read" in warning.value for warning in app.warning)
@@ -295,7 +310,7 @@ def test_a_write_derived_before_its_deciding_rows_were_stored_reads_not_recorded
 
     assert not app.exception
     tables = rendered.tables(app)
-    writes = next(t for t in tables if "edit_scope" in t.columns)
+    writes = next(t for t in tables if "edit scope" in t.columns)
     assert set(writes["decided by (history uids)"]) == {NOT_RECORDED}
     parts = {part for table in tables if "part" in table.columns for part in table["part"]}
     assert parts and not parts & {EVIDENCE, DECIDED}
@@ -395,7 +410,7 @@ def test_each_write_s_expander_names_what_tells_it_from_the_others(
     assert len(labels) == total == len(set(labels))
     for index, (label, write) in enumerate(zip(labels, tour["writes"], strict=True), start=1):
         assert label.startswith(f"Write {index} of {total}: {write['record']}, continuation {index}, ")
-        assert label.endswith(f"— {write['outcome']}")
+        assert label.endswith(f"— {outcome_label(write['outcome'])}")
 
 
 def test_a_step_s_round_is_the_model_round_that_asked_for_it_as_the_rounds_table_counts_it(
