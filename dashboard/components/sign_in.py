@@ -12,7 +12,7 @@ from dashboard.components import password_form
 def show(current: access.Viewer, *, for_page: str | None, key: str) -> None:
     """The sign-in for the viewer; `for_page` names the page it stands in for (None: the sign-in page).
     After a right password the app runs again, on the same address: the page itself then shows."""
-    st.title("Sign in")
+    st.title("Signed in" if _signed_in(current, for_page) else "Sign in")
     if current.method is access.Method.OIDC:
         _oidc(current, for_page)
         return
@@ -42,6 +42,13 @@ def show(current: access.Viewer, *, for_page: str | None, key: str) -> None:
         st.error(
             f"Cannot sign in: {result.value}. Set RUNRECORD_ADMIN_PASSWORD_HASH (`runrecord hash-password`)."
         )
+
+
+def _signed_in(current: access.Viewer, for_page: str | None) -> bool:
+    """Whether the sign-in has nothing left to ask: the viewer is signed in with the role it stands for."""
+    if current.method is access.Method.OIDC:
+        return current.role is not None and (for_page is None or current.is_administrator)
+    return current.is_administrator
 
 
 def _oidc(current: access.Viewer, for_page: str | None) -> None:

@@ -137,6 +137,16 @@ def test_after_signing_in_on_an_administrator_page_that_page_shows_with_its_para
     assert CONVERSATION_1 in rendered.text(app)
 
 
+def test_after_signing_in_on_the_sign_in_page_it_is_headed_signed_in_not_sign_in(
+    app_on: Callable[[str], AppTest], measured_db_url: str, password_hash: str
+) -> None:
+    app = _sign_in(app_on(measured_db_url).run(), PASSWORD)
+
+    assert not app.exception
+    assert [t.value for t in app.title] == ["Signed in"]
+    assert [s.value for s in app.success] == ["You are signed in as an administrator."]
+
+
 def test_the_product_team_gets_rates_and_runs_and_the_sign_in_for_an_administrator_page(
     app_on: Callable[[str], AppTest], measured_db_url: str
 ) -> None:
