@@ -6,8 +6,9 @@ bound, filtered by configuration, status, start, observed outcome (tx_runrecord_
 it is filtered on or shown), and by what measure-rates found of the run (tx_runrecord_measure_fact, asked
 only when filtered on): its skill, the end that places it in a period, a claim of a change it never made, a
 denial of recorded writes, the stored nothingSaved notice, and a notice that disagrees with the
-recomputation. A run is found by its uuid or the short id the table shows (a prefix of 8 or more hex
-digits). No query here loads all runs.
+recomputation; and by the edit scope of an EDITED run (the first of core.counting.SCOPE_PRECEDENCE among its
+EDITED writes, as adapters.tallies counts it). A run is found by its uuid or the short id the table shows (a
+prefix of 8 or more hex digits). No query here loads all runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import Connection, Select, and_, false, func, or_, select
 
 from adapters import schema
 from adapters.first_notice import first_notice_at
+from adapters.tallies import scope_rank
 from core.answers import AnswerState, ClaimState, DenialState
 from core.counting import (
     AGREEMENT_COUNTS,
@@ -29,6 +31,8 @@ from core.counting import (
     DENOMINATOR,
     GO_ON_COUNTS,
     OUTCOME_METRICS,
+    SCOPE_METRICS,
+    SCOPE_PRECEDENCE,
     Counted,
 )
 from core.metrics import Metric, parse_metric
@@ -38,6 +42,7 @@ agentrun = schema.agentrun
 fact = schema.measure_fact
 
 OUTCOMES: tuple[str, ...] = tuple(outcome.value for outcome in CallOutcome)
+EDIT_SCOPES: tuple[str, ...] = tuple(scope.value for scope in SCOPE_PRECEDENCE)  # the scope filter's values
 NO_OUTCOME = "none yet"  # the filter value for runs without an observed outcome (no writes, or not derived)
 NO_SKILL = ""  # the skill filter's value for runs of conversations without a skill
 SHORT_ID = 8  # the hex digits of a uuid the Runs table shows; a shorter prefix would match too many runs
@@ -56,9 +61,10 @@ def _in_denominator(counts: Mapping[Any, Counted]) -> tuple[Any, ...]:
 
 
 # The metrics whose denominator a run filter can name (`RunFilter.counted`): those core.counting counts one
-# run (or one answer) at a time. The edit scopes, the "go on" paths and the counts are not among them.
+# run (or one answer) at a time. The "go on" paths (counted per message) and the counts are not among them.
 COUNTED_METRICS: tuple[str, ...] = (
     *(metric.value for metric in OUTCOME_METRICS),
+    *(metric.value for metric in SCOPE_METRICS.values()),
     Metric.NOTHING_SAVED_RATE.value,
     Metric.CLAIMED_UNWRITTEN_RATE.value,
     Metric.NOTICE_AGREEMENT.value,
@@ -135,6 +141,7 @@ class RunFilter:
     # measure-rates counted them (adapters.tallies, core.counting); with ended_from/ended_to and a group, the
     # runs behind one figure's n.
     counted: str | None = None
+    scope: str | None = None  # an edit scope: the EDITED runs whose scope it is (adapters.tallies.scope_rank)
 
     @property
     def reads_facts(self) -> bool:
@@ -244,6 +251,9 @@ def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
         o = schema.run_outcome.c
         outcomes = [outcome.value for outcome in _in_denominator(OUTCOME_METRICS[known])]
         return [select(o.run_uid).where(o.run_uid == f.run_uid, o.outcome.in_(outcomes)).exists()]
+    if known is not None and known in SCOPE_METRICS.values():
+        # An EDITED run's scope counts it; one without a scope is excluded (core.counting).
+        return [_edited(f.run_uid), scope_rank(connection.dialect.name, f.run_uid).is_not(None)]
     if known is Metric.NOTHING_SAVED_RATE:
         return [read]
     if known is Metric.CLAIMED_UNWRITTEN_RATE:
@@ -291,10 +301,27 @@ def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> li
         # same table would be taken for that join's (no FROM of its own left).
         derived = schema.run_outcome.alias("derived")
         conditions.append(~select(derived.c.run_uid).where(derived.c.run_uid == r.uid).exists())
+    if chosen.scope is not None:
+        conditions += _of_scope(connection, chosen.scope)
     if chosen.reads_facts:
         found = _fact_conditions(connection, chosen)
         conditions.append(select(fact.c.run_uid).where(fact.c.run_uid == r.uid, *found).exists())
     return conditions
+
+
+def _edited(run_uid: Any) -> Any:
+    """The run is EDITED; asked of an alias, never of the outcome row the page joins to show."""
+    derived = schema.run_outcome.alias("edited")
+    edited = CallOutcome.EDITED.value
+    return select(derived.c.run_uid).where(derived.c.run_uid == run_uid, derived.c.outcome == edited).exists()
+
+
+def _of_scope(connection: Connection, scope: str) -> list[Any]:
+    """An EDITED run whose edit scope is `scope` (a scope no rule writes matches no run)."""
+    if scope not in EDIT_SCOPES:
+        return [false()]
+    run_uid = agentrun.c.uid
+    return [_edited(run_uid), scope_rank(connection.dialect.name, run_uid) == EDIT_SCOPES.index(scope)]
 
 
 def _select(

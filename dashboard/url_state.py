@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from adapters.runs import COUNTED_METRICS, NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
+from adapters.runs import COUNTED_METRICS, EDIT_SCOPES, NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
 from dashboard.queries.runs import STATUSES
 
@@ -48,6 +48,7 @@ KEYS = {
     "ended_from",
     "ended_to",
     "counted",
+    "scope",
     *FLAGS,
 }
 MAX_PARAM_CHARS = 500  # a filter is a few short values; anything longer is not one of ours
@@ -109,8 +110,8 @@ def language(offered: Sequence[str]) -> Param:
 
 def runs_filter() -> Param:
     """?runs=: {"configuration", "status", "outcome", "skill", "uuid": str, "from", "to", "ended_from",
-    "ended_to": "YYYY-MM-DD", "counted": a metric, "claim", "denial", "notice", "disagreement": true}, each
-    optional."""
+    "ended_to": "YYYY-MM-DD", "counted": a metric, "scope": an edit scope, "claim", "denial", "notice",
+    "disagreement": true}, each optional."""
     raw = _raw(RUNS_FILTER)
     if raw is None or raw == "":
         return Param(RunFilter())
@@ -158,6 +159,9 @@ def parse_runs_filter(raw: str) -> RunFilter:
     counted = _string(data, "counted")
     if counted is not None and counted not in COUNTED_METRICS:
         raise ValueError(f"counted must be one of {', '.join(COUNTED_METRICS)}")
+    scope = _string(data, "scope")
+    if scope is not None and scope not in EDIT_SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(EDIT_SCOPES)}")
     flags = {name: _flag(data, name) for name in FLAGS}
     return RunFilter(
         configuration,
@@ -170,6 +174,7 @@ def parse_runs_filter(raw: str) -> RunFilter:
         ended_from=ended_from,
         ended_to=ended_to,
         counted=counted,
+        scope=scope,
         **flags,
     )
 
@@ -197,6 +202,8 @@ def runs_filter_json(chosen: RunFilter) -> str:
         data["uuid"] = chosen.uuid
     if chosen.counted:
         data["counted"] = chosen.counted
+    if chosen.scope:
+        data["scope"] = chosen.scope
     for name in FLAGS:
         if getattr(chosen, name):
             data[name] = True

@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from adapters.runs import NO_OUTCOME, OUTCOMES, RunFilter
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
-from core.formatting import outcome_label
+from core.formatting import outcome_label, scope_label
 from dashboard import url_state
 from dashboard.queries.rates import LABELS
 from dashboard.queries.runs import STATUSES
@@ -64,7 +64,7 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         format="YYYY-MM-DD",
     )
     started_from, started_to = _period(period)
-    ended = _from_rates(start, key=f"{key}_ended")
+    linked = _from_rates(start, key=f"{key}_ended")
     flags = st.columns(len(FLAGS))
     chosen_flags = {
         name: column.checkbox(label, value=getattr(start, name), help=help_text, key=f"{key}_{name}")
@@ -79,9 +79,10 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         started_from=started_from,
         started_to=started_to,
         uuid=found,
-        ended_from=ended[0],
-        ended_to=ended[1],
-        counted=ended[2],
+        ended_from=linked.ended_from,
+        ended_to=linked.ended_to,
+        counted=linked.counted,
+        scope=linked.scope,
         **chosen_flags,
     )
     st.session_state[key] = chosen
@@ -89,15 +90,21 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
     return chosen
 
 
-def _from_rates(start: RunFilter, *, key: str) -> tuple[date | None, date | None, str | None]:
-    """The end's period and the rate counting the runs that a link from Rates set (no widget sets them):
-    said, and cleared on request."""
-    if start.ended_from is None and start.ended_to is None and start.counted is None:
-        return None, None, None
+def _from_rates(start: RunFilter, *, key: str) -> RunFilter:
+    """The filters only a link from Rates sets (no widget does): the end's period, the rate counting the runs
+    and the edit scope, said, and dropped on request; the other filters are left unset."""
+    linked = RunFilter(
+        ended_from=start.ended_from, ended_to=start.ended_to, counted=start.counted, scope=start.scope
+    )
+    if linked == RunFilter():
+        return linked
     said, clear = st.columns([5, 1])
     parts = []
     if start.counted is not None:
         parts.append(f"Runs counted in the denominator of {LABELS.get(start.counted, start.counted)}")
+    if start.scope is not None:
+        what = f"EDITED runs of edit scope {scope_label(start.scope)}"
+        parts.append(what[0].lower() + what[1:] if parts else what)
     if start.ended_from is not None or start.ended_to is not None:
         span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
         parts.append(f"{'ending' if parts else 'Runs ending'} {span} (the period a rate counts them in)")
@@ -107,8 +114,8 @@ def _from_rates(start: RunFilter, *, key: str) -> tuple[date | None, date | None
     if button.button("Drop the link's filter", key=key):
         note.empty()
         button.empty()
-        return None, None, None
-    return start.ended_from, start.ended_to, start.counted
+        return RunFilter()
+    return linked
 
 
 def _uuid(start: RunFilter, *, key: str) -> str | None:

@@ -2,9 +2,9 @@
 
 A rate places a run in the period of its end and in its groups (configuration, skill); the filter names that
 period (`ended_from`, `ended_to`) and the group, and, where a run filter can say it, what puts a run in the
-metric's numerator: its observed outcome, or what measure-rates found of its answer. For notice agreement it
-names the runs that disagree, the ones that move it. A metric not listed (the edit scopes, the "go on" paths)
-opens every run of its period and group.
+metric's numerator: its observed outcome, its edit scope, or what measure-rates found of its answer. For
+notice agreement it names the runs that disagree, the ones that move it. A metric not listed (the "go on"
+paths, counted per message) opens every run of its period and group.
 
 A point of a rate chart or a cell of a split opens the runs its figure's n counts (`counted_runs`): the runs
 in the metric's denominator (adapters.runs.COUNTED_METRICS), its numerator among them, in that period and
@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import date
 
 from adapters.runs import COUNTED_METRICS, RunFilter
+from core.counting import SCOPE_METRICS
 from core.groups import Group, GroupKind
 from core.metrics import Metric, parse_metric
 from core.outcomes import CallOutcome
@@ -32,6 +33,7 @@ NUMERATOR_RUNS: Mapping[Metric, RunFilter] = {
     Metric.CLAIMED_UNWRITTEN_RATE: RunFilter(claim=True),
     Metric.DENIAL_RATE: RunFilter(denial=True),
     Metric.NOTICE_AGREEMENT: RunFilter(disagreement=True),
+    **{metric: RunFilter(scope=scope.value) for scope, metric in SCOPE_METRICS.items()},
 }
 
 
@@ -44,7 +46,7 @@ def runs_of(metric: str, group: Group, first: date, last: date) -> RunFilter:
 
 def counted_runs(metric: str, group: Group, first: date, last: date) -> RunFilter:
     """The runs a figure of `metric` for `group` over the days first–last counts in its denominator; for a
-    metric no run filter can count (the edit scopes, the "go on" paths), every run of its period and group."""
+    metric no run filter can count (the "go on" paths), every run of its period and group."""
     counted = metric if metric in COUNTED_METRICS else None
     return _in_group(RunFilter(ended_from=first, ended_to=last, counted=counted), group)
 

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from adapters import schema
 from adapters.database import make_engine
 from adapters.runs import COUNTED_METRICS, Tables, count_runs
+from core.counting import SCOPE_METRICS
 from core.groups import Group, GroupKind
 from core.periods import Grain, period_length
 from dashboard import url_state
@@ -65,6 +66,38 @@ def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measur
     assert {row.metric for row in stored} == set(COUNTED_METRICS)
     assert {(row.grain, row.group_kind) for row in stored} >= {("week", "configuration"), ("day", "skill")}
     assert found == [row.denominator for row in stored]
+
+
+def test_every_stored_edit_scope_figures_numerator_is_exactly_the_runs_an_alerts_link_opens(
+    measured_db_url: str,
+) -> None:
+    r = schema.rate.c
+    scopes = [metric.value for metric in SCOPE_METRICS.values()]
+    engine = make_engine(measured_db_url)
+    with engine.connect() as connection:
+        stored = connection.execute(
+            select(r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator).where(
+                r.metric.in_(scopes)
+            )
+        ).all()
+        found = [
+            count_runs(
+                connection,
+                drill_down.runs_of(
+                    row.metric,
+                    Group(GroupKind(row.group_kind), row.group_value),
+                    row.period_start,
+                    row.period_start + period_length(Grain(row.grain)) - timedelta(days=1),
+                ),
+                tables=Tables(outcomes=True, facts=True),
+            )
+            for row in stored
+        ]
+    engine.dispose()
+
+    assert {row.metric for row in stored} == set(scopes)
+    assert sum(row.numerator for row in stored) > 0
+    assert found == [row.numerator for row in stored]
 
 
 def _line_points(app: AppTest, metric: str) -> list[dict[str, Any]]:
@@ -186,13 +219,13 @@ def test_a_runs_link_counts_by_a_rate_a_run_filter_can_count_and_no_other() -> N
     first, last = date(2026, 11, 9), date(2026, 11, 15)
 
     chosen = drill_down.counted_runs("denial_rate", Group(GroupKind.SKILL, ""), first, last)
-    scope = drill_down.counted_runs("edited_released_only", Group(GroupKind.ALL), first, last)
+    per_message = drill_down.counted_runs("go_on_second_run", Group(GroupKind.ALL), first, last)
 
     assert url_state.parse_runs_filter(url_state.runs_filter_json(chosen)) == chosen
     assert chosen.counted == "denial_rate" and chosen.skill == ""
-    assert scope.counted is None and (scope.ended_from, scope.ended_to) == (first, last)
+    assert per_message.counted is None and (per_message.ended_from, per_message.ended_to) == (first, last)
     with pytest.raises(ValueError, match="counted must be one of"):
-        url_state.parse_runs_filter('{"counted": "edited_released_only"}')
+        url_state.parse_runs_filter('{"counted": "go_on_second_run"}')
 
 
 def test_dropping_the_links_filter_clears_its_banner_in_the_same_run_and_keeps_the_other_filters(
@@ -215,3 +248,21 @@ def test_dropping_the_links_filter_clears_its_banner_in_the_same_run_and_keeps_t
     assert not [button for button in app.button if button.key == "filters_ended"]
     kept = app.query_params["runs"]
     assert json.loads(kept if isinstance(kept, str) else kept[0]) == {"configuration": "seo-assistant"}
+
+
+def test_an_edit_scope_link_says_the_scope_in_words_and_dropping_it_drops_the_scope_too(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    linked = {"scope": "same_fields", "ended_from": "2026-11-02", "ended_to": "2026-11-08"}
+    app = dashboard(measured_db_url, page="runs", query={"runs": json.dumps(linked)})
+
+    said = [str(info.value) for info in app.info if "as the link from Rates asked" in str(info.value)]
+    assert said == [
+        "EDITED runs of edit scope same fields (the AI's own fields), ending 2026-11-02 – 2026-11-08 (the "
+        "period a rate counts them in), as the link from Rates asked."
+    ]
+
+    app.button(key="filters_ended").click().run()
+
+    assert not app.exception
+    assert "runs" not in app.query_params  # nothing left to keep

@@ -128,3 +128,56 @@ def test_the_none_yet_filter_lists_the_runs_without_an_outcome_and_counts_them(
 
     assert [row.uuid for row in listed] == [third, second] and counted == 2
     assert [row.outcome for row in listed] == [None, None]
+
+
+def _derived(connection: Any, uuid: str, outcome: str, scopes: list[str]) -> None:
+    """The run's outcome row, and one written record of that outcome for each scope, stored as given."""
+    run_uid = connection.execute(select(schema.agentrun.c.uid).where(schema.agentrun.c.uuid == uuid)).scalar()
+    kept = {"correlation_id": uuid, "rule_version": "2026.12-1", "derived_at": NOW}
+    connection.execute(
+        insert(schema.run_outcome).values(
+            run_uid=run_uid,
+            outcome=outcome,
+            writes=len(scopes),
+            configuration_identifier="content-assistant",
+            window_s=7 * DAY_S,
+            last_write_at=START,
+            **kept,
+        )
+    )
+    for index, scope in enumerate(scopes):
+        connection.execute(
+            insert(schema.write_outcome).values(
+                run_uid=run_uid,
+                event_uid=run_uid * 100 + index,
+                tablename="pages",
+                recuid=index + 1,
+                written_at=START,
+                outcome=outcome,
+                reason="",
+                edit_scope=scope,
+                **kept,
+            )
+        )
+
+
+def test_the_scope_filter_lists_the_edited_runs_whose_first_scope_by_precedence_is_it(
+    installation_engine: Engine,
+) -> None:
+    first, second, third = _plant(installation_engine)
+    with installation_engine.begin() as connection:
+        _derived(connection, first, "edited", ["other_fields", "same_fields"])
+        # Compared byte for byte, as core.counting reads a scope: "Same_Fields " is none.
+        _derived(connection, second, "edited", ["Same_Fields ", "released_only"])
+        _derived(connection, third, "accepted_unchanged", ["same_fields"])
+
+    def listed(scope: str) -> tuple[list[str], int]:
+        chosen = RunFilter(scope=scope)
+        with installation_engine.connect() as connection:
+            counted = runs.count_runs(connection, chosen, tables=EVERY)
+        return [row.uuid for row in _page(installation_engine, chosen)], counted
+
+    assert listed("same_fields") == ([first], 1)
+    assert listed("released_only") == ([second], 1)
+    assert listed("other_fields") == ([], 0)
+    assert listed("Same_Fields") == ([], 0)
