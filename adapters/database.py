@@ -195,12 +195,21 @@ def one_line(error: BaseException) -> str:
 
 @contextmanager
 def reported(engine: Engine, action: str) -> Iterator[None]:
-    """Turn a database error raised inside the block into a DatabaseUnavailableError naming the database."""
+    """Turn a database error raised inside the block into a DatabaseUnavailableError naming the database, and
+    a date of ours SQLite holds and SQLAlchemy cannot read into a RunrecordError naming its row."""
     try:
         yield
     except SQLAlchemyError as error:
         message = f"{action} on {describe(engine.url)} failed: {one_line(error)}"
         raise DatabaseUnavailableError(message + missing_table_hint(error)) from error
+    except ValueError as error:
+        from adapters.stored_dates import unreadable
+
+        found = unreadable(engine)
+        if not found:
+            raise
+        said = f"{action} on {describe(engine.url)} failed: {'; '.join(found)}"
+        raise RunrecordError(f"{said}: mend or delete {'it' if len(found) == 1 else 'them'}") from error
 
 
 # How each driver says that a table is missing: SQLite's message, MariaDB's error 1146, PostgreSQL's SQLSTATE.

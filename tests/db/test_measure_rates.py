@@ -1015,6 +1015,34 @@ def test_the_command_prints_what_it_read_and_wrote(
     assert document["periods"][0]["closed_kept"] == 1 and document["rebuilt"] is False
 
 
+@on_sqlite_alone  # MariaDB and PostgreSQL keep no such value in a DATE column
+def test_a_rate_whose_period_is_no_date_fails_the_command_in_one_line_naming_its_row_and_writes_nothing(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation(installation_engine) as site:
+        talk(site, OLD, "Erledigt.")
+    measure(installation_engine)
+    r = schema.rate.c
+    with installation_engine.begin() as connection:
+        spoilt = connection.execute(select(func.min(r.uid))).scalar_one()
+        connection.exec_driver_sql(
+            f"UPDATE {schema.rate.name} SET period_start = '2026-99-99' WHERE uid = {int(spoilt)}"
+        )
+        before = connection.execute(select(schema.rate.c.uid, schema.rate.c.computed_at)).all()
+    with installation(installation_engine) as site:
+        talk(site, NOW - DAY, "Erledigt.")
+
+    result = run_cli("measure-rates", "--db", installation_url, "--now", "2026-12-02T12:00:00")
+
+    assert result.exit_code == 1 and "Traceback" not in result.output + result.stderr
+    assert result.stderr.splitlines() == [
+        f"runrecord: error: measure-rates on {installation_url} failed: tx_runrecord_rate row #{spoilt} holds "
+        "no date (YYYY-MM-DD) in period_start: '2026-99-99': mend or delete it"
+    ]
+    with installation_engine.connect() as connection:
+        assert connection.execute(select(schema.rate.c.uid, schema.rate.c.computed_at)).all() == before
+
+
 def test_a_database_without_our_newest_tables_is_one_error_line(
     empty_db_url: str, run_cli: Callable[..., Result]
 ) -> None:
