@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 from urllib.parse import parse_qs
@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import schema
 from adapters.database import make_engine
-from adapters.runs import COUNTED_METRICS, Tables, count_runs
+from adapters.runs import COUNTED_METRICS, RunFilter, Tables, count_runs
 from core.counting import SCOPE_METRICS
 from core.groups import Group, GroupKind
 from core.periods import Grain, period_length
@@ -38,20 +38,20 @@ def _select(app: AppTest, row: int, column: str) -> AppTest:
     return app.run()
 
 
-def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measured_db_url: str) -> None:
-    r = schema.rate.c
-    engine = make_engine(measured_db_url)
-    with engine.connect() as connection:
-        stored = connection.execute(
-            select(r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.denominator).where(
-                r.metric.in_(COUNTED_METRICS)
-            )
-        ).all()
+Link = Callable[[str, Group, date, date], RunFilter]
 
+
+def _stored_and_linked(url: str, metrics: Sequence[str], link: Link) -> tuple[list[Any], list[int]]:
+    """Every stored rate row of the metrics, and how many runs the filter `link` makes of each opens."""
+    r = schema.rate.c
+    columns = (r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator, r.denominator)
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        stored = list(connection.execute(select(*columns).where(r.metric.in_(metrics))).all())
         found = [
             count_runs(
                 connection,
-                drill_down.counted_runs(
+                link(
                     row.metric,
                     Group(GroupKind(row.group_kind), row.group_value),
                     row.period_start,
@@ -62,6 +62,11 @@ def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measur
             for row in stored
         ]
     engine.dispose()
+    return stored, found
+
+
+def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measured_db_url: str) -> None:
+    stored, found = _stored_and_linked(measured_db_url, COUNTED_METRICS, drill_down.counted_runs)
 
     assert {row.metric for row in stored} == set(COUNTED_METRICS)
     assert {(row.grain, row.group_kind) for row in stored} >= {("week", "configuration"), ("day", "skill")}
@@ -71,29 +76,9 @@ def test_every_stored_figures_n_is_exactly_the_runs_its_drill_down_counts(measur
 def test_every_stored_edit_scope_figures_numerator_is_exactly_the_runs_an_alerts_link_opens(
     measured_db_url: str,
 ) -> None:
-    r = schema.rate.c
     scopes = [metric.value for metric in SCOPE_METRICS.values()]
-    engine = make_engine(measured_db_url)
-    with engine.connect() as connection:
-        stored = connection.execute(
-            select(r.metric, r.grain, r.period_start, r.group_kind, r.group_value, r.numerator).where(
-                r.metric.in_(scopes)
-            )
-        ).all()
-        found = [
-            count_runs(
-                connection,
-                drill_down.runs_of(
-                    row.metric,
-                    Group(GroupKind(row.group_kind), row.group_value),
-                    row.period_start,
-                    row.period_start + period_length(Grain(row.grain)) - timedelta(days=1),
-                ),
-                tables=Tables(outcomes=True, facts=True),
-            )
-            for row in stored
-        ]
-    engine.dispose()
+
+    stored, found = _stored_and_linked(measured_db_url, scopes, drill_down.runs_of)
 
     assert {row.metric for row in stored} == set(scopes)
     assert sum(row.numerator for row in stored) > 0
