@@ -23,12 +23,13 @@ FAVICON = Path(__file__).parent / "favicon.png"
 RATES = VIEWS / "rates.py"
 RUNS = VIEWS / "runs.py"
 RUN = VIEWS / "run.py"
+CONVERSATIONS = VIEWS / "conversations.py"
 CONVERSATION = VIEWS / "conversation.py"
 HEALTH = VIEWS / "health.py"
 SIGN_IN = VIEWS / "sign_in.py"
 
 SIGN_IN_PATH = "sign-in"
-ADMINISTRATOR_PATHS = frozenset({"conversation", "health"})
+ADMINISTRATOR_PATHS = frozenset({"conversations", "conversation", "health"})
 # Streamlit serves its default page at the root only, never at the path it declares: the root is a hidden
 # page of its own that runs Rates, so that /rates (the path the menu links) opens Rates too. The declared
 # path of the root page is reserved and unused.
@@ -55,12 +56,22 @@ def pages(viewer: Viewer) -> list[st.Page]:
         st.Page(RATES, title="Rates", icon=":material/monitoring:", url_path="rates", visibility=signed_in),
         st.Page(RUNS, title="Runs", icon=":material/table_rows:", url_path="runs", visibility=signed_in),
         st.Page(RUN, title="Run", icon=":material/receipt_long:", url_path="run", visibility="hidden"),
+        # The list and one conversation are pages of their own, as Runs and Run are: choosing a conversation
+        # switches the page, which the browser keeps as an entry of its history, so that Back returns to the
+        # list (a change of the query on one page replaces its entry).
+        st.Page(
+            CONVERSATIONS,
+            title="Conversations",
+            icon=":material/forum:",
+            url_path="conversations",
+            visibility=administrator,
+        ),
         st.Page(
             CONVERSATION,
             title="Conversation",
-            icon=":material/forum:",
+            icon=":material/chat:",
             url_path="conversation",
-            visibility=administrator,
+            visibility="hidden",
         ),
         st.Page(
             HEALTH,

@@ -1,10 +1,10 @@
-"""The newest conversations, a page at a time, each a link to itself on the Conversation page."""
+"""The newest conversations, a page at a time; choosing one opens it on the Conversation page."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import state, url_state
+from dashboard import navigation, state, url_state
 from dashboard.components import pager
 from dashboard.queries.common import Marks
 from dashboard.queries.conversations import RECENT_PAGE
@@ -28,8 +28,8 @@ def show(url: str, version: Marks, *, key: str) -> None:
     )
     chosen = event.selection.rows if event is not None else []
     if chosen:
-        st.query_params[url_state.CONVERSATION] = str(int(frame["conversation"].iloc[chosen[0]]))
-        st.rerun()
+        uid = str(int(frame["conversation"].iloc[chosen[0]]))
+        st.switch_page(str(navigation.CONVERSATION), query_params={url_state.CONVERSATION: uid})
     last = int(frame["conversation"].iloc[-1])
     total = int(frame.attrs.get("total", 0))
     pager.show(total, RECENT_PAGE, last, len(frame), key=key, noun="conversation")

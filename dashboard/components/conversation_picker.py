@@ -1,4 +1,4 @@
-"""Which conversation to open: ?conversation=<uid>, a uid typed in, or one of the newest listed."""
+"""Which conversation the Conversation page shows: ?conversation=<uid>, or another uid typed in."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ def show(current: access.Viewer, *, for_page: str | None, key: str) -> None:
     if current.is_administrator:
         st.success("You are signed in as an administrator.")
         return
-    asked = f"The {for_page} page is" if for_page else "The Conversation and Health pages are"
+    asked = f"The {for_page} page is" if for_page else "The Conversations, Conversation and Health pages are"
     st.write(
         f"Rates and Runs are open on this machine. {asked} for administrators: sign in with the "
         "administrator password (`runrecord demo` and `runrecord dashboard` print one for each start unless "
@@ -57,7 +57,7 @@ def _oidc(current: access.Viewer, for_page: str | None) -> None:
         return
     if current.role is not None:
         st.warning(
-            f"The {for_page or 'Conversation and Health'} page is for administrators, and "
+            f"The {for_page or 'Conversations, Conversation and Health'} page is for administrators, and "
             f"{current.email or 'this login'} is not one of the addresses RUNRECORD_ADMIN_EMAILS names."
         )
         return

@@ -5,10 +5,9 @@ import streamlit as st
 from adapters import schema, settings
 from adapters.conversations import ConversationNotFoundError
 from core.formatting import plural
-from dashboard import access, state
+from dashboard import access, navigation, state
 from dashboard.components import (
     answer_readings,
-    conversation_list,
     conversation_picker,
     conversation_state,
     guard,
@@ -19,6 +18,11 @@ from dashboard.components import (
 )
 from dashboard.queries import conversations
 
+
+def _to_the_list() -> None:
+    st.page_link(str(navigation.CONVERSATIONS), label="The newest conversations", icon=":material/forum:")
+
+
 access.require_administrator()
 st.title("Conversation")
 version = guard.show([schema.conversation.name, schema.message.name, schema.agentrun.name], key="guard")
@@ -28,7 +32,7 @@ url = state.db_url()
 
 chosen = conversation_picker.show(key="conversation")
 if chosen is None:
-    conversation_list.show(url, version.runs, key="recent")
+    _to_the_list()
     st.stop()
 
 try:
@@ -36,7 +40,7 @@ try:
         loaded = state.conversation(url, version.runs, chosen, state.own_transcript_skills())
 except ConversationNotFoundError:
     st.warning(f"There is no conversation {chosen} in this database.")
-    conversation_list.show(url, version.runs, key="recent")
+    _to_the_list()
     st.stop()
 
 conversation = loaded.conversation

@@ -171,15 +171,25 @@ def test_an_unknown_conversation_says_so(dashboard: Callable[..., AppTest], meas
     assert any("There is no conversation 99999" in w.value for w in app.warning)
 
 
-def test_without_a_choice_the_newest_conversations_are_listed(
+def test_the_conversations_page_lists_the_newest_conversations(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:
-    app = dashboard(measured_db_url, administrator=True, page="conversation")
+    app = dashboard(measured_db_url, administrator=True, page="conversations")
 
     listed = rendered.tables(app)[0]
     newest = SMALL_DEMO_CONVERSATIONS
     assert list(listed["conversation"])[:3] == [newest, newest - 1, newest - 2]
     assert "be_user" not in listed.columns
+
+
+def test_the_conversation_page_without_a_uid_links_to_the_list_of_conversations(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, administrator=True, page="conversation")
+
+    assert not app.exception and rendered.tables(app) == []
+    links = [link.proto for link in app.get("page_link")]
+    assert [(link.label, link.page) for link in links] == [("The newest conversations", "conversations")]
 
 
 def test_the_conversation_page_says_what_to_do_on_a_database_without_tables(
@@ -440,7 +450,7 @@ def test_the_conversation_list_says_which_page_of_how_many_it_shows_of_those_not
     with engine.begin() as connection:  # 30 soft-deleted, as TYPO3 deletes: the list leaves them out
         deleted = select(c.uid).order_by(c.uid).limit(30).scalar_subquery()
         connection.execute(schema.conversation.update().where(c.uid.in_(deleted)).values(deleted=1))
-    app = dashboard(url, administrator=True, page="conversation")
+    app = dashboard(url, administrator=True, page="conversations")
     first = [m.value for m in app.markdown if m.value.startswith("Page ")]
     app.button(key="recent_older").click().run()
     second = [m.value for m in app.markdown if m.value.startswith("Page ")]

@@ -59,7 +59,7 @@ def _every_page(
     for group in ("configuration", "skill"):
         yield f"rates split by {group}", dashboard(url, page="rates", query={"group": group, "range": "all"})
     yield "health, administrator", dashboard(url, administrator=True, page="health")
-    yield "conversation list, administrator", dashboard(url, administrator=True, page="conversation")
+    yield "conversation list, administrator", dashboard(url, administrator=True, page="conversations")
     for uid in conversations:
         yield (
             f"conversation {uid}",

@@ -241,8 +241,8 @@ def test_an_administrator_signs_in_and_opens_conversation_1_and_health(
     page.get_by_label("Administrator password").fill(served.password)
     page.get_by_role("button", name="Sign in").click()
     _settle(page)
-    page.get_by_role("link", name="Conversation").click()
-    _settle(page)
+    page.get_by_role("link", name="Conversations").click()
+    _settle(page, until="Newest conversations")
     page.get_by_label("Conversation uid").fill("1")
     page.keyboard.press("Enter")
     _settle(page, until="Run record: stored and rebuilt from events")
@@ -610,3 +610,22 @@ def test_a_runs_link_opens_its_run_in_a_new_tab_and_leaves_the_list_as_it_was(
 
     assert f"/run?run={rows[0][0].rsplit('=', 1)[-1]}" in run.url
     assert _runs_list(page) == (where, rows)
+
+
+def test_browser_back_from_a_conversation_chosen_in_the_list_returns_to_the_list(
+    page: Any, served: Served
+) -> None:
+    _open(page, served.base + "/conversations", until="Administrator password")
+    _signed_in_page(page, served, "Newest conversations")
+    listed = page.url
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+
+    page.mouse.click(grid["x"] + 15, grid["y"] + 52)  # the first row's selection box
+    _settle(page, until="Run record: stored and rebuilt")
+    assert "/conversation?conversation=" in page.url
+    page.go_back()
+    _settle(page, until="Newest conversations")
+
+    assert page.url == listed
+    assert "Run record: stored and rebuilt" not in page.inner_text("body")
+    _no_exception(page)

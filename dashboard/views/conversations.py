@@ -1,0 +1,22 @@
+"""Conversations (administrators): the newest conversations, a page at a time; choosing one, or typing its
+uid, opens it on the Conversation page."""
+
+import streamlit as st
+
+from adapters import schema
+from dashboard import access, navigation, state, url_state
+from dashboard.components import conversation_list, guard
+
+access.require_administrator()
+st.title("Conversations")
+version = guard.show([schema.conversation.name, schema.message.name, schema.agentrun.name], key="guard")
+if version is None:
+    st.stop()
+
+# Streamlit writes a switch's parameters into the entry of the page it leaves: Back would return here with
+# the conversation's uid, which this page does not take.
+st.query_params.pop(url_state.CONVERSATION, None)
+typed = st.number_input("Conversation uid", min_value=1, step=1, value=None, key="find", placeholder="uid")
+if typed is not None:
+    st.switch_page(str(navigation.CONVERSATION), query_params={url_state.CONVERSATION: str(int(typed))})
+conversation_list.show(state.db_url(), version.runs, key="recent")
