@@ -97,6 +97,7 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         approval_run_uuid=row.approval_run_uuid,
         tstamp=row.tstamp,
         messages=messages,
+        unread_messages=len(message_rows) - len(messages),
         message_times=times,
         stored_entries=stored,
         stored_record_readable=readable,

@@ -202,10 +202,15 @@ def reported(engine: Engine, action: str) -> Iterator[None]:
     except SQLAlchemyError as error:
         message = f"{action} on {describe(engine.url)} failed: {one_line(error)}"
         raise DatabaseUnavailableError(message + missing_table_hint(error)) from error
-    except ValueError as error:
-        from adapters.stored_dates import unreadable
+    except (ValueError, TypeError) as error:
+        from adapters import stored_dates
 
-        found = unreadable(engine)
+        if not stored_dates.failed_reading_a_value(error):
+            raise
+        try:
+            found = stored_dates.unreadable(engine)
+        except Exception:
+            raise error from None
         if not found:
             raise
         said = f"{action} on {describe(engine.url)} failed: {'; '.join(found)}"

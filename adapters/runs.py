@@ -177,7 +177,8 @@ class Tables:
 
     def cannot_match(self, chosen: RunFilter) -> bool:
         """A filter on a table the database does not have yet matches no run."""
-        return (chosen.outcome in OUTCOMES and not self.outcomes) or (chosen.reads_facts and not self.facts)
+        on_outcomes = chosen.outcome in OUTCOMES or chosen.scope is not None
+        return (on_outcomes and not self.outcomes) or (chosen.reads_facts and not self.facts)
 
 
 def count_runs(connection: Connection, chosen: RunFilter, *, tables: Tables) -> int:

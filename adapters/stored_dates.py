@@ -5,6 +5,7 @@ it is written."""
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from sqlalchemy import (
@@ -21,15 +22,28 @@ from sqlalchemy import (
     type_coerce,
 )
 
+from adapters.dialect.names import is_sqlite
 from adapters.schema import ours
 
 SHOWN = 3  # the rows named; a fault made by hand is seldom more than a few
 
 
+def failed_reading_a_value(error: BaseException) -> bool:
+    """Whether the error was raised where SQLAlchemy turns a stored value into a Python one (its result
+    processors), not by the code that asked for the rows."""
+    trace = error.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    where = PurePath(trace.tb_frame.f_code.co_filename)
+    return "sqlalchemy" in where.parts and "processors" in where.name
+
+
 def unreadable(engine: Engine) -> list[str]:
     """The rows of our tables holding a date SQLAlchemy cannot read, each named by its key, its column and
     what it holds (at most SHOWN, then how many more); none on an engine that checks its dates itself."""
-    if engine.dialect.name != "sqlite":
+    if not is_sqlite(engine.dialect.name):
         return []
     read = Date().dialect_impl(engine.dialect).result_processor(engine.dialect, None)
     assert read is not None
@@ -48,9 +62,10 @@ def unreadable(engine: Engine) -> list[str]:
 def _no_dates(connection: Connection, table: Table, column: Column[Any], read: Any) -> list[str]:
     stored = type_coerce(column, String)
     # SQLite's date() with a modifier gives a real date in its canonical form back unchanged (without one, it
-    # keeps "2026-02-30"): anything else is a candidate, kept where SQLAlchemy's own reading fails on it.
+    # keeps "2026-02-30"), years before 1 aside: anything else is a candidate, kept where SQLAlchemy's own
+    # reading fails on it.
     canonical = func.date(stored, "+0 days")
-    odd = or_(canonical.is_(None), canonical != stored)
+    odd = or_(canonical.is_(None), canonical != stored, stored < "0001-01-01")
     rows = connection.execute(select(*table.primary_key.columns, stored).where(odd))
     return [
         f"{table.name} row #{', '.join(map(str, row[:-1]))} holds no date (YYYY-MM-DD) in {column.name}: "

@@ -54,6 +54,7 @@ class Conversation:
     record_stored: bool = False  # the run_record column holds something (rows from before it hold none)
     record_unreadable: tuple[UnreadableEntry, ...] = ()  # the stored record's parts that cannot be read
     unreadable_events: Mapping[str, int] = field(default_factory=dict)  # by run uuid: events not read
+    unread_messages: int = 0  # message rows that could not be read, so are not among `messages`
 
     @property
     def page_id(self) -> int:

@@ -81,9 +81,7 @@ def next_turn_notes(
             conversation.card_outcomes,
         )
     except NoUserMessageError:
-        # A message that cannot be read is one of the conversation's problems, which name it.
-        unread = any(problem.startswith("message") for problem in conversation.problems)
-        reason = NO_USER_MESSAGE_REASON if unread else NO_USER_MESSAGE_HELD_REASON
+        reason = NO_USER_MESSAGE_REASON if conversation.unread_messages else NO_USER_MESSAGE_HELD_REASON
         notes = NotesResult((), 0, 0, no_notes_reason=reason)
     last_page_id = conversation.last_page_id
     visible = last_page_id > 0 and last_page_visible

@@ -103,8 +103,7 @@ def _from_rates(start: RunFilter, *, key: str) -> RunFilter:
     if start.counted is not None:
         parts.append(f"Runs counted in the denominator of {LABELS.get(start.counted, start.counted)}")
     if start.scope is not None:
-        what = f"EDITED runs of edit scope {scope_label(start.scope)}"
-        parts.append(what[0].lower() + what[1:] if parts else what)
+        parts.append(f"{'of them ' if parts else ''}EDITED runs of edit scope {scope_label(start.scope)}")
     if start.ended_from is not None or start.ended_to is not None:
         span = " – ".join(day.isoformat() if day else "…" for day in (start.ended_from, start.ended_to))
         parts.append(f"{'ending' if parts else 'Runs ending'} {span} (the period a rate counts them in)")

@@ -1036,8 +1036,8 @@ def test_a_rate_whose_period_is_no_date_fails_the_command_in_one_line_naming_its
 
     assert result.exit_code == 1 and "Traceback" not in result.output + result.stderr
     assert result.stderr.splitlines() == [
-        f"runrecord: error: measure-rates on {installation_url} failed: tx_runrecord_rate row #{spoilt} holds "
-        "no date (YYYY-MM-DD) in period_start: '2026-99-99': mend or delete it"
+        f"runrecord: error: measure-rates on {installation_url} failed: tx_runrecord_rate row #{spoilt} "
+        "holds no date (YYYY-MM-DD) in period_start: '2026-99-99': mend or delete it"
     ]
     with installation_engine.connect() as connection:
         assert connection.execute(select(schema.rate.c.uid, schema.rate.c.computed_at)).all() == before

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, insert, select, update
 
 from adapters import runs, schema
 from adapters.runs import RunFilter, Tables
@@ -161,6 +161,11 @@ def _derived(connection: Any, uuid: str, outcome: str, scopes: list[str]) -> Non
         )
 
 
+def _of_run(uuid: str) -> list[Any]:
+    runs_uid = select(schema.agentrun.c.uid).where(schema.agentrun.c.uuid == uuid).scalar_subquery()
+    return [schema.write_outcome.c.run_uid == runs_uid]
+
+
 def test_the_scope_filter_lists_the_edited_runs_whose_first_scope_by_precedence_is_it(
     installation_engine: Engine,
 ) -> None:
@@ -169,7 +174,9 @@ def test_the_scope_filter_lists_the_edited_runs_whose_first_scope_by_precedence_
         _derived(connection, first, "edited", ["other_fields", "same_fields"])
         # Compared byte for byte, as core.counting reads a scope: "Same_Fields " is none.
         _derived(connection, second, "edited", ["Same_Fields ", "released_only"])
-        _derived(connection, third, "accepted_unchanged", ["same_fields"])
+        # A run that is not EDITED is never listed, whatever scope its EDITED writes have.
+        _derived(connection, third, "discarded", ["same_fields"])
+        connection.execute(update(schema.write_outcome).values(outcome="edited").where(*_of_run(third)))
 
     def listed(scope: str) -> tuple[list[str], int]:
         chosen = RunFilter(scope=scope)
@@ -180,4 +187,19 @@ def test_the_scope_filter_lists_the_edited_runs_whose_first_scope_by_precedence_
     assert listed("same_fields") == ([first], 1)
     assert listed("released_only") == ([second], 1)
     assert listed("other_fields") == ([], 0)
-    assert listed("Same_Fields") == ([], 0)
+    assert listed("Same_Fields") == ([], 0)  # no scope a rule writes
+    measure_rates(installation_engine, now=NOW, window_s=7 * DAY_S)
+    with installation_engine.connect() as connection:  # a scope's denominator: the EDITED runs with a scope
+        counted = runs.count_runs(connection, RunFilter(counted="edited_reverted"), tables=EVERY)
+    assert counted == 2
+
+
+def test_a_scope_filter_before_any_derivation_matches_no_run(installation_engine: Engine) -> None:
+    _plant(installation_engine)
+
+    with installation_engine.connect() as connection:
+        counted = runs.count_runs(
+            connection, RunFilter(scope="reverted"), tables=Tables(outcomes=False, facts=True)
+        )
+
+    assert counted == 0

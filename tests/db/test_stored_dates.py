@@ -32,14 +32,16 @@ def _releases(engine: Engine, stored: list[str]) -> list[int]:
 def test_only_the_dates_sqlalchemy_cannot_read_are_named_at_most_three_then_how_many_more(
     installation_engine: Engine,
 ) -> None:
-    uids = _releases(installation_engine, ["2026-11-02", "soon", "2026-99-99", "", "2026-02-30", "later"])
+    # "20261102" is stored as the integer 20261102: the column's affinity is NUMERIC.
+    stored = ["2026-11-02", "soon", "2026-02-30", "0000-01-01", "20261102", "", "2028-02-29"]
+    uids = _releases(installation_engine, stored)
 
     found = unreadable(installation_engine)
 
     assert found == [
         f"tx_runrecord_release row #{uids[1]} holds no date (YYYY-MM-DD) in released_on: 'soon'",
-        f"tx_runrecord_release row #{uids[2]} holds no date (YYYY-MM-DD) in released_on: '2026-99-99'",
-        f"tx_runrecord_release row #{uids[3]} holds no date (YYYY-MM-DD) in released_on: ''",
+        f"tx_runrecord_release row #{uids[2]} holds no date (YYYY-MM-DD) in released_on: '2026-02-30'",
+        f"tx_runrecord_release row #{uids[3]} holds no date (YYYY-MM-DD) in released_on: '0000-01-01'",
         "and 2 more",
     ]
     assert SHOWN == 3
@@ -54,13 +56,31 @@ def test_a_value_error_no_stored_date_explains_goes_through_as_it_was(installati
 
 
 @on_sqlite_alone
-def test_a_value_error_beside_a_date_that_is_none_names_its_row(installation_engine: Engine) -> None:
-    (uid,) = _releases(installation_engine, ["2026-99-99"])
+def test_a_value_error_raised_by_the_code_beside_a_date_that_is_none_goes_through_as_it_was(
+    installation_engine: Engine,
+) -> None:
+    _releases(installation_engine, ["2026-99-99"])
 
-    with pytest.raises(RunrecordError) as raised, reported(installation_engine, "reading the releases"):
-        raise ValueError("month must be in 1..12")
+    with pytest.raises(ValueError, match="^a rule of ours$"), reported(installation_engine, "reading"):
+        raise ValueError("a rule of ours")
+
+
+@on_sqlite_alone
+@pytest.mark.parametrize("stored", ["2026-99-99", "20261102"], ids=["text", "a number"])
+def test_a_date_that_is_none_fails_its_read_in_one_line_naming_its_row(
+    installation_engine: Engine, stored: str
+) -> None:
+    (uid,) = _releases(installation_engine, [stored])
+    held = repr(stored) if not stored.isdigit() else stored
+
+    with (
+        pytest.raises(RunrecordError) as raised,
+        reported(installation_engine, "reading the releases"),
+        installation_engine.connect() as connection,
+    ):
+        connection.execute(select(schema.release)).all()
 
     assert str(raised.value).endswith(
-        f"failed: tx_runrecord_release row #{uid} holds no date (YYYY-MM-DD) in released_on: '2026-99-99': "
+        f"failed: tx_runrecord_release row #{uid} holds no date (YYYY-MM-DD) in released_on: {held}: "
         "mend or delete it"
     )

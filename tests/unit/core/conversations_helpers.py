@@ -41,6 +41,7 @@ def conversation(
     problems: Sequence[str] = (),
     record_stored: bool = False,
     unreadable_events: Mapping[str, int] | None = None,
+    unread_messages: int = 0,
 ) -> Conversation:
     """A conversation; each message is stamped a minute after START unless `times` says otherwise."""
     return Conversation(
@@ -62,4 +63,5 @@ def conversation(
         problems=tuple(problems),
         record_stored=record_stored,
         unreadable_events=dict(unreadable_events or {}),
+        unread_messages=unread_messages,
     )

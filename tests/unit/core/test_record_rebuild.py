@@ -187,6 +187,7 @@ def test_notes_without_a_user_message_read_are_none_with_the_reason_that_one_cou
         messages=[assistant(1)],
         stored=[_entry(TOUR, 0, wrote=True)],
         problems=["message 0: payload is not JSON"],
+        unread_messages=1,
     )
 
     report = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
@@ -196,7 +197,12 @@ def test_notes_without_a_user_message_read_are_none_with_the_reason_that_one_cou
 
 
 def test_notes_of_a_conversation_that_holds_no_user_message_say_so_not_that_one_could_not_be_read() -> None:
-    loaded = conversation(messages=[], stored=[_entry(TOUR, 0, wrote=True)])
+    # A message read whose time is not a number is a problem of the conversation, and still a message read.
+    loaded = conversation(
+        messages=[assistant(1)],
+        stored=[_entry(TOUR, 0, wrote=True)],
+        problems=["message 1: crdate is not a number"],
+    )
 
     report = next_turn_notes(loaded, own_transcript_skills=(), last_page_visible=False)
 
