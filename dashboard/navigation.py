@@ -57,8 +57,8 @@ def pages(viewer: Viewer) -> list[st.Page]:
         st.Page(RUNS, title="Runs", icon=":material/table_rows:", url_path="runs", visibility=signed_in),
         st.Page(RUN, title="Run", icon=":material/receipt_long:", url_path="run", visibility="hidden"),
         # The list and one conversation are pages of their own, as Runs and Run are: choosing a conversation
-        # switches the page, which the browser keeps as an entry of its history, so that Back returns to the
-        # list (a change of the query on one page replaces its entry).
+        # switches the page, and Back returns to the list (on one page, Back from a conversation chosen in
+        # the list stayed on the conversation).
         st.Page(
             CONVERSATIONS,
             title="Conversations",

@@ -193,16 +193,17 @@ def sign_in(environment: Mapping[str, str], *, oidc: bool) -> tuple[dict[str, st
         ]
     if child.get(hash_env, "").strip():
         return child, [
-            "Rates and Runs are open on this machine; the Conversation and Health pages ask for the "
-            "administrator",
+            "Rates and Runs are open on this machine; the Conversations, Conversation and Health pages ask "
+            "for the administrator",
             f"password whose hash {hash_env} holds",
         ]
     password = one_time_password()
     child[hash_env] = hash_password(password)
     return child, [
         f"administrator password: {password}",
-        "(made for this start and stored nowhere: Rates and Runs need none, the Conversation and Health "
-        "pages ask for it in their place or under 'Administrator sign-in', and a sign-in lasts "
+        "(made for this start and stored nowhere: Rates and Runs need none, the Conversations, "
+        "Conversation and Health pages ask for it in their place or under 'Administrator sign-in', and a "
+        "sign-in lasts "
         f"{settings.get('admin_session_minutes')} minutes in that browser; set {hash_env} with "
         "`runrecord hash-password` to keep one)",
     ]

@@ -12,8 +12,11 @@ def show(*, key: str) -> int | None:
     param = url_state.conversation_uid()
     if param.refused:
         st.warning(param.refused)
-    if key not in st.session_state or (param.value is not None and param.value != st.session_state[key]):
-        # A new session, or a link that named another conversation: the URL decides.
+    # Streamlit drops the input's value once a run of another page leaves it out, while `key` stays: back on
+    # this page (a link, Back or Forward) the URL decides again, as in a new session.
+    fresh = key not in st.session_state or f"{key}_uid" not in st.session_state
+    if fresh or (param.value is not None and param.value != st.session_state[key]):
+        # A new session, a return to the page, or a link that named another conversation: the URL decides.
         st.session_state[key] = param.value
         st.session_state[f"{key}_uid"] = param.value
     typed = st.number_input(

@@ -57,7 +57,7 @@ def _oidc(current: access.Viewer, for_page: str | None) -> None:
         return
     if current.role is not None:
         st.warning(
-            f"The {for_page or 'Conversations, Conversation and Health'} page is for administrators, and "
+            f"The {for_page} page is for administrators, and "
             f"{current.email or 'this login'} is not one of the addresses RUNRECORD_ADMIN_EMAILS names."
         )
         return

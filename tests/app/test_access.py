@@ -27,7 +27,7 @@ AUTH = {
     "client_secret": "not-a-secret-for-tests",
     "server_metadata_url": "https://login.example.org/.well-known/openid-configuration",
 }
-ADMIN_PAGES = ("conversation", "health")
+ADMIN_PAGES = ("conversations", "conversation", "health")
 CONVERSATION_1 = "Starte den SEO-Check für diese Seite."  # conversation 1's first message
 
 
@@ -102,12 +102,13 @@ def _sign_in(app: AppTest, password: str) -> AppTest:
 
 def _shows_none_of_the_administrator_pages(app: AppTest) -> bool:
     shown = rendered.text(app)
-    page_texts = (CONVERSATION_1, "Conversation uid", "Recent conversations", "Pending derivations", "Jobs")
+    page_texts = (CONVERSATION_1, "Conversation uid", "Newest conversations", "Pending derivations", "Jobs")
     return [t.value for t in app.title] == ["Sign in"] and not any(text in shown for text in page_texts)
 
 
 @pytest.mark.parametrize(
-    ("page", "query"), [("conversation", {"conversation": "1"}), ("conversation", {}), ("health", {})]
+    ("page", "query"),
+    [("conversation", {"conversation": "1"}), ("conversation", {}), ("conversations", {}), ("health", {})],
 )
 def test_a_signed_out_visitor_of_an_administrator_page_sees_the_sign_in_and_none_of_the_page(
     app_on: Callable[[str], AppTest],

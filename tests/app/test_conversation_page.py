@@ -182,6 +182,20 @@ def test_the_conversations_page_lists_the_newest_conversations(
     assert "be_user" not in listed.columns
 
 
+def test_a_conversation_opened_again_after_the_list_shows_again(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, administrator=True, page="conversation", query={"conversation": "1"})
+    app.switch_page("views/conversations.py").run()
+
+    app.query_params["conversation"] = "1"
+    app.switch_page("views/conversation.py").run()
+
+    assert not app.exception
+    assert app.query_params["conversation"] == "1"
+    assert "Run record: stored and rebuilt from events" in [h.value for h in app.header]
+
+
 def test_the_conversation_page_without_a_uid_links_to_the_list_of_conversations(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:

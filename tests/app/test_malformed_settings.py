@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 
-@pytest.mark.parametrize("page", [None, "runs", "run", "conversation", "health"])
+@pytest.mark.parametrize("page", [None, "runs", "run", "conversations", "conversation", "health"])
 def test_a_malformed_window_setting_is_one_error_line_on_every_page(
     monkeypatch: pytest.MonkeyPatch, dashboard: Callable[..., AppTest], demo_db_url: str, page: str | None
 ) -> None:

@@ -623,9 +623,13 @@ def test_browser_back_from_a_conversation_chosen_in_the_list_returns_to_the_list
     page.mouse.click(grid["x"] + 15, grid["y"] + 52)  # the first row's selection box
     _settle(page, until="Run record: stored and rebuilt")
     assert "/conversation?conversation=" in page.url
+    chosen = page.url
     page.go_back()
     _settle(page, until="Newest conversations")
 
     assert page.url == listed
     assert "Run record: stored and rebuilt" not in page.inner_text("body")
+    page.go_forward()  # and the conversation again, as it was
+    _settle(page, until="Run record: stored and rebuilt")
+    assert page.url == chosen
     _no_exception(page)
