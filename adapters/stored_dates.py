@@ -5,7 +5,6 @@ it is written."""
 
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import Any
 
 from sqlalchemy import (
@@ -32,12 +31,12 @@ def failed_reading_a_value(error: BaseException) -> bool:
     """Whether the error was raised where SQLAlchemy turns a stored value into a Python one (its result
     processors), not by the code that asked for the rows."""
     trace = error.__traceback__
-    if trace is None:
-        return False
-    while trace.tb_next is not None:
+    while trace is not None:
+        module = str(trace.tb_frame.f_globals.get("__name__", ""))
+        if module.startswith("sqlalchemy.") and "processors" in module:
+            return True
         trace = trace.tb_next
-    where = PurePath(trace.tb_frame.f_code.co_filename)
-    return "sqlalchemy" in where.parts and "processors" in where.name
+    return False
 
 
 def unreadable(engine: Engine) -> list[str]:
