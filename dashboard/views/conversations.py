@@ -15,7 +15,7 @@ if version is None:
 
 # Streamlit writes a switch's parameters into the entry of the page it leaves: Back would return here with
 # the conversation's uid, which this page does not take.
-st.query_params.pop(url_state.CONVERSATION, None)
+url_state.drop([url_state.CONVERSATION])
 typed = st.number_input("Conversation uid", min_value=1, step=1, value=None, key="find", placeholder="uid")
 if typed is not None:
     st.switch_page(str(navigation.CONVERSATION), query_params={url_state.CONVERSATION: str(int(typed))})

@@ -9,7 +9,7 @@ from dashboard.components import alerts, data_as_of, guard, health_panels
 access.require_administrator()
 # A stuck conversation's link switches pages, and Streamlit adds an entry of this page with the
 # conversation's uid first: Back returns to it.
-st.query_params.pop(url_state.CONVERSATION, None)
+url_state.drop([url_state.CONVERSATION])
 st.title("Health")
 version = guard.show([schema.job_run.name], key="guard")
 if version is None:
