@@ -11,6 +11,7 @@ from adapters import schema
 from adapters.dialect import bulk
 from adapters.dialect.days import day_of, stored_day
 from adapters.errors import RunrecordError
+from adapters.stored_dates import no_date
 
 release = schema.release
 
@@ -43,9 +44,8 @@ def releases(connection: Connection) -> list[Release]:
         try:
             day = day_of(row.released_on)
         except ValueError as error:
-            raise UnreadableReleaseError(
-                f"{release.name} row #{row.uid} holds no date (YYYY-MM-DD) in released_on: mend or delete it"
-            ) from error
+            said = no_date(release.name, row.uid, rel.released_on.name)
+            raise UnreadableReleaseError(f"{said}: mend or delete it") from error
         found.append(Release(day, str(row.label)))
     return found
 

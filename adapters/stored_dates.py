@@ -27,6 +27,12 @@ from adapters.schema import ours
 SHOWN = 3  # the rows named; a fault made by hand is seldom more than a few
 
 
+def no_date(table: str, key: object, column: str) -> str:
+    """How a row whose date is none is named: "tx_runrecord_release row #3 holds no date (YYYY-MM-DD) in
+    released_on"."""
+    return f"{table} row #{key} holds no date (YYYY-MM-DD) in {column}"
+
+
 def failed_reading_a_value(error: BaseException) -> bool:
     """Whether the error was raised where SQLAlchemy turns a stored value into a Python one (its result
     processors), not by the code that asked for the rows."""
@@ -67,8 +73,7 @@ def _no_dates(connection: Connection, table: Table, column: Column[Any], read: A
     odd = or_(canonical.is_(None), canonical != stored, stored < "0001-01-01")
     rows = connection.execute(select(*table.primary_key.columns, stored).where(odd))
     return [
-        f"{table.name} row #{', '.join(map(str, row[:-1]))} holds no date (YYYY-MM-DD) in {column.name}: "
-        f"{row[-1]!r}"
+        f"{no_date(table.name, ', '.join(map(str, row[:-1])), column.name)}: {row[-1]!r}"
         for row in rows
         if not _reads(read, row[-1])
     ]
