@@ -249,12 +249,11 @@ def _counted_conditions(connection: Connection, metric: str) -> list[Any]:
     read = f.answer == AnswerState.READ.value
     known = parse_metric(metric)
     if known is not None and known in OUTCOME_METRICS:
-        o = schema.run_outcome.c
-        outcomes = [outcome.value for outcome in _in_denominator(OUTCOME_METRICS[known])]
-        return [select(o.run_uid).where(o.run_uid == f.run_uid, o.outcome.in_(outcomes)).exists()]
+        return [_derived_as(f.run_uid, _in_denominator(OUTCOME_METRICS[known]))]
     if known is not None and known in SCOPE_METRICS.values():
         # An EDITED run's scope counts it; one without a scope is excluded (core.counting).
-        return [_edited(f.run_uid), scope_rank(connection.dialect.name, f.run_uid).is_not(None)]
+        edited = _derived_as(f.run_uid, [CallOutcome.EDITED])
+        return [edited, scope_rank(connection.dialect.name, f.run_uid).is_not(None)]
     if known is Metric.NOTHING_SAVED_RATE:
         return [read]
     if known is Metric.CLAIMED_UNWRITTEN_RATE:
@@ -310,11 +309,11 @@ def _conditions(connection: Connection, chosen: RunFilter, tables: Tables) -> li
     return conditions
 
 
-def _edited(run_uid: Any) -> Any:
-    """The run is EDITED; asked of an alias, never of the outcome row the page joins to show."""
-    derived = schema.run_outcome.alias("edited")
-    edited = CallOutcome.EDITED.value
-    return select(derived.c.run_uid).where(derived.c.run_uid == run_uid, derived.c.outcome == edited).exists()
+def _derived_as(run_uid: Any, outcomes: Sequence[CallOutcome]) -> Any:
+    """The run was derived with one of these outcomes; asked of an alias, never of the outcome row the page
+    joins to show."""
+    d = schema.run_outcome.alias("derived_as").c
+    return select(d.run_uid).where(d.run_uid == run_uid, d.outcome.in_([o.value for o in outcomes])).exists()
 
 
 def _of_scope(connection: Connection, scope: str) -> list[Any]:
@@ -322,7 +321,8 @@ def _of_scope(connection: Connection, scope: str) -> list[Any]:
     if scope not in EDIT_SCOPES:
         return [false()]
     run_uid = agentrun.c.uid
-    return [_edited(run_uid), scope_rank(connection.dialect.name, run_uid) == EDIT_SCOPES.index(scope)]
+    edited = _derived_as(run_uid, [CallOutcome.EDITED])
+    return [edited, scope_rank(connection.dialect.name, run_uid) == EDIT_SCOPES.index(scope)]
 
 
 def _select(
