@@ -9,6 +9,7 @@ from adapters.health import Reading
 from core.formatting import plural
 from core.time import DAY_S
 from dashboard import navigation
+from dashboard.components import static_table
 from dashboard.queries.common import when
 from dashboard.queries.health import HorizonView
 
@@ -33,7 +34,7 @@ def jobs(freshness: pd.DataFrame, runs: pd.DataFrame, *, key: str) -> None:
             + ". The process ended without finishing the run; the next run of the job carries on from what "
             "was committed."
         )
-    st.dataframe(runs, hide_index=True, width="stretch", key=f"{key}_runs")
+    static_table.show(runs)
 
 
 def stuck(found: pd.DataFrame | None, *, key: str) -> None:

@@ -4,11 +4,17 @@ every chart's figure, so that a test can search all of it."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.element_tree import Dataframe
+from streamlit.testing.v1.element_tree import Dataframe, Table
+
+# dashboard.components.static_table escapes every punctuation character of a cell: the text it shows is the
+# cell without those backslashes.
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def _nodes(node: Any) -> Iterator[Any]:
@@ -19,9 +25,21 @@ def _nodes(node: Any) -> Iterator[Any]:
             yield from _nodes(child)
 
 
+def _shown(text: str) -> str:
+    return _ESCAPED.sub(r"\1", text)
+
+
+def _frame(node: Dataframe | Table) -> pd.DataFrame:
+    """The table's cells and column names as the page shows them."""
+    if isinstance(node, Dataframe):
+        return node.value
+    frame = node.value
+    return frame.rename(columns=_shown).map(lambda cell: _shown(cell) if isinstance(cell, str) else cell)
+
+
 def tables(app: AppTest) -> list[Any]:
-    """Every table the page shows, as pandas DataFrames."""
-    return [node.value for node in _nodes(app._tree) if isinstance(node, Dataframe)]
+    """Every table the page shows (st.dataframe and st.table), as pandas DataFrames, in page order."""
+    return [_frame(node) for node in _nodes(app._tree) if isinstance(node, Dataframe | Table)]
 
 
 def figures(app: AppTest) -> list[dict[str, Any]]:
@@ -33,8 +51,8 @@ def text(app: AppTest) -> str:
     """Everything the page shows, as one text: element protos, table cells and column names, figures."""
     parts: list[str] = []
     for node in _nodes(app._tree):
-        if isinstance(node, Dataframe):
-            frame = node.value
+        if isinstance(node, Dataframe | Table):
+            frame = _frame(node)
             parts.append(" ".join(str(name) for name in frame.columns))
             parts.append(frame.to_csv())
             continue

@@ -4,8 +4,10 @@ the window, pending derivations; each with an explicit state when there is nothi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
+import string
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, make_url, select, text
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Table
 
 from adapters.database import make_engine
 from adapters.schema import job_run
@@ -124,6 +127,30 @@ def test_health_counts_rows_per_table_only_when_asked(
     counts = rendered.tables(app)[-1].set_index("table")["rows"]
     assert len(rendered.tables(app)) == before + 1
     assert counts["tx_nrmcpagent_conversation"] == SMALL_DEMO_CONVERSATIONS
+
+
+# Markdown, HTML and Streamlit's own directives a job run's message may hold, to be shown as written.
+ESCAPED = re.compile(r"\\[!-/:-@\[-`{-~]")
+MARKUP = r"**bold** _it_ `code` <b>tag</b> [link](https://example.org) :red[red] :material/home: $x^2$ a\b #"
+
+
+def test_a_job_runs_message_is_shown_whole_and_as_written_markup_and_all(
+    dashboard: Callable[..., AppTest], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'markup.sqlite'}"
+    engine = make_engine(url)
+    init_db(engine, with_upstream=True)
+    execute(engine, "watch-conversations", lambda: JobResult(1, 0, MARKUP))
+    engine.dispose()
+
+    app = _health(dashboard, url)
+
+    assert not app.exception
+    runs = next(t for t in rendered.tables(app) if "message" in t.columns)
+    assert list(runs["message"]) == [MARKUP]
+    # CommonMark shows a backslash-escaped ASCII punctuation character as itself: none is left unescaped.
+    cell = next(node.value for node in app.get("table") if isinstance(node, Table))["message"].iloc[0]
+    assert not any(character in string.punctuation for character in ESCAPED.sub("", cell))
 
 
 def test_health_says_what_to_do_on_a_database_without_tables(

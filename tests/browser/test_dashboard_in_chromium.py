@@ -265,7 +265,22 @@ def test_an_administrator_signs_in_and_opens_conversation_1_and_health(
     body = page.inner_text("body")
     for text in ("Jobs", "Stuck conversations", "History horizon against the window", "Pending derivations"):
         assert text in body
+    # Each job run's message is read whole: in the grid of st.dataframe it was cut at the column's width.
+    messages = _job_run_messages(served)
+    job_runs = page.locator('[data-testid="stTable"]').filter(has_text=messages[0])
+    assert job_runs.count() == 1
+    shown = job_runs.inner_text()
+    assert len(messages) == 3 and all(message in shown for message in messages)
+    assert job_runs.evaluate_all(CUT_IN_TILE) == []
     _shoot(page, screenshots / "health.png")
+
+
+def _job_run_messages(served: Served) -> list[str]:
+    engine = make_engine(served.database)
+    with engine.connect() as connection:
+        messages = [str(m) for m in connection.execute(select(schema.job_run.c.message)).scalars() if m]
+    engine.dispose()
+    return messages
 
 
 def test_the_product_team_gets_the_sign_in_in_place_of_an_administrator_page(
