@@ -26,6 +26,14 @@ def _kv(**values: Any) -> str:
     return json.dumps(values)
 
 
+def _nested(depth: int) -> Any:
+    """A value nested `depth` levels deep inside the payload's own object (lists in lists)."""
+    value: Any = SECRET
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 EVERY_KEPT_KEY = _kv(
     kind="llm",
     round=2,
@@ -111,6 +119,8 @@ PAYLOADS: list[tuple[str, str | None]] = [
     ("tool specs escaped", '{"toolSpecs": ["\\u00e9crire", "a\\"b", "\\ud83d\\udcdd"], "toolResult": "y"}'),
     ("a kept key escaped", '{"\\u0074oolName": "x", "toolResult": "y"}'),
     ("a key twice", '{"toolName": "first", "toolIsError": true, "toolName": "last", "toolIsError": false}'),
+    ("a tool result nested 31 deep", _kv(toolName="x", durationMs=3, toolResult=_nested(31))),
+    ("a tool result nested 32 deep", _kv(toolName="x", durationMs=3, toolResult=_nested(32))),
     ("a number ending in a dot, kept", '{"durationMs": 1.}'),
     ("a number ending in a dot, not kept", '{"toolName": "x", "toolResult": 1.}'),
     ("NULL", None),
@@ -133,6 +143,7 @@ DIFFERS = {
     ("mariadb", "a kept key escaped"): "MariaDB's paths match a key as written, not decoded",
     ("mariadb", "a key twice"): "MariaDB's JSON_EXTRACT gives a key's first value, json its last",
     ("mariadb", "a number ending in a dot, not kept"): "MariaDB's JSON_VALID takes 1. for a number",
+    ("mariadb", "a tool result nested 32 deep"): "MariaDB's JSON functions refuse a document 32 deep",
     ("sqlite", "a key twice"): "SQLite's -> gives a key's first value, json its last",
 }
 for _dialect in ("sqlite", "mariadb", "postgresql"):
