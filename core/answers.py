@@ -7,11 +7,11 @@ denies a change after an earlier write.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core import json_text
 from core.claims import claims_change, denies_change
 from core.measured_runs import EventCounts, RunRow
 from core.run_record import RunRecordEntry, UnreadableEntry
@@ -59,7 +59,7 @@ def stored_message(
 ) -> StoredMessage:
     """A message row with its payload read by core.transcript; a payload that is not JSON is unreadable."""
     try:
-        decoded = None if payload is None else json.loads(payload)
+        decoded = None if payload is None else json_text.loads(payload)
     except (ValueError, RecursionError):
         return StoredMessage(uid, sorting, role, crdate, UnreadableMessage(sorting, "payload is not JSON"))
     return StoredMessage(uid, sorting, role, crdate, read_message(sorting, decoded))

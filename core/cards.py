@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from core import json_text
+
 
 class CardDecision(StrEnum):
     APPROVED = "approved"
@@ -58,7 +60,7 @@ def parse_card_outcomes(
     if text is None or not text.strip():
         return (), ()
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except json.JSONDecodeError as error:
         return (), (UnreadableCardOutcome(f"not JSON ({error.msg} at character {error.pos})"),)
     except ValueError:  # bytes that are no UTF-8 text

@@ -7,11 +7,11 @@ one line per part it could not (naming the part and why), so that the rest is st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from core import json_text
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem
 from core.run_record import RunRecordEntry, UnreadableEntry
@@ -95,7 +95,7 @@ def read_messages(
         else:
             problems.append(f"message {sorting}: crdate is not a number")
         try:
-            payload = json.loads(row.payload or "")
+            payload = json_text.loads(row.payload or "")
         except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
             problems.append(f"message {sorting}: payload is not JSON")
             continue
@@ -143,7 +143,7 @@ def read_view_context(text: str | None) -> tuple[Mapping[str, Any], tuple[str, .
     if not text:
         return {}, ()
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
         return {}, ("view_context: not JSON",)
     return (value if isinstance(value, dict) else {}), ()

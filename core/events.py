@@ -21,6 +21,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
+from core import json_text
 from core.table_names import MAX_RECORD_UID, is_table_name
 
 
@@ -160,7 +161,7 @@ def parse_event(
     if payload_text is None:
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, "NULL")
     try:
-        decoded = json.loads(payload_text)
+        decoded = json_text.loads(payload_text)
     except (ValueError, RecursionError) as error:
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)
     if not isinstance(decoded, dict):
@@ -201,7 +202,7 @@ def read_event(
     if known is not PayloadShape.OBJECT:
         return EventProblem(uid, Problem.PAYLOAD_NOT_OBJECT, _PYTHON_TYPE[known])
     try:
-        decoded = json.loads(kept_text) if kept_text is not None else None
+        decoded = json_text.loads(kept_text) if kept_text is not None else None
     except (ValueError, RecursionError) as error:
         # A kept value the database took for JSON and json does not (MariaDB reads "1." as a number).
         return EventProblem(uid, Problem.PAYLOAD_NOT_JSON, type(error).__name__)

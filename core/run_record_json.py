@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from core import json_text
 from core.events import identifier
 from core.run_record import RECORD_LIMIT, UNREADABLE_RECORD, RunRecordEntry, UnreadableEntry
 from core.run_record_schema import ENTRY, Field, Holds, Shape
@@ -36,7 +37,7 @@ def parse_run_record(
     if text is None or not text.strip():
         return (), ()
     try:
-        decoded = json.loads(text)
+        decoded = json_text.loads(text)
     except (ValueError, RecursionError):  # RecursionError: nested deeper than json reads
         return (), (UnreadableEntry("not JSON"),)
     if not isinstance(decoded, list):

@@ -9,8 +9,10 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    LargeBinary,
     Select,
     case,
+    cast,
     func,
     insert,
     literal,
@@ -23,10 +25,11 @@ from adapters.dialect import document_members as doc_members
 from adapters.dialect import documents as doc
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
-from adapters.dialect.names import POSTGRESQL
+from adapters.dialect.names import POSTGRESQL, SQLITE
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
 from core.error_codes import Notice
+from core.json_text import well_formed
 from core.transcript import Role
 
 message = schema.message
@@ -131,7 +134,23 @@ def message_texts(connection: Connection, uids: Select[Any]) -> list[Any]:
         joined, found = plans.inner_probe(d, chosen, message, m.uid == chosen.c[0], (document,), "text")
         read = document if found is message else found.c.document
         parsed = plans.fenced(d, select(*chosen.c, read).select_from(joined)).subquery("parsed")
-        query = select(*(parsed.c[column.name] for column in chosen.c), _content(d, parsed.c.document))
-        return [tuple(row) for row in connection.execute(query).all()]
+        text = _content(d, parsed.c.document)
+        if d == SQLITE:
+            # SQLite's json_extract writes a lone surrogate escape ("\\ud800", core.transcript) as bytes that
+            # are no UTF-8, which the driver refuses to read as text: read as bytes, the text is core's.
+            text = cast(text, LargeBinary)
+        query = select(*(parsed.c[column.name] for column in chosen.c), text)
+        return [(*row[:-1], _decoded(row[-1])) for row in connection.execute(query).all()]
 
     return sqljson.cast_first(connection, run)
+
+
+def _decoded(text: str | bytes | None) -> str | None:
+    """A message's text as core.transcript reads it: each lone surrogate as U+FFFD (other bytes that are no
+    UTF-8, which no JSON text holds, as U+FFFD too)."""
+    if not isinstance(text, bytes):
+        return text
+    try:
+        return well_formed(text.decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:
+        return text.decode("utf-8", "replace")

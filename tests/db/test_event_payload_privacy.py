@@ -81,6 +81,7 @@ PAYLOADS: list[tuple[str, str | None]] = [
     ("only other keys", _kv(toolArguments={"a": SECRET}, toolResult=SECRET, submittedBy=EDITOR)),
     ("a NUL in a tool result", '{"toolName": "x", "toolResult": "a\\u0000b", "durationMs": 3}'),
     ("a lone surrogate in a tool result", '{"toolName": "x", "toolResult": "\\ud800", "durationMs": 3}'),
+    ("a lone surrogate in a tool name", '{"toolName": "x\\ud800", "durationMs": 3}'),
     ("an escaped backslash before u0000", '{"toolName": "a\\\\u0000b", "toolResult": "\\u0000"}'),
     ("calls not a list: text", _kv(requestedToolCalls="read_page", requestedToolNames=["x"])),
     ("calls not a list: object", _kv(requestedToolCalls={"name": "read_page", "arguments": SECRET})),
@@ -139,6 +140,8 @@ PAYLOADS: list[tuple[str, str | None]] = [
 # Where a dialect cannot give what Python gives for the whole payload (reported to the lead).
 DIFFERS = {
     ("mariadb", "a lone surrogate in a tool result"): "MariaDB's JSON_VALID refuses a lone surrogate escape",
+    ("mariadb", "a lone surrogate in a tool name"): "MariaDB's JSON_VALID refuses a lone surrogate escape",
+    ("postgresql", "a lone surrogate in a tool name"): "PostgreSQL's jsonb refuses a lone surrogate escape",
     ("mariadb", "calls with a name escaped"): "MariaDB's paths match a key as written, not decoded",
     ("mariadb", "a kept key escaped"): "MariaDB's paths match a key as written, not decoded",
     ("mariadb", "a key twice"): "MariaDB's JSON_EXTRACT gives a key's first value, json its last",

@@ -488,3 +488,29 @@ def test_a_run_that_could_not_be_persisted_is_judged_by_its_result_s_steps_in_th
         claims = [fact["claim"] for fact in stored_facts(connection).values() if fact["answer"] == "read"]
     assert claims == [claim]
     agree_with_core(installation_engine, now)
+
+
+def test_an_answer_holding_a_lone_surrogate_escape_is_read_as_core_reads_it_or_counted_unreadable(
+    installation_engine: Engine, dialect: str
+) -> None:
+    # "\ud800" alone is a JSON escape of no character: core reads the text with U+FFFD in its place, and so
+    # does SQLite (whose json_extract makes bytes of it that are no UTF-8). PostgreSQL's jsonb and MariaDB's
+    # JSON functions refuse the whole payload: there the answer is one whose message cannot be read
+    # (docs/installation.md). On every engine the measurement completes.
+    run = {"status": "completed", "events": [("llm", '{"kind": "llm"}', 0)], "finished": True}
+    content = "Gespeichert \\ud800 und ge\\u00e4ndert."
+    payload = '{"role": "assistant", "content": "' + content + '", "runUuid": "run-0"}'
+    chat = {"runs": [run], "messages": [("assistant", payload)], "record": None, "approval": ""}
+    _write(installation_engine, [{**chat, "skill": "", "spacing": 10}])
+
+    now = int(NOW.timestamp())
+    measure_rates(installation_engine, now=now, window_s=WINDOW, grains=(Grain.WEEK, Grain.DAY))
+
+    with installation_engine.connect() as connection:
+        facts = stored_facts(connection)
+    (fact,) = [fact for fact in facts.values() if fact["conversation_uid"] == 1]  # the answer's
+    if dialect == "sqlite":
+        agree_with_core(installation_engine, now)
+        assert fact["answer"] != "unreadable" and fact["claim"]  # read, and judged to claim a change
+    else:
+        assert fact["answer"] == "unreadable" and not fact["claim"]

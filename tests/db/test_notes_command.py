@@ -113,6 +113,31 @@ def test_notes_and_record_read_a_chat_released_before_card_outcomes_as_one_witho
 
 
 @on_sqlite_alone
+def test_a_message_holding_a_lone_surrogate_escape_is_shown_with_a_replacement_character(
+    empty_db_url: str, run_cli: Callable[..., Result]
+) -> None:
+    # "\ud800" alone is valid JSON and no character (core.json_text): printed as it reads, it stopped the
+    # command with a UnicodeEncodeError.
+    generate(empty_db_url, create_tables=init_installation, conversations=20, seed=3, now=NOW)
+    m = schema.message.c
+    engine = make_engine(empty_db_url)
+    with engine.begin() as connection:
+        connection.execute(
+            schema.message.update()
+            .where(m.conversation == 1, m.sorting == 1)
+            .values(payload='{"role": "assistant", "content": "Titel \\ud800 gesetzt.", "runUuid": "x"}')
+        )
+    engine.dispose()
+
+    for arguments in ((), ("--json",)):
+        notes = run_cli("notes", "1", "--db", empty_db_url, *arguments)
+        record = run_cli("record", "1", "--db", empty_db_url, *arguments)
+
+        assert notes.exit_code == record.exit_code == 0, notes.stderr + record.stderr
+    assert "Titel \ufffd gesetzt." in run_cli("notes", "1", "--db", empty_db_url).stdout  # the transcript
+
+
+@on_sqlite_alone
 def test_notes_of_a_conversation_that_does_not_exist_fail_in_one_line(
     installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
