@@ -43,6 +43,12 @@ def parse_url(url: str) -> URL:
 def _masked(url: str) -> str:
     """A URL that could not be parsed, for a message: its password and its query's values as ***."""
     masked = re.sub(r"(://[^:/@]*:).*@", r"\1***@", url, count=1)
+    if masked == url and "@" in url:
+        # No "scheme://user:" to go by (a slash missing, say): all between the scheme and the last @ is
+        # taken for the password.
+        scheme, colon, rest = url.partition(":")
+        host = rest.rpartition("@")[2] if colon else url.rpartition("@")[2]
+        masked = f"{scheme}:***@{host}" if colon else f"***@{host}"
     return re.sub(r"([?&][^=&]*=)[^&]*", r"\1***", masked)
 
 

@@ -51,13 +51,28 @@ def test_a_url_in_a_message_shows_neither_its_password_nor_a_query_arguments_val
     assert describe(url) == shown
 
 
-def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_values() -> None:
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql+psycopg://editor:Se@cret1@db:notaport/typo3?sslpassword=Secret2",
+            "postgresql+psycopg://editor:***@db:notaport/typo3?sslpassword=***",
+        ),
+        ("postgresql+psycopg:/admin:Secret1@db/x", "postgresql+psycopg:***@db/x"),
+        ("mysql+pymysql//root:Secret1@db/x", "mysql+pymysql//root:***@db/x"),
+        ("root:Sec:ret1@db/x", "root:***@db/x"),
+        ("Secret1@db/x", "***@db/x"),
+    ],
+    ids=["a port that is no number", "one slash", "no colon after the scheme", "no scheme", "no colon"],
+)
+def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_values(
+    url: str, shown: str
+) -> None:
     with pytest.raises(RunrecordError) as refused:
-        parse_url("postgresql+psycopg://editor:Se@cret1@db:notaport/typo3?sslpassword=Secret2")
+        parse_url(url)
 
-    assert str(refused.value) == (
-        "not a database URL: 'postgresql+psycopg://editor:***@db:notaport/typo3?sslpassword=***'"
-    )
+    assert str(refused.value) == f"not a database URL: {shown!r}"
+    assert "Secret" not in str(refused.value)
 
 
 ENGINES = ["sqlite", "mariadb", "postgresql"]
