@@ -110,7 +110,14 @@ def init_db(db_url: str, with_upstream: bool, derive_again: bool) -> None:
 
 @main.command("generate")
 @creating_db_option
-@click.option("--conversations", type=click.IntRange(min=2), default=100, show_default=True)
+@click.option(
+    "--conversations",
+    type=click.IntRange(min=2),
+    default=100,
+    show_default=True,
+    help="Everyday conversations; an SEO campaign adds 1.1 tours (a conversation each) for every one of them "
+    "(docs/demo.md).",
+)
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="The same seed writes the same installation."
 )
@@ -294,7 +301,7 @@ def _show_conversation(
     type=click.IntRange(1, MAX_WINDOW_DAYS),
     default=None,  # read when the command runs: a malformed setting is not a malformed option
     show_default="$RUNRECORD_WINDOW_DAYS, else 7",
-    help="Days after a write during which human changes count (003_…, 'A window').",
+    help="Days after a write during which human changes count (ADR-185, 'A window').",
 )
 @click.option(
     "--batch-size",
@@ -307,7 +314,7 @@ def _show_conversation(
 def derive_outcomes_command(
     db_url: str, now_text: str | None, window_days: int | None, batch_size: int | None, as_json: bool
 ) -> None:
-    """Derive the observed outcome of every run whose last write's window has closed (003_…)."""
+    """Derive the observed outcome of every run whose last write's window has closed (ADR-185)."""
     from adapters.database import describe, make_engine
     from jobs.derive import Summary, derive_outcomes, result_of, summary_lines
     from jobs.job_log import JobResult, Status, execute

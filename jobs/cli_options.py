@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
 import click
+from click.exceptions import NoArgsIsHelpError
 
 from adapters import clock, settings
 from adapters.errors import RunrecordError
@@ -76,14 +77,37 @@ class CommandGroup(click.Group):
             raise click.UsageError(f"{_which(where.command, words, undecodable)} is not UTF-8 text", where)
         return name, command, rest
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """The group's own options (`runrecord --db URL alerts` gives --db to runrecord): a malformed one is
+        one line too; a group named without a command says which it has (`runrecord` alone shows its
+        help)."""
+        try:
+            return super().parse_args(ctx, args)
+        except NoArgsIsHelpError:
+            if ctx.parent is None:
+                raise
+            _usage_failed(ctx.command_path, f"a command is missing: {' or '.join(self.list_commands(ctx))}")
+        except click.NoSuchOption as error:
+            taken = any(
+                error.option_name in self._option_names(command) for command in self.commands.values()
+            )
+            after = f"; {error.option_name} is given after the command's name" if taken else ""
+            _usage_failed(ctx.command_path, f"{error.format_message().rstrip('.')}{after}")
+        except click.UsageError as error:
+            _usage_failed(error.ctx.command_path if error.ctx is not None else ctx.command_path, error)
+
+    @staticmethod
+    def _option_names(command: click.Command) -> set[str]:
+        names = {name for param in command.params for name in getattr(param, "opts", ())}
+        if isinstance(command, click.Group):
+            names |= {name for sub in command.commands.values() for name in CommandGroup._option_names(sub)}
+        return names
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
-            command = error.ctx.command_path if error.ctx is not None else _command_path(ctx)
-            message = " ".join(error.format_message().split())
-            click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
-            sys.exit(2)
+            _usage_failed(error.ctx.command_path if error.ctx is not None else _command_path(ctx), error)
         except RunrecordError as error:
             click.echo(f"runrecord: error: {error}", err=True)
             sys.exit(1)
@@ -99,6 +123,13 @@ class CommandGroup(click.Group):
 
             click.echo(f"runrecord: error: database: {one_line(error)}", err=True)
             sys.exit(1)
+
+
+def _usage_failed(command: str, error: click.UsageError | str) -> NoReturn:
+    """A malformed option or argument of `command`: one line, exit code 2 (click's code for usage errors)."""
+    message = " ".join((error if isinstance(error, str) else error.format_message()).split())
+    click.echo(f"runrecord: error: {command}: {message} (see {command} --help)", err=True)
+    sys.exit(2)
 
 
 def _command_path(ctx: click.Context) -> str:

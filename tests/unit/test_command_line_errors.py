@@ -39,6 +39,11 @@ def test_a_command_that_reads_a_sqlite_file_refuses_a_missing_one_and_does_not_c
         ("measure-rates", "--grain", "month"),
         ("release", "add"),
         ("no-such-command",),
+        ("--bogus",),
+        ("--db", "sqlite:///x.sqlite", "alerts"),
+        ("release",),
+        ("release", "--db", "sqlite:///x.sqlite", "list"),
+        ("alerts", "--bogus"),
     ],
     ids=lambda args: " ".join(args),
 )
@@ -49,6 +54,22 @@ def test_a_malformed_option_or_argument_is_one_line_and_exit_code_2(
 
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("runrecord: error: runrecord")
+
+
+def test_a_commands_option_given_before_it_or_a_group_without_its_command_says_so_in_one_line(
+    run_cli: Callable[..., Result],
+) -> None:
+    misplaced = run_cli("--db", "sqlite:///x.sqlite", "alerts")
+    bare = run_cli("release")
+
+    assert misplaced.stderr == (
+        "runrecord: error: runrecord: No such option '--db'; --db is given after the command's name "
+        "(see runrecord --help)\n"
+    )
+    assert bare.stderr == (
+        "runrecord: error: runrecord release: a command is missing: add or list "
+        "(see runrecord release --help)\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -368,3 +389,18 @@ def test_a_malformed_clock_setting_stops_the_schedulers_dry_run_before_it_prints
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr == "runrecord: error: RUNRECORD_NOW is not an ISO 8601 date or time: 'garbage'\n"
+
+
+def test_generate_refuses_a_now_whose_installation_would_begin_before_1970_and_creates_nothing(
+    tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    target = tmp_path / "early.sqlite"
+
+    result = run_cli("generate", "--db", f"sqlite:///{target}", "--now", "1970-07-05")
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "runrecord: error: --now 1970-07-05 is too early: the installation's rows span the 180 days "
+        "before the week of --now, which would begin before 1970; give --now 1970-07-06 or later\n"
+    )
+    assert not target.exists()
