@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import Engine, delete
@@ -60,6 +60,9 @@ FLUSH_EVERY_CONVERSATIONS = 500  # records are written once their conversation's
 # conversations start within an hour of their order, so no row inserted more than this before the newest
 # conversation is still to come; except the last story's, told at its fixed date (LAST_STORY_DAYS).
 HISTORY_LOOKBACK_S = 31 * DAY
+# The editors' and the _cli_ user's accounts are created this many days before the first conversation: the
+# installation's oldest rows.
+ACCOUNTS_BEFORE_START_DAYS = 60
 LAST_STORY_DAYS = 10  # the alt-text conversation, told last, starts this many days before Story.week
 CLI_USER_UID = EDITORS[-1] + 1  # the _cli_ backend user, beside the editors
 
@@ -119,6 +122,17 @@ def generate(
         raise RunrecordError("--conversations must be at least 2 (conversation 1 and the bad rows)")
     target = parse_url(url)
     story = Story.around(int(now.timestamp()), window_s=window_days * DAY)
+    first_row = story.start - ACCOUNTS_BEFORE_START_DAYS * DAY
+    if first_row < 0:
+        # The tables' stamps are Unix times: no row of an installation is older than 1970.
+        span = story.week - first_row
+        first = datetime.fromtimestamp(span, tz=UTC).date()
+        earliest = first + timedelta(days=-first.weekday() % 7)  # the first week that starts late enough
+        raise RunrecordError(
+            f"--now {now.date().isoformat()} is too early: the installation's rows span the {span // DAY} "
+            "days before the week of --now, which would begin before 1970; "
+            f"give --now {earliest.isoformat()} or later"
+        )
     tours = campaign_tours(conversations)
     total = conversations + tours
     started = time.perf_counter()
@@ -190,8 +204,10 @@ class Plans:
 def _plans(site: Installation, story: Story, seed: int, processing: ProcessingChoice) -> Plans:
     """The backend users, the worker and the plans; each from a random stream of its own."""
     for number, editor in enumerate(EDITORS, start=1):
-        site.backend_user(f"redaktion{number:02d}", uid=editor, at=story.start - 60 * DAY)
-    cli = site.cli_user(uid=CLI_USER_UID, at=story.start - 60 * DAY)
+        site.backend_user(
+            f"redaktion{number:02d}", uid=editor, at=story.start - ACCOUNTS_BEFORE_START_DAYS * DAY
+        )
+    cli = site.cli_user(uid=CLI_USER_UID, at=story.start - ACCOUNTS_BEFORE_START_DAYS * DAY)
     worker = Worker(random.Random(f"worker:{seed}"), since=story.start - 40 * DAY, until=story.now)
 
     def plan(stream: str, *, cases: bool = True) -> HistoryPlan:
