@@ -215,14 +215,21 @@ def runs_link(chosen: RunFilter) -> str:
     return f"runs?{urlencode({RUNS_FILTER: runs_filter_json(chosen)})}"
 
 
-def keep_runs_filter(chosen: RunFilter) -> None:
-    """Put the filter into the URL (or take it out when nothing is filtered)."""
+def runs_filter_text() -> str | None:
+    """?runs= as the URL holds it, unread; None without it."""
+    return _raw(RUNS_FILTER)
+
+
+def keep_runs_filter(chosen: RunFilter) -> str | None:
+    """Put the filter into the URL (or take it out when nothing is filtered); what ?runs= holds then."""
     text = runs_filter_json(chosen)
     if text == "{}":
         if RUNS_FILTER in st.query_params:
             del st.query_params[RUNS_FILTER]
-    elif st.query_params.get(RUNS_FILTER) != text:
+        return None
+    if st.query_params.get(RUNS_FILTER) != text:
         st.query_params[RUNS_FILTER] = text
+    return text
 
 
 def drop(names: Sequence[str]) -> None:

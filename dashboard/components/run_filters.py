@@ -33,11 +33,17 @@ FLAGS: tuple[tuple[str, str, str], ...] = (
 
 
 def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> RunFilter:
-    """The chosen filter; on a session's first run it starts from the URL, and it is written back to it."""
-    if key not in st.session_state:
+    """The chosen filter, written back to the URL. It starts from the URL on a session's first run, and
+    whenever the URL carries a ?runs= this page did not write there: a link followed from Rates or an alert,
+    or Back to an earlier filter, within the same session. A URL without ?runs= (the menu) keeps the
+    session's filter."""
+    in_url = url_state.runs_filter_text()
+    brought = in_url is not None and in_url != st.session_state.get(f"{key}{_WRITTEN}")
+    if key not in st.session_state or brought:
         param = url_state.runs_filter()
         if param.refused:
             st.warning(param.refused)
+        _forget_choices(key)
         st.session_state[key] = param.value
     start: RunFilter = st.session_state[key]
     found = _uuid(start, key=f"{key}_uuid")
@@ -86,8 +92,18 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         **chosen_flags,
     )
     st.session_state[key] = chosen
-    url_state.keep_runs_filter(chosen)
+    st.session_state[f"{key}{_WRITTEN}"] = url_state.keep_runs_filter(chosen)
     return chosen
+
+
+_WRITTEN = "__written"  # the ?runs= text this page last wrote into the URL
+
+
+def _forget_choices(key: str) -> None:
+    """The filter's widgets drop what they hold, so that each shows the filter the URL brought."""
+    for name in [name for name in st.session_state if isinstance(name, str) and name.startswith(f"{key}_")]:
+        if name != f"{key}{_WRITTEN}":
+            del st.session_state[name]
 
 
 def _from_rates(start: RunFilter, *, key: str) -> RunFilter:

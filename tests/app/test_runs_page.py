@@ -99,6 +99,26 @@ def test_a_filter_in_the_url_is_applied(dashboard: Callable[..., AppTest], measu
     assert len(table) > 0 and all(status.startswith("failed") for status in table["status"])
 
 
+def test_a_second_link_followed_in_the_same_session_opens_its_own_filter_not_the_first_ones(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, page="runs", query={"runs": '{"outcome": "edited"}'})
+    assert set(_runs(app)["outcome"]) == {"edited"}
+
+    app.query_params["runs"] = '{"status": "failed"}'  # a link from Rates or an alert, or Back
+    app.switch_page("views/runs.py").run()
+
+    table = _runs(app)
+    assert len(table) > 0 and all(status.startswith("failed") for status in table["status"])
+    assert app.selectbox(key="filters_outcome").value == "any"  # the first link's outcome is gone
+    assert json.loads(app.query_params["runs"]) == {"status": "failed"}
+
+    del app.query_params["runs"]  # the menu's link: the session's filter stays
+    app.switch_page("views/runs.py").run()
+
+    assert json.loads(app.query_params["runs"]) == {"status": "failed"}
+
+
 @pytest.mark.parametrize(
     "raw",
     ['{"status": "exploded"}', "not json", '["a"]', '{"be_user": 90001}', '{"from": "2026-13-01"}'],

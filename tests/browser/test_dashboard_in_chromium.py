@@ -528,6 +528,29 @@ def test_an_alerts_link_opens_the_runs_page_with_exactly_the_alerts_runs(page: A
     assert rows and {row[-1] for row in rows} == {"edited"}
     assert {row[0].rsplit("=", 1)[-1] for row in rows} <= behind
 
+    # Back, and another alert's link in the same session: its own runs, not the first link's.
+    other, counted = _another_alert(served, uid, numerator)
+    page.go_back()
+    _settle(page, until="Rates as CSV")
+    page.get_by_role("link", name=f"Runs of alert #{other}:", exact=False).click()
+    _settle(page, until="Page 1 of")
+    assert re.search(rf"· {counted:,} runs?\b", page.inner_text("body")), page.url
+
+
+def _another_alert(served: Served, uid: int, numerator: int) -> tuple[int, int]:
+    """An open alert but `uid` whose after side counts another number of runs: its id and that number."""
+    engine = make_engine(served.database)
+    a = schema.alert.c
+    with engine.connect() as connection:
+        found = connection.execute(
+            select(a.uid, a.after_numerator)
+            .where(a.status == "open", a.uid != uid, a.after_numerator != numerator, a.after_numerator > 0)
+            .order_by(a.uid)
+            .limit(1)
+        ).one()
+    engine.dispose()
+    return int(found.uid), int(found.after_numerator)
+
 
 def _stored_denominator(served: Served, metric: str, grain: str, period: str) -> int:
     engine = make_engine(served.database)
