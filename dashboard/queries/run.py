@@ -20,6 +20,7 @@ from adapters.events import read_events
 from adapters.runs import runs_by_uuid
 from core.cards import CardOutcome
 from core.events import Segment, split_segments
+from core.formatting import outcome_label
 from core.model_rounds import ModelRound, model_rounds, round_of_steps
 from core.record_rebuild import card_readings, rebuild_record
 from core.refused import Opening, SegmentContext, StepReading, opening_of, read_segment
@@ -110,7 +111,7 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
         ended=ended(run.status, run.termination_reason),
         started_at=run.started_at,
         finished_at=run.finished_at,
-        outcome=run_row.outcome if run_row else observed_later(last_write, now, used_window),
+        outcome=outcome_label(run_row.outcome) if run_row else observed_later(last_write, now, used_window),
         window_s=used_window,
         conversation=conversation_uid,
         segments=views,

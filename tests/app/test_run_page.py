@@ -191,6 +191,8 @@ def test_a_writes_outcome_reads_as_words_never_as_its_stored_key(
     writes = next(t for t in rendered.tables(app) if "edit scope" in t.columns)
     assert set(writes["outcome"]) == {"accepted unchanged"}
     assert all("accepted_unchanged" not in expander.label for expander in app.expander)
+    assert "accepted unchanged" in [text.value for text in app.text]  # the run's own tile
+    assert all("accepted_unchanged" not in text.value for text in app.text)
 
 
 def test_a_run_parameter_that_is_not_a_uuid_is_refused(
@@ -393,7 +395,7 @@ def test_the_run_header_shows_every_fact_in_full_as_wrapping_text_not_as_a_cut_m
     assert not app.exception
     assert len(app.metric) == 0  # a metric's value is cut with "…" where it does not fit
     tiles = [t.value for t in app.text]
-    assert tour["configuration"] in tiles and tour["outcome"] in tiles and "7 days" in tiles
+    assert tour["configuration"] in tiles and outcome_label(tour["outcome"]) in tiles and "7 days" in tiles
 
 
 def test_each_write_s_expander_names_what_tells_it_from_the_others(

@@ -441,7 +441,7 @@ def test_no_run_page_tile_cuts_its_text(page: Any, served: Served) -> None:
     )
     open_window = _planted(served, lambda run: run["writes"] and not run["due"])
 
-    for run, outcome in ((accepted, "accepted_unchanged"), (open_window, "window closes on")):
+    for run, outcome in ((accepted, "accepted unchanged"), (open_window, "window closes on")):
         _open(page, f"{served.base}/run?run={run['run']}", until="Writes and their observed outcomes")
         tiles = page.locator('[class*="st-key-header_tile_"]')
 
