@@ -48,7 +48,7 @@ SETTINGS: tuple[Setting, ...] = (
         "window_days",
         "RUNRECORD_WINDOW_DAYS",
         "7",
-        "Days after an AI write during which human changes count (003_…, 'A window'); at least 1.",
+        "Days after an AI write during which human changes count (ADR-185, 'A window'); at least 1.",
     ),
     Setting(
         "dashboard_port",
@@ -133,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
         "missing_alt_text",
         "The skill identifiers, comma-separated, of conversations that replace the transcript with their own "
         "(the missing alt text of ADR-026): they get no notes, since their transcript confirms the write "
-        "already (000_…, 'Consequences').",
+        "already (ADR-030, 'Consequences').",
     ),
     Setting(
         "alert_webhook",

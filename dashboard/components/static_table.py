@@ -5,10 +5,13 @@ or Streamlit's own directives (`:red[…]`, `:material/…:`, `$…$`) could rea
 from __future__ import annotations
 
 import re
+from numbers import Integral
 from typing import Any
 
 import pandas as pd
 import streamlit as st
+
+from core.formatting import count
 
 # CommonMark lets a backslash escape any ASCII punctuation character, and then shows it as it is.
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
@@ -20,6 +23,8 @@ def plain(text: str) -> str:
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, Integral) and not isinstance(value, bool):
+        return plain(count(int(value)))  # a count as the page's other figures show it: "2,534"
     return plain(value) if isinstance(value, str) else value
 
 

@@ -23,7 +23,7 @@ class Mark:
 
 # What a stored notice the recomputation does not give rests on, by the recomputed claim.
 UNFOUNDED_BECAUSE = {
-    ClaimState.NO_CLAIM: "the answer has no claim word that is not negated (001_…'s claim rule)",
+    ClaimState.NO_CLAIM: "the answer has no claim word that is not negated (ADR-017's claim rule)",
     ClaimState.WROTE: "its run wrote",
 }
 

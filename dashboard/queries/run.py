@@ -20,7 +20,7 @@ from adapters.events import read_events
 from adapters.runs import runs_by_uuid
 from core.cards import CardOutcome
 from core.events import Segment, split_segments
-from core.formatting import outcome_label
+from core.formatting import outcome_label, plural
 from core.model_rounds import ModelRound, model_rounds, round_of_steps
 from core.record_rebuild import card_readings, rebuild_record
 from core.refused import Opening, SegmentContext, StepReading, opening_of, read_segment
@@ -101,7 +101,13 @@ def run_detail(engine: Engine, uuid: str, tables: frozenset[str], *, now: int, w
     with reported(engine, "reading the run's writes"), engine.connect() as connection:
         writes = write_views(connection, segments, stored, tables, used_window, now)
     if read.problems:
-        problems.append(f"{len(read.problems)} events of this run cannot be read and are left out")
+        problems.append(
+            plural(
+                len(read.problems),
+                "event of this run cannot be read and is left out",
+                "events of this run cannot be read and are left out",
+            )
+        )
     last_write = max((w.written_at for w in writes), default=None)
     return RunDetail(
         uid=run.uid,

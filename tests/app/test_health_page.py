@@ -140,7 +140,7 @@ def test_a_job_runs_message_is_shown_whole_and_as_written_markup_and_all(
     url = f"sqlite:///{tmp_path / 'markup.sqlite'}"
     engine = make_engine(url)
     init_db(engine, with_upstream=True)
-    execute(engine, "watch-conversations", lambda: JobResult(1, 0, MARKUP))
+    execute(engine, "watch-conversations", lambda: JobResult(12345, 0, MARKUP))
     engine.dispose()
 
     app = _health(dashboard, url)
@@ -148,6 +148,7 @@ def test_a_job_runs_message_is_shown_whole_and_as_written_markup_and_all(
     assert not app.exception
     runs = next(t for t in rendered.tables(app) if "message" in t.columns)
     assert list(runs["message"]) == [MARKUP]
+    assert list(runs["processed"]) == ["12,345"]  # a count as the page's other figures show it
     # CommonMark shows a backslash-escaped ASCII punctuation character as itself: none is left unescaped.
     cell = next(node.value for node in app.get("table") if isinstance(node, Table))["message"].iloc[0]
     assert not any(character in string.punctuation for character in ESCAPED.sub("", cell))
