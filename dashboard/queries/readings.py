@@ -86,6 +86,20 @@ SUMMARY: tuple[tuple[str, str, str, Callable[[AnswerReading], bool]], ...] = (
         lambda reading: reading.notice is NoticeReading.UNFOUNDED,
     ),
     ("denies", "deny", "recorded writes", lambda reading: reading.denial is DenialState.DENIES),
+    # What cannot be told is said too: without it the line would read as a clean verdict above an answer
+    # marked "cannot be told" in place.
+    (
+        "claims a change",
+        "claim a change",
+        "whose writing cannot be told",
+        lambda reading: reading.claim is ClaimState.CANNOT_TELL,
+    ),
+    (
+        "cannot be told to deny",
+        "cannot be told to deny",
+        "recorded writes or not",
+        lambda reading: reading.denial is DenialState.CANNOT_TELL,
+    ),
 )
 
 

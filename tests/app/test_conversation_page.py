@@ -154,6 +154,12 @@ def test_a_conversation_with_unreadable_columns_names_them_and_shows_the_rest(
     assert any("run_record" in p for p in problems) and any("card_outcomes" in p for p in problems)
     assert any("payload_not_json" in p for p in problems)
     assert len(app.chat_message) > 0
+    # Its answer cannot be told to deny or not (the run record is unreadable): the line above the
+    # transcript says so, and gives no clean verdict.
+    assert "Whether it denies earlier writes cannot be told" in " ".join(_marks(app))
+    summary = " ".join(m.value for m in app.markdown if m.value.startswith("**runrecord's reading**"))
+    assert "cannot be told to deny recorded writes or not" in summary
+    assert not any("denies no recorded writes" in c.value for c in app.caption)
 
 
 def test_a_conversation_parameter_that_is_not_a_uid_is_refused(
