@@ -16,14 +16,16 @@ from dashboard.queries.run_writes import WriteView, duration
 # otherwise show four expanders that read the same ("pages:2416: —").
 
 
+NOT_DERIVED = "no outcome derived yet"  # a write without a stored outcome: its window is open, or not derived
+
+
 def title(view: WriteView, index: int, total: int) -> str:
     """'Write 2 of 4: pages:2416, continuation 2, 2026-11-20 10:12:03 UTC (complete) — edited'."""
     step = "turn" if view.segment == 0 else f"continuation {view.segment}"
     written = when(view.written_at, seconds=True)
-    return (
-        f"Write {index + 1} of {total}: {view.record}, {step}, {written} UTC ({view.completeness}) — "
-        f"{outcome_label(view.outcome)}"
-    )
+    outcome = NOT_DERIVED if view.outcome == "—" else outcome_label(view.outcome)
+    where = f"{view.record}, {step}, {written} UTC ({view.completeness})"
+    return f"Write {index + 1} of {total}: {where} — {outcome}"
 
 
 def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:

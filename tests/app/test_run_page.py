@@ -385,6 +385,17 @@ def _tour(demo_db_url: str) -> dict[str, Any]:
     return next(run for run in planted_runs(demo_db_url) if run["conversation"] == 1 and run["writes"])
 
 
+def test_a_write_whose_window_is_still_open_says_it_has_no_outcome_yet_in_its_heading(
+    dashboard: Callable[..., AppTest], demo_db_url: str, measured_db_url: str
+) -> None:
+    open_window = next(run for run in planted_runs(demo_db_url) if run["writes"] and not run["due"])
+
+    app = dashboard(measured_db_url, page="run", query={"run": open_window["run"]})
+
+    labels = [expander.label for expander in app.expander if expander.label.startswith("Write ")]
+    assert labels and all(label.endswith(" — no outcome derived yet") for label in labels)
+
+
 def test_the_run_header_shows_every_fact_in_full_as_wrapping_text_not_as_a_cut_metric(
     dashboard: Callable[..., AppTest], demo_db_url: str, measured_db_url: str
 ) -> None:
