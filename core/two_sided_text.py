@@ -17,7 +17,7 @@ from core import formatting
 from core.formatting import NO_FIGURE, count, p_text, percent, plural, points
 from core.groups import MIN_GROUP_RUNS
 from core.metrics import DEFINITIONS
-from core.rates import Interval
+from core.rates import Interval, method_name
 from core.rule_versions import mixing_note
 from core.two_sided import TOO_FEW_TO_SHOW, Need, Needed, Side, TwoSided
 from core.verdicts import MIN_DETECTABLE_DIFFERENCE, RULE
@@ -74,7 +74,8 @@ def difference_text(report: TwoSided, names: tuple[str, str]) -> str | None:
     assert interval is not None and comparison.p_value is not None
     return (
         f"{points(comparison.difference)} points ({names[1]} − {names[0]}), 95% CI {points(interval.low)} to "
-        f"{points(interval.high)} (Newcombe); two-proportion z-test {p_text(comparison.p_value)}"
+        f"{points(interval.high)} (Newcombe); {method_name(comparison.before, comparison.after)} "
+        f"{p_text(comparison.p_value)}"
     )
 
 

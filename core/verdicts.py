@@ -1,7 +1,8 @@
 """The verdict of a difference between two rates: one rule for `compare --at`, `compare --between`, the Rates
 page, the survival's log-rank wording (its significance) and the alerts.
 
-* **significant** when the two-sided pooled two-proportion z-test gives p < ALPHA, however wide the
+* **significant** when the two-sided pooled two-proportion z-test (Fisher's exact test where a cell of the
+  table expects fewer than core.rates.MIN_EXPECTED_COUNT) gives p < ALPHA, however wide the
   difference's interval: a rise of 20 points whose interval runs from +10 to +30 is a rise, not "too few to
   tell";
 * **no difference of 5 points or more** when it is not significant and Newcombe's 95% interval of the
@@ -33,7 +34,8 @@ ALPHA = 0.05
 MIN_DETECTABLE_DIFFERENCE = 0.05
 
 RULE = (
-    "significant when the two-sided two-proportion z-test gives p < 0.05 (the test decides; the 95% "
+    "significant when the two-sided two-proportion z-test gives p < 0.05 (Fisher's exact test where a cell "
+    "of the 2×2 table expects fewer than 5; the test decides; the 95% "
     "interval of the difference (Newcombe) is its size); otherwise no difference of "
     f"{MIN_DETECTABLE_DIFFERENCE * 100:g} points or more when that interval lies within "
     f"±{MIN_DETECTABLE_DIFFERENCE * 100:g} points, else too few to tell"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,35 @@ def run_the_jobs(url: str, now: datetime) -> None:
         execute(engine, "watch-conversations", lambda: watch.run_job(url, now=now))
     finally:
         engine.dispose()
+
+
+def released(
+    url: str, now: datetime, released_on: date, label: str, *, notice_after: bool, per_week: int
+) -> None:
+    """Four weeks of `per_week` one-run conversations a week before a release and four after it, each answer
+    carrying the nothingSaved notice on one side of the release only (after it when `notice_after`); the
+    release recorded and the jobs run."""
+    engine = make_engine(url)
+    init_db(engine, with_upstream=True)
+    with engine.begin() as connection:
+        site = Installation(connection)
+        for week in range(-4, 4):
+            monday = released_on + timedelta(weeks=week)
+            for n in range(per_week):
+                at = int(datetime(monday.year, monday.month, monday.day, tzinfo=UTC).timestamp()) + n * 3600
+                chat = site.conversation(configuration="content-assistant", at=at)
+                chat.user("Schlag mir eine Überschrift vor.", at=at)
+                run = chat.run()
+                run.llm("get_page")
+                run.tool("get_page")
+                noticed = (week >= 0) is notice_after
+                run.answer("Ein Vorschlag: Sommerangebote.", notice="nothingSaved" if noticed else None)
+                run.finish()
+                chat.close()
+        site.finish()
+    releases.add_release(engine, released_on, label, now=int(now.timestamp()))
+    engine.dispose()
+    run_the_jobs(url, now)
 
 
 def measured_copy(demo_url: str, target: Path, now: datetime) -> tuple[str, date]:

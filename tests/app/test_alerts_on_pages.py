@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,12 +16,10 @@ from adapters.database import make_engine
 from adapters.schema import alert
 from core.metrics import DEFINITIONS, Metric
 from core.periods import Grain, period_start
-from data.builder import Installation
-from jobs import alerts, releases
-from jobs.schema_setup import init_db
+from jobs import alerts
 from tests.app import rendered
 from tests.app.conftest import NOW
-from tests.app.installations import run_the_jobs
+from tests.app.installations import released
 
 PER_WEEK = 50
 # A Monday six weeks back: the four weeks from it have closed, and it is a release of the last eight weeks.
@@ -30,35 +28,12 @@ LABEL = "Prompt rule: claim a change only on a write result"
 ALERTS_TAB = {"tab": "alerts"}  # the Rates page lists them there (the Health page takes no tab)
 
 
-def _unix(day: date) -> int:
-    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
-
-
 @pytest.fixture(scope="session")
 def alerted_db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Four weeks in which no answer carries the nothingSaved notice, a release, four weeks in which every
     one does; the release recorded and the jobs run: an alert for all runs, the configuration, the skill."""
     url = f"sqlite:///{tmp_path_factory.mktemp('alerted') / 'alerted.sqlite'}"
-    engine = make_engine(url)
-    init_db(engine, with_upstream=True)
-    with engine.begin() as connection:
-        site = Installation(connection)
-        for week in range(-4, 4):
-            monday = RELEASED_ON + timedelta(weeks=week)
-            for n in range(PER_WEEK):
-                at = _unix(monday) + n * 3600
-                chat = site.conversation(configuration="content-assistant", at=at)
-                chat.user("Schlag mir eine Überschrift vor.", at=at)
-                run = chat.run()
-                run.llm("get_page")
-                run.tool("get_page")
-                run.answer("Ein Vorschlag: Sommerangebote.", notice="nothingSaved" if week >= 0 else None)
-                run.finish()
-                chat.close()
-        site.finish()
-    releases.add_release(engine, RELEASED_ON, LABEL, now=int(NOW.timestamp()))
-    engine.dispose()
-    run_the_jobs(url, NOW)
+    released(url, NOW, RELEASED_ON, LABEL, notice_after=True, per_week=PER_WEEK)
     return url
 
 

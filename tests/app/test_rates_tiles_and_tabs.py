@@ -29,6 +29,7 @@ from dashboard.queries.rates import CHARTED
 from jobs import releases
 from tests.app import rendered
 from tests.app.conftest import NOW
+from tests.app.installations import released
 from tests.conftest import REPO_ROOT
 
 TODAY = NOW.date()
@@ -102,10 +103,30 @@ def test_a_tile_is_red_for_a_significant_move_for_the_worse_and_grey_for_no_sign
     assert any(":gray[too few to tell]" in text for text in _texts(app))
 
 
+# A Monday six weeks back: the four weeks from it have closed, and it is a release of the last eight weeks.
+FALLEN_ON = date(2026, 10, 12)
+
+
+@pytest.fixture(scope="module")
+def fallen(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, date]:
+    """Every answer carries the nothingSaved notice in the four weeks before a release and none in the four
+    after it (50 runs a week): a fall the test tells apart from chance."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('fallen') / 'fallen.sqlite'}"
+    released(
+        url,
+        NOW,
+        FALLEN_ON,
+        "Prompt rule: claim a change only on a write result",
+        notice_after=False,
+        per_week=50,
+    )
+    return url, FALLEN_ON
+
+
 def test_a_fall_of_a_rate_where_lower_is_better_across_the_release_is_green(
-    dashboard: Callable[..., AppTest], measured: tuple[str, date]
+    dashboard: Callable[..., AppTest], fallen: tuple[str, date]
 ) -> None:
-    url, released_on = measured
+    url, released_on = fallen
 
     app = dashboard(url)
 

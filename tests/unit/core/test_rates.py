@@ -140,11 +140,12 @@ FINDINGS = [
     ((10, 500), (5, 500), Finding.NO_DIFFERENCE, "rare events, 2% against 1%, within ±3 points"),
     ((30, 100), (35, 100), Finding.TOO_FEW_TO_TELL, "a hundred a side, an interval of ±13 points"),
     (
-        (96, 100),
-        (297, 300),
+        (95, 100),
+        (87, 100),
         Finding.SIGNIFICANT,
         "p = 0.048 while the interval touches zero: the test decides",
     ),
+    ((0, 42), (1, 4), Finding.TOO_FEW_TO_TELL, "one event in four: the exact test's p = 0.087, no finding"),
     (
         (649, 680),
         (1979, 2040),

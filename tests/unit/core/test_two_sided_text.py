@@ -120,3 +120,9 @@ def test_both_documents_name_the_difference_by_their_sides_and_carry_the_same_ru
     assert "after_minus_before" in at["difference"] and "second_minus_first" in between["difference"]
     assert (at["rule"], at["need_rule"]) == (between["rule"], between["need_rule"])
     assert at["difference"]["p_value"] == between["difference"]["p_value"]
+
+
+def test_the_difference_line_names_fishers_exact_test_where_it_gave_the_p() -> None:
+    line = _difference(_at((0, 42), (1, 4)))
+
+    assert line.endswith("(Newcombe); Fisher's exact test p = 0.0870")

@@ -54,5 +54,6 @@ def test_a_significant_finding_reads_as_the_reports_rise_or_drop_the_others_as_t
 
 
 def test_the_printed_rule_says_the_test_decides_and_names_both_other_verdicts() -> None:
-    assert "p < 0.05 (the test decides" in RULE
+    assert "p < 0.05 (Fisher's exact test where a cell of the 2×2 table expects fewer than 5" in RULE
+    assert "the test decides" in RULE
     assert "no difference of 5 points or more" in RULE and "too few to tell" in RULE
