@@ -32,6 +32,11 @@ FLAGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# The runs without an observed outcome: those that wrote nothing (the table's "no writes") and those whose
+# window is open or not derived yet ("window closes on …").
+NO_OUTCOME_TEXT = "none (no writes, or window not closed)"
+
+
 def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> RunFilter:
     """The chosen filter, written back to the URL. It starts from the URL on a session's first run, and
     whenever the URL carries a ?runs= this page did not write there: a link followed from Rates or an alert,
@@ -61,7 +66,7 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         [*OUTCOMES, NO_OUTCOME],
         start.outcome,
         f"{key}_outcome",
-        outcome_label,
+        lambda value: NO_OUTCOME_TEXT if value == NO_OUTCOME else outcome_label(value),
     )
     period = columns[4].date_input(
         "Started between",

@@ -92,6 +92,18 @@ def test_the_outcome_filter_shows_only_runs_with_that_outcome_and_keeps_it_in_th
     assert json.loads(app.query_params["runs"]) == {"outcome": "edited"}
 
 
+def test_the_filter_for_runs_without_an_outcome_says_it_holds_those_without_writes_and_those_still_open(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(measured_db_url, page="runs")
+
+    app.selectbox(key="filters_outcome").select("none yet").run()
+
+    assert "none (no writes, or window not closed)" in app.selectbox(key="filters_outcome").options
+    outcomes = set(_runs(app)["outcome"])
+    assert "no writes" in outcomes and any(outcome.startswith("window closes on") for outcome in outcomes)
+
+
 def test_a_filter_in_the_url_is_applied(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
     app = dashboard(measured_db_url, page="runs", query={"runs": '{"status": "failed"}'})
 
