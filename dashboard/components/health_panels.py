@@ -34,7 +34,7 @@ def jobs(freshness: pd.DataFrame, runs: pd.DataFrame, *, key: str) -> None:
             + ". The process ended without finishing the run; the next run of the job carries on from what "
             "was committed."
         )
-    static_table.show(runs)
+    static_table.show(runs, counts=("processed", "failed", "seconds"))
 
 
 def stuck(found: pd.DataFrame | None, *, key: str) -> None:

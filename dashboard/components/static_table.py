@@ -4,8 +4,10 @@ or Streamlit's own directives (`:red[…]`, `:material/…:`, `$…$`) could rea
 
 from __future__ import annotations
 
+import math
 import re
-from numbers import Integral
+from collections.abc import Collection
+from numbers import Real
 from typing import Any
 
 import pandas as pd
@@ -23,12 +25,24 @@ def plain(text: str) -> str:
 
 
 def _cell(value: Any) -> Any:
-    if isinstance(value, Integral) and not isinstance(value, bool):
-        return plain(count(int(value)))  # a count as the page's other figures show it: "2,534"
     return plain(value) if isinstance(value, str) else value
 
 
-def show(frame: pd.DataFrame) -> None:
-    """The frame as a static table without its index, every text cell escaped, long texts wrapped."""
-    shown = frame.rename(columns=plain).map(_cell) if not frame.empty else frame
-    st.table(shown, hide_index=True)
+def _count(value: Any) -> Any:
+    """A count as the page's other figures show it: "2,534"; none (a run still going) as an empty cell. A
+    column of counts with a gap in it comes as floats."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return _cell(value)
+    number = float(value)
+    if math.isnan(number):
+        return ""
+    return plain(count(int(number))) if number.is_integer() else value
+
+
+def show(frame: pd.DataFrame, *, counts: Collection[str] = ()) -> None:
+    """The frame as a static table without its index, every text cell escaped, long texts wrapped; the
+    columns named in `counts` with thousands separators (an id, such as a uid, is shown as it is)."""
+    shown = frame.copy()
+    for column in shown.columns:
+        shown[column] = shown[column].map(_count if column in counts else _cell)
+    st.table(shown.rename(columns=plain), hide_index=True)

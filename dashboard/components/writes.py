@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.formatting import outcome_label, scope_label
 from core.time import DAY_S
+from dashboard.components import static_table
 from dashboard.queries.common import when
 from dashboard.queries.run_writes import WriteView, duration
 
@@ -57,9 +58,7 @@ def show(views: Sequence[WriteView], window_s: int, *, key: str) -> None:
             if view.note:
                 st.info(view.note)
             if view.history:
-                st.dataframe(
-                    pd.DataFrame(view.history), hide_index=True, width="stretch", key=f"{key}_{index}"
-                )
+                static_table.show(pd.DataFrame(view.history))  # each row's part read whole
                 st.caption(
                     "The record's retained sys_history rows from the write to the end of its "
                     f"{window_s // DAY_S}-day window (and any later delete), and the rows derive-outcomes "

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import inspect, select, update
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.element_tree import Dataframe
+from streamlit.testing.v1.element_tree import Dataframe, Table
 
 from adapters import schema
 from adapters.conversations import load_conversation
@@ -78,6 +78,8 @@ def test_an_edited_write_shows_its_scope_and_the_history_rows_that_decided_it(
     parts = {part for table in history for part in table["part"]}
     assert RowPart.EVIDENCE.value in parts and RowPart.DECIDED.value in parts
     assert all("userid" not in t.columns for t in tables)
+    # The history rows are a static table, each row's part read whole (a grid cut it at its width).
+    assert any("part" in node.value.columns for node in app.get("table") if isinstance(node, Table))
 
 
 def test_a_declined_card_reads_as_its_answer_as_the_activity_list_shows_it(
