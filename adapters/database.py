@@ -41,15 +41,17 @@ def parse_url(url: str) -> URL:
 
 
 def _masked(url: str) -> str:
-    """A URL that could not be parsed, for a message: its password and its query's values as ***."""
-    masked = re.sub(r"(://[^:/@]*:).*@", r"\1***@", url, count=1)
-    if masked == url and "@" in url:
-        # No "scheme://user:" to go by (a slash missing, say): all between the scheme and the last @ is
-        # taken for the password.
-        scheme, colon, rest = url.partition(":")
-        host = rest.rpartition("@")[2] if colon else url.rpartition("@")[2]
-        masked = f"{scheme}:***@{host}" if colon else f"***@{host}"
-    return re.sub(r"([?&][^=&]*=)[^&]*", r"\1***", masked)
+    """A URL that could not be parsed, for a message: its password and its query's values as ***. Before
+    the query, all between the scheme (or `scheme://user:`) and the last @ is taken for the password; without
+    an @, what follows `://user:` unless it is a port."""
+    head, question, query = url.partition("?")
+    if "@" in head:
+        userinfo, _, host = head.rpartition("@")
+        kept = re.match(r"[^:/@]*://[^:/@]*:", userinfo) or re.match(r"[^:]*:", userinfo)
+        head = f"{kept.group(0) if kept else ''}***@{host}"
+    else:
+        head = re.sub(r"(://[^:/]*:)(?![0-9]*(?:/|$))[^/]*", r"\1***", head, count=1)
+    return head + question + re.sub(r"([^=&]*=)[^&]*", r"\1***", query)
 
 
 def _refuse_sqlite_query(url: URL) -> None:

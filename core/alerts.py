@@ -91,7 +91,7 @@ class Alert:
     after: Proportion
     difference: float  # after − before
     interval: Interval  # Newcombe's 95% interval of the difference
-    p_value: float  # the two-sided two-proportion z-test
+    p_value: float  # core.rates.p_value: the z-test, or Fisher's exact test where a cell expects fewer than 5
     # Benjamini–Hochberg's adjusted p over the comparisons of the measurement that raised it (an alert has
     # it at most q); None before the correction (a comparison) and for an alert stored before migration 0011.
     adjusted_p_value: float | None = None

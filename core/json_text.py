@@ -14,7 +14,7 @@ from typing import Any
 
 REPLACEMENT = "\ufffd"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Where the text holds no escape of a surrogate, json gives none: the value is returned as json reads it.
+# Where the text holds neither a surrogate nor an escape of one, json gives none: its value is kept as read.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -26,8 +26,9 @@ def well_formed(text: str) -> str:
 def loads(text: str | bytes) -> Any:
     """json.loads, with each lone surrogate of its texts as U+FFFD; raises as json.loads does."""
     value = json.loads(text)
-    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    return _mended(value) if _SURROGATE_ESCAPE.search(raw) else value
+    # Bytes read as json reads them (UTF-8, -16 or -32, surrogates encoded as bytes let through).
+    raw = text if isinstance(text, str) else text.decode(json.detect_encoding(text), "surrogatepass")
+    return _mended(value) if _SURROGATE_ESCAPE.search(raw) or _LONE_SURROGATE.search(raw) else value
 
 
 def _mended(value: Any) -> Any:

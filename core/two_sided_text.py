@@ -165,6 +165,7 @@ def document(report: TwoSided, framing: Framing) -> dict[str, Any]:
             f"{framing.keys[1]}_minus_{framing.keys[0]}": comparison.difference,
             "newcombe_95": None if interval is None else [interval.low, interval.high],
             "p_value": None if p_value is None or math.isnan(p_value) else p_value,
+            "test": None if p_value is None else method_name(comparison.before, comparison.after),
             "too_few_to_tell": comparison.too_few_to_tell,
             "significant": comparison.significant,
         }

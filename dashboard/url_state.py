@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from adapters.runs import COUNTED_METRICS, EDIT_SCOPES, NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
+from core import json_text
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
 from dashboard.queries.runs import STATUSES
 
@@ -127,7 +128,7 @@ def parse_runs_filter(raw: str) -> RunFilter:
     if len(raw) > MAX_PARAM_CHARS:
         raise ValueError("too long")
     try:
-        data = json.loads(raw)
+        data = json_text.loads(raw)
     except json.JSONDecodeError as error:
         raise ValueError("not JSON") from error
     if not isinstance(data, dict):

@@ -106,9 +106,18 @@ _WRITTEN = "__written"  # the ?runs= text this page last wrote into the URL
 
 def _forget_choices(key: str) -> None:
     """The filter's widgets drop what they hold, so that each shows the filter the URL brought."""
-    for name in [name for name in st.session_state if isinstance(name, str) and name.startswith(f"{key}_")]:
-        if name != f"{key}{_WRITTEN}":
-            del st.session_state[name]
+    widgets = (
+        "uuid",
+        "configuration",
+        "skill",
+        "status",
+        "outcome",
+        "period",
+        "ended",
+        *(f[0] for f in FLAGS),
+    )
+    for name in widgets:
+        st.session_state.pop(f"{key}_{name}", None)
 
 
 def _from_rates(start: RunFilter, *, key: str) -> RunFilter:

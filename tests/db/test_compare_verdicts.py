@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from statsmodels.stats.proportion import proportion_confint
 
 from core.periods import Grain
+from core.rates import Proportion, method_name
 from core.sample_size import runs_per_side
 from core.time import DAY_S
 from data.builder import Installation
@@ -101,6 +102,7 @@ def test_compare_prints_each_verdict_with_both_sides_and_their_wilson_intervals(
     assert f"  → {verdict}" in lines
     assert document["verdict"] == verdict
     low, high = document["difference"]["newcombe_95"]
+    assert document["difference"]["test"] == method_name(Proportion(*before), Proportion(*after))
     if verdict == "rose significantly: worse":
         assert document["difference"]["p_value"] < 0.05 and (high - low) / 2 > 0.05
     else:

@@ -62,8 +62,22 @@ def test_a_url_in_a_message_shows_neither_its_password_nor_a_query_arguments_val
         ("mysql+pymysql//root:Secret1@db/x", "mysql+pymysql//root:***@db/x"),
         ("root:Sec:ret1@db/x", "root:***@db/x"),
         ("Secret1@db/x", "***@db/x"),
+        ("postgresql:/admin:Secret1@db/x?next=http://a:b@c", "postgresql:***@db/x?next=***"),
+        ("postgresql://user:Secret1", "postgresql://user:***"),
+        ("postgresql://user:Secret1/typo3", "postgresql://user:***/typo3"),
+        ("postgresql://user:a@b\nSecret1@db:x/y", "postgresql://user:***@db:x/y"),
     ],
-    ids=["a port that is no number", "one slash", "no colon after the scheme", "no scheme", "no colon"],
+    ids=[
+        "a port that is no number",
+        "one slash",
+        "no colon after the scheme",
+        "no scheme",
+        "no colon",
+        "a URL in the query",
+        "no host",
+        "no host but a database",
+        "a line break in the password",
+    ],
 )
 def test_a_url_that_cannot_be_read_is_shown_without_its_password_and_query_values(
     url: str, shown: str

@@ -33,6 +33,11 @@ def test_a_surrogate_pair_written_as_two_escapes_is_the_character_it_names() -> 
         (r'{"a": "\u00e4"}', {"a": "ä"}),
         (b'{"a": "\\ud800"}', {"a": REPLACEMENT}),
         (r'"\\ud800"', r"\ud800"),  # an escaped backslash before "ud800": six characters, no surrogate
+        (
+            b'"a\xed\xa0\x80b"',
+            f"a{REPLACEMENT}b",
+        ),  # a surrogate encoded as UTF-8 bytes, which json lets through
+        ('"a\ud800b"'.encode("utf-16", "surrogatepass"), f"a{REPLACEMENT}b"),  # UTF-16, as json detects it
     ],
 )
 def test_text_or_bytes_read_as_json_reads_them_but_for_lone_surrogates(
