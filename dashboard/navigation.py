@@ -12,6 +12,7 @@ from typing import Literal
 
 import streamlit as st
 
+from dashboard import url_state
 from dashboard.access import Method, Viewer
 
 PRODUCT = "runrecord"
@@ -103,3 +104,8 @@ def may_see(page: st.Page, viewer: Viewer) -> bool:
 def tab_title(page: st.Page) -> str:
     """The browser tab's title: the page, then the product."""
     return f"{page.title} · {PRODUCT}"
+
+
+def open_conversation(uid: int) -> None:
+    """Switch to the Conversation page showing conversation `uid`."""
+    st.switch_page(str(CONVERSATION), query_params={url_state.CONVERSATION: str(uid)})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import navigation, state, url_state
+from dashboard import navigation, state
 from dashboard.components import pager
 from dashboard.queries.common import Marks
 from dashboard.queries.conversations import RECENT_PAGE
@@ -28,8 +28,7 @@ def show(url: str, version: Marks, *, key: str) -> None:
     )
     chosen = event.selection.rows if event is not None else []
     if chosen:
-        uid = str(int(frame["conversation"].iloc[chosen[0]]))
-        st.switch_page(str(navigation.CONVERSATION), query_params={url_state.CONVERSATION: uid})
+        navigation.open_conversation(int(frame["conversation"].iloc[chosen[0]]))
     last = int(frame["conversation"].iloc[-1])
     total = int(frame.attrs.get("total", 0))
     pager.show(total, RECENT_PAGE, last, len(frame), key=key, noun="conversation")

@@ -52,8 +52,7 @@ def stuck(found: pd.DataFrame | None, *, key: str) -> None:
     )
     chosen = event.selection.rows if event is not None else []
     if chosen:
-        uid = str(int(found["conversation"].iloc[chosen[0]]))
-        st.switch_page(str(navigation.CONVERSATION), query_params={"conversation": uid})
+        navigation.open_conversation(int(found["conversation"].iloc[chosen[0]]))
     st.caption("Select a conversation to open it.")
 
 

@@ -18,5 +18,5 @@ if version is None:
 url_state.drop([url_state.CONVERSATION])
 typed = st.number_input("Conversation uid", min_value=1, step=1, value=None, key="find", placeholder="uid")
 if typed is not None:
-    st.switch_page(str(navigation.CONVERSATION), query_params={url_state.CONVERSATION: str(int(typed))})
+    navigation.open_conversation(int(typed))
 conversation_list.show(state.db_url(), version.runs, key="recent")
