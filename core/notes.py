@@ -111,14 +111,12 @@ OWN_TRANSCRIPT_REASON = (
     "This conversation gets no notes: its skill ({skill}) replaces the transcript with its own, and that "
     "transcript confirms the write already."
 )
-NO_USER_MESSAGE_REASON = (
+_NOT_PLACED = (
     "This conversation's notes cannot be placed: they would open or close the transcript, which goes into a "
-    "user message, and no user message of the conversation could be read."
+    "user message, and "
 )
-NO_USER_MESSAGE_HELD_REASON = (
-    "This conversation's notes cannot be placed: they would open or close the transcript, which goes into a "
-    "user message, and the conversation holds no user message."
-)
+NO_USER_MESSAGE_REASON = _NOT_PLACED + "no user message of the conversation could be read."
+NO_USER_MESSAGE_HELD_REASON = _NOT_PLACED + "the conversation holds no user message."
 
 _NOT_RECORD = re.compile(r"[^A-Za-z0-9_:]")
 _NOT_SKILL = re.compile(r"[^A-Za-z0-9_.:-]")  # skill identifiers also use "-" and "." ("seo-check")
