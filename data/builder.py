@@ -87,6 +87,7 @@ class Installation:
         flush_rows: int | None = None,
         on_flush: Any = None,
         history_order: HistoryOrder = HistoryOrder.CALLS,
+        until: int | None = None,
     ) -> None:
         kwargs: dict[str, Any] = {"on_flush": on_flush}
         if flush_rows is not None:
@@ -103,6 +104,11 @@ class Installation:
         self._calls = 0
         self._waiting: list[tuple[int, int, HistoryRow, Row]] = []  # MOMENTS order: (moment, call, row)
         self._numbered_up_to: int | None = None  # the latest moment numbered so far
+        self.until = until  # the installation's end: an editor's act after it has not happened yet
+
+    def acted(self, at: int) -> bool:
+        """Whether an editor's act at `at` has happened by the installation's end (always, without one)."""
+        return self.until is None or at <= self.until
 
     # --- uids and identifiers -----------------------------------------------------------------------------
 
@@ -289,31 +295,44 @@ class Installation:
             self._numbered_up_to = moment
             self._number(planted, row)
 
+    # An editor's act after the installation's end (`until`) has not happened: the record stays as it is, no
+    # row is planted, and the act returns 0.
+
     def human_edit(self, record: Record, changes: Mapping[str, Any], *, at: int, by: int = 1) -> int:
         """An editor changes fields of a record in the backend."""
+        if not self.acted(at):
+            return 0
         old = {name: record.value(name) for name in changes}
         record.values.update(changes)
         return self.history(record, Action.MODIFY, at=at, new=changes, old=old, by=by)
 
     def set_hidden(self, record: Record, hidden: bool, *, at: int, by: int = 1) -> int:
         """An editor hides or unhides (releases) a record."""
+        if not self.acted(at):
+            return 0
         old = {"hidden": int(record.hidden)}
         record.hidden = hidden
         return self.history(record, Action.MODIFY, at=at, new={"hidden": int(hidden)}, old=old, by=by)
 
     def delete(self, record: Record, *, at: int, by: int = 1, hard: bool = False) -> int:
         """An editor deletes a record: deleted=1, or the row removed altogether (hard)."""
+        if not self.acted(at):
+            return 0
         record.deleted = True
         record.gone = record.gone or hard
         return self.history(record, Action.DELETE, at=at, by=by)
 
     def undelete(self, record: Record, *, at: int, by: int = 1) -> int:
         """An editor restores a deleted record from the recycler."""
+        if not self.acted(at):
+            return 0
         record.deleted = False
         return self.history(record, Action.UNDELETE, at=at, by=by)
 
     def move(self, record: Record, *, at: int, by: int = 1) -> int:
         """An editor moves a record."""
+        if not self.acted(at):
+            return 0
         return self.history(record, Action.MOVE, at=at, new={"pid": record.values.get("pid", 0)}, by=by)
 
     # --- the chat -----------------------------------------------------------------------------------------

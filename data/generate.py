@@ -146,7 +146,9 @@ def generate(
                     done = summary.conversations
                     progress(Progress(done, total, rows, time.perf_counter() - started))
 
-            site = Installation(connection, seed=seed, on_flush=flushed, history_order=HistoryOrder.MOMENTS)
+            site = Installation(
+                connection, seed=seed, on_flush=flushed, history_order=HistoryOrder.MOMENTS, until=story.now
+            )
             plans = _plans(site, story, seed, processing)
             rng = random.Random(seed)
             # The answers the chat flags under a wider word list (story.WIDER_FLAGGED) are drawn from a

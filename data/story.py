@@ -328,13 +328,24 @@ class Writer:
         written = sorted(record.ai_fields)
         other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
         site = self.site
+        # Every draw is made whether or not its act lies after the installation's end, so that the stream
+        # draws what it drew before; a case is counted when each of its rows was planted.
         if case == "reverted":
+            if not site.acted(inside):
+                return
             site.human_edit(
                 record, {name: record.before_ai[name] for name in written}, at=inside, by=self.editor
             )
         elif case.startswith("draft_published"):
             name = plan.plants.choice((*written, other))
             drafted = last + plan.plants.randint(60, max(room // 2, 61))
+            if case == "draft_published_inside":
+                published = drafted + plan.plants.randint(60, max(last + room - drafted, 61))
+            else:
+                published = last + self.story.window_s + plan.plants.randint(DAY // 2, 10 * DAY)
+            publisher = plan.plants.choice(plan.editors)
+            if not site.acted(drafted):
+                return
             site.history(
                 record,
                 Action.MODIFY,
@@ -344,15 +355,15 @@ class Writer:
                 by=self.editor,
                 workspace=DRAFT_WORKSPACE,
             )
-            if case == "draft_published_inside":
-                published = drafted + plan.plants.randint(60, max(last + room - drafted, 61))
-            else:
-                published = last + self.story.window_s + plan.plants.randint(DAY // 2, 10 * DAY)
+            if not site.acted(published):
+                return
             record.values[name] = _typed(name, "Entwurf")
-            site.history(record, Action.PUBLISH, at=published, by=plan.plants.choice(plan.editors))
+            site.history(record, Action.PUBLISH, at=published, by=publisher)
         else:
             name = plan.plants.choice(written) if case == "cli_same_field" else other
             started = inside - plan.plants.randint(*CLI_STARTED_BEFORE_S)
+            if not site.acted(inside):
+                return
             old = {name: record.value(name)}
             record.values[name] = _typed(name, "vom Import")
             site.history(
@@ -376,8 +387,9 @@ class Writer:
         at = after.written_at + plan.plants.randint(*HAND_EDIT_AFTER_WRITE_S)
         other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
         name = plan.plants.choice((*after.fields, other))
-        self.site.human_edit(record, {name: _typed(name, "von Hand")}, at=at, by=self.editor)
-        planted.cases["hand_edit_between_writes"] += 1
+        if self.site.acted(at):
+            self.site.human_edit(record, {name: _typed(name, "von Hand")}, at=at, by=self.editor)
+            planted.cases["hand_edit_between_writes"] += 1
 
     def claim_probability(self) -> float:
         return 0.24 if self.at < self.story.release else 0.06

@@ -133,6 +133,41 @@ def test_the_same_seed_writes_the_same_installation(tmp_path: Path) -> None:
     ).read_text()
 
 
+@pytest.mark.parametrize(
+    "now",
+    [
+        datetime(2026, 11, 30, 0, 30, tzinfo=UTC),  # the last week's fates are all ahead of it
+        datetime(2026, 12, 2, 14, tzinfo=UTC),
+        datetime(2026, 12, 6, 23, 30, tzinfo=UTC),
+    ],
+    ids=["monday", "wednesday", "sunday"],
+)
+def test_no_row_of_a_generated_installation_lies_after_its_now_whatever_the_hour_of_the_week(
+    tmp_path: Path, now: datetime
+) -> None:
+    # An editor's act planned after `now` (an edit after a window, an act in a window still open) has not
+    # happened: no sys_history row, and the record as it was.
+    url = f"sqlite:///{tmp_path / 'installation.sqlite'}"
+    generate(url, create_tables=init_installation, conversations=60, seed=7, now=now)
+    engine = make_engine(url)
+
+    end = int(now.timestamp())
+    with engine.connect() as connection:
+        stamped = {
+            "sys_history": connection.execute(
+                select(func.count()).where(schema.sys_history.c.tstamp > end)
+            ).scalar_one(),
+            "agentrun_event": connection.execute(
+                select(func.count()).where(schema.agentrun_event.c.crdate > end)
+            ).scalar_one(),
+            "message": connection.execute(
+                select(func.count()).where(schema.message.c.crdate > end)
+            ).scalar_one(),
+        }
+    engine.dispose()
+    assert stamped == {"sys_history": 0, "agentrun_event": 0, "message": 0}
+
+
 def test_a_failed_generate_leaves_nothing_behind(empty_db_url: str) -> None:
     def fail(progress: Progress) -> None:
         raise RuntimeError("disk full")

@@ -229,3 +229,25 @@ def test_a_write_whose_row_later_writes_need_is_unknown_own_row_unclear() -> Non
     outcomes = expected(record, lost, found)
 
     assert outcomes == [Expected("unknown", "own_row_unclear"), Expected("accepted_unchanged")]
+
+
+def test_an_editors_act_after_the_installations_end_has_not_happened_and_leaves_the_record_alone() -> None:
+    installation = Installation(None, history_order=HistoryOrder.MOMENTS, until=T)
+    record = page(installation)
+    planted = len(record.history)
+
+    installation.human_edit(record, {"title": "später"}, at=T + 1, by=EDITOR)
+    installation.set_hidden(record, True, at=T + 1, by=EDITOR)
+    installation.move(record, at=T + 1, by=EDITOR)
+    installation.delete(record, at=T + 1, by=EDITOR, hard=True)
+    assert (len(record.history), record.value("title"), record.hidden, record.deleted, record.gone) == (
+        planted,
+        "Angebote",
+        False,
+        False,
+        False,
+    )
+
+    installation.delete(record, at=T, by=EDITOR)
+    installation.undelete(record, at=T + 1, by=EDITOR)
+    assert (len(record.history), record.deleted) == (planted + 1, True)
