@@ -169,9 +169,9 @@ def test_a_typed_password_that_is_not_utf8_is_refused_on_a_line_of_its_own_below
     shown = _read_until(controller, b"password: ")
     os.write(controller, b"geh\xffeim\n")
     shown += _read_to_the_end(controller)
-    os.close(controller)
+    ended = _ended(command, controller)
 
-    assert command.wait(timeout=30) == 1
+    assert ended == 1
     assert shown == b"Administrator password: \r\nrunrecord: error: the password is not UTF-8 text\r\n"
 
 
@@ -181,9 +181,9 @@ def test_a_command_stopped_by_sigterm_says_so_in_one_line_and_exits_143() -> Non
     shown = _read_until(controller, b"password: ")
     command.send_signal(signal.SIGTERM)
     shown += _read_to_the_end(controller)
-    os.close(controller)
+    ended = _ended(command, controller)
 
-    assert command.wait(timeout=30) == 128 + signal.SIGTERM
+    assert ended == 128 + signal.SIGTERM
     assert shown.split(b"\r\n")[1:] == [
         b"runrecord: stopped (SIGTERM) before runrecord hash-password finished; what it had committed stays, "
         b"the rest was not kept",
@@ -208,6 +208,15 @@ def _hash_password_on_a_terminal_of_its_own() -> tuple[int, subprocess.Popen[byt
     )
     os.close(terminal)
     return controller, command
+
+
+def _ended(command: subprocess.Popen[bytes], controller: int) -> int:
+    """The command's exit code, the terminal closed only after it: closing a terminal first hangs up on a
+    command that is still ending (SIGHUP, whatever code it was about to exit with)."""
+    try:
+        return command.wait(timeout=30)
+    finally:
+        os.close(controller)
 
 
 def _read_until(controller: int, wanted: bytes) -> bytes:
