@@ -1,5 +1,5 @@
 """The open alerts: every rate that moved significantly in the newest closed week or across a recent
-release, each row leading with before, after, the difference and the verdict, with a link to the runs behind
+release, each row leading with the verdict, before, after and the difference, with a link to the runs behind
 it; until someone closes it (an administrator here, or `runrecord alerts ack ID`)."""
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ RUNS_LINK = "Open its runs"
 def runs_links(found: pd.DataFrame) -> list[str]:
     """Each alert's runs as a link to the Runs page with its filter (?runs=)."""
     return [url_state.runs_link(chosen) for chosen in found["runs"]]
+
+
+def _text_width(texts: pd.Series) -> int:
+    """Pixels for a column that shows its longest text whole (the grid fits a column to its cells only up
+    to a limit): about 7.5 a character of its font, and the cell's padding."""
+    return round(max(len(str(text)) for text in texts) * 7.5) + 24
 
 
 def notice(version: DataVersion, *, key: str) -> None:
@@ -63,6 +69,7 @@ def show(version: DataVersion, *, key: str) -> None:
         hide_index=True,
         width="stretch",
         column_config={
+            "verdict": st.column_config.TextColumn("verdict", width=_text_width(found["verdict"])),
             "runs": st.column_config.LinkColumn(
                 "runs", display_text=RUNS_LINK, help="The runs behind the after side, on the Runs page"
             ),

@@ -22,14 +22,15 @@ from core.metrics import DEFINITIONS, parse_metric
 from dashboard.queries import drill_down
 from dashboard.queries.common import when
 
-# Each row leads with what moved: before, after, the difference and the verdict; then what it is about.
+# Each row leads with what moved, read whole in its wide column: the verdict, before, after and the
+# difference; then what it is about.
 COLUMNS = [
+    "verdict",
     "before",
     "after",
     "difference",
-    "verdict",
-    "runs",
     "group",
+    "runs",
     "compared",
     "p",
     "adjusted p",

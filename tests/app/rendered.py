@@ -42,6 +42,20 @@ def tables(app: AppTest) -> list[Any]:
     return [_frame(node) for node in _nodes(app._tree) if isinstance(node, Dataframe | Table)]
 
 
+def column_widths(app: AppTest) -> list[dict[str, Any]]:
+    """Each st.dataframe's configured column widths by column name, in page order (a column left to fit its
+    cells has none)."""
+    return [
+        {
+            name: config["width"]
+            for name, config in json.loads(node.proto.columns or "{}").items()
+            if "width" in config
+        }
+        for node in _nodes(app._tree)
+        if isinstance(node, Dataframe)
+    ]
+
+
 def figures(app: AppTest) -> list[dict[str, Any]]:
     """Every plotly figure the page shows, as its JSON."""
     return [json.loads(node.proto.spec) for node in app.get("plotly_chart")]

@@ -54,7 +54,7 @@ def test_the_rates_page_lists_each_open_alert_with_both_sides_and_the_difference
 
     assert not app.exception
     table = _alert_table(app)
-    assert list(table.columns)[:4] == ["before", "after", "difference", "verdict"]
+    assert list(table.columns)[:4] == ["verdict", "before", "after", "difference"]
     assert set(table.columns) >= {
         "group",
         "runs",
@@ -204,3 +204,14 @@ def test_without_an_open_alert_the_page_says_so(
     assert not app.exception
     assert any(c.value.startswith("No open alert:") for c in app.caption)
     assert not any("compared" in table.columns for table in rendered.tables(app))
+
+
+def test_the_alerts_table_gives_its_verdict_column_the_width_of_its_longest_verdict(
+    dashboard: Callable[..., AppTest], alerted_db_url: str
+) -> None:
+    # The grid fits a column to its cells only up to a limit, and cut the verdict there.
+    app = dashboard(alerted_db_url, page="rates", query=ALERTS_TAB)
+
+    longest = max(len(verdict) for verdict in _alert_table(app)["verdict"])
+    widths = [widths for widths in rendered.column_widths(app) if "verdict" in widths]
+    assert len(widths) == 1 and widths[0]["verdict"] >= 7 * longest
