@@ -52,7 +52,8 @@ def show(configurations: Sequence[str], skills: Sequence[str], *, key: str) -> R
         st.session_state[key] = param.value
     start: RunFilter = st.session_state[key]
     found = _uuid(start, key=f"{key}_uuid")
-    columns = st.columns(5)
+    # The dates' column is wider: a range ("2026-11-01 – 2026-11-25") is read whole.
+    columns = st.columns([1, 1, 1, 1, 1.75])
     configuration = _choose(
         columns[0], "Configuration", [*configurations], start.configuration, f"{key}_configuration"
     )

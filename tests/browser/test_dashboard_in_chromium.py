@@ -434,6 +434,26 @@ CUT_IN_TILE = """tiles => tiles.flatMap(tile => Array.from(tile.querySelectorAll
     .map(e => tile.innerText))"""
 
 
+# The widths the date picker's shown parts are cut to (its native inputs are hidden in a box 1 px wide).
+CUT_IN_DATES = """pickers => pickers.flatMap(picker => Array.from(picker.querySelectorAll('*'))
+    .filter(e => e.clientWidth > 1 && e.scrollWidth > e.clientWidth)
+    .filter(e => getComputedStyle(e).overflowX !== 'visible')
+    .map(e => [e.scrollWidth, e.clientWidth]))"""
+
+
+def test_the_runs_pages_dates_are_read_whole_empty_or_with_a_range(page: Any, served: Served) -> None:
+    dates = page.locator('[data-testid="stDateInput"]')
+    _open(page, served.base + "/runs", until="Page 1 of")
+    empty = dates.evaluate_all(CUT_IN_DATES)
+
+    chosen = json.dumps({"from": "2026-11-01", "to": "2026-11-25"})
+    _open(page, f"{served.base}/runs?runs={chosen}", until="Page 1 of")
+
+    assert empty == []
+    assert dates.evaluate_all(CUT_IN_DATES) == []
+    assert re.sub(r"\s", "", dates.inner_text()).endswith("2026-11-01–2026-11-25")
+
+
 def test_no_run_page_tile_cuts_its_text(page: Any, served: Served) -> None:
     accepted = _planted(
         served,
