@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateIndex, CreateTable, ExecutableDDLElement
 
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
+from adapters.errors import RunrecordError
 
 # Server errors that only say another transaction was in the way: deadlock, serialization failure (both
 # refused at once), lock wait timeout, SQLite's busy database (both after a wait). The batch is safe to run
@@ -239,8 +240,20 @@ def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> 
     DROP for every table where it takes a list, and on PostgreSQL every CREATE in one string. MariaDB creates
     them again for every batch (empty_temporary_tables), where each round trip counts. The tables are empty,
     so the first empty_temporary_tables after them has nothing to do."""
-    _create(connection, tables)
+    try:
+        _create(connection, tables)
+    except DBAPIError as error:
+        arguments: tuple[object, ...] = getattr(error.orig, "args", ())
+        if is_mariadb(connection.dialect.name) and arguments and arguments[0] == _MARIADB_DATABASE_DENIED:
+            raise RunrecordError(
+                f"the account may not create the temporary tables the job works in ({arguments[-1]}): grant "
+                "it CREATE TEMPORARY TABLES on the database (docs/installation.md)"
+            ) from None
+        raise
     connection.info[_UNTOUCHED] = True
+
+
+_MARIADB_DATABASE_DENIED = 1044  # ER_DBACCESS_DENIED_ERROR: CREATE TEMPORARY TABLE without its right
 
 
 def _create(connection: Connection, tables: Sequence[Table]) -> None:
