@@ -228,6 +228,7 @@ def reported(engine: Engine, action: str) -> Iterator[None]:
 # How each driver says that a table is missing: SQLite's message, MariaDB's error 1146, PostgreSQL's SQLSTATE.
 _MISSING_TABLE_TEXT = "no such table"
 _MARIADB_NO_SUCH_TABLE = 1146
+_MARIADB_TABLE_ACCESS_DENIED = 1142  # ER_TABLEACCESS_DENIED_ERROR
 _POSTGRESQL_UNDEFINED_TABLE = "42P01"
 
 
@@ -240,6 +241,12 @@ def missing_table(error: BaseException) -> bool:
     if arguments and arguments[0] == _MARIADB_NO_SUCH_TABLE:
         return True
     return _MISSING_TABLE_TEXT in str(original)
+
+
+def refused_table(error: BaseException) -> bool:
+    """Whether a MariaDB error says the account may not use the table (not whether one is there)."""
+    arguments: tuple[object, ...] = getattr(_driver_error(error), "args", ())
+    return bool(arguments) and arguments[0] == _MARIADB_TABLE_ACCESS_DENIED
 
 
 # The missing table's name in each driver's message: SQLite's, MariaDB's (database.table) and PostgreSQL's.

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    Table,
     and_,
     case,
     column,
@@ -33,14 +34,17 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy import table as table_clause
-from sqlalchemy.exc import SAWarning
+from sqlalchemy.exc import DBAPIError, SAWarning
 from sqlalchemy.sql.expression import ColumnClause
 
 from adapters import schema
+from adapters.database import missing_table, one_line, refused_table
 from adapters.dialect import json as sqljson
 from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, exact_values
+from adapters.dialect.names import is_mariadb
+from adapters.errors import RunrecordError
 from core.outcomes import AUTOMATION_USER, Action, HistoryRow, Presence
 
 RecordKey = tuple[str, int]  # (tablename, uid)
@@ -143,21 +147,42 @@ class RecordTable:
     has_deleted: bool
 
 
+class TableNotReadableError(RunrecordError):
+    """The database does not list a table of the installation to the account and refuses to read it."""
+
+
 class TableCatalog:
-    """The database's own list of tables: a write target's table name reaches SQL only once it is on it."""
+    """The database's own list of tables: a write target's table name reaches SQL only once it is on it.
+
+    MariaDB lists to an account only the tables it may read: a table of TYPO3's or nr-llm's that the list
+    lacks (be_users, pages, tt_content, …: upstream_schema's, never a name a payload gives) is asked for
+    there, so that one the account may not read stops the job (TableNotReadableError) instead of passing
+    for one the installation does not have (every write to it DISCARDED for good, every `_cli_` row a
+    person's)."""
 
     def __init__(self, connection: Connection) -> None:
+        self._connection = connection
         self._inspector = inspect(connection)
         self._names = frozenset(self._inspector.get_table_names())
         self._tables: dict[str, RecordTable] = {}
         self._columns: dict[str, frozenset[str]] = {}
+        self._asked: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
-        return name in self._names
+        return isinstance(name, str) and self._listed(name)
+
+    def _listed(self, name: str) -> bool:
+        if name in self._names:
+            return True
+        known = schema.upstream.tables.get(name)
+        if known is not None and name not in self._asked and is_mariadb(self._connection.dialect.name):
+            self._asked.add(name)
+            _refuse_if_hidden(self._connection, known)
+        return False
 
     def columns(self, name: str) -> frozenset[str]:
         """The column names of the table of that exact name; none when the database has no such table."""
-        if name not in self._names:
+        if not self._listed(name):
             return frozenset()
         if name not in self._columns:
             with warnings.catch_warnings():
@@ -174,12 +199,30 @@ class TableCatalog:
 
     def get(self, name: str) -> RecordTable | None:
         """The table of that exact name, or None when the database has none."""
-        if name not in self._names:
+        if not self._listed(name):
             return None
         if name not in self._tables:
             columns = self.columns(name)
             self._tables[name] = RecordTable(name, "uid" in columns, "deleted" in columns)
         return self._tables[name]
+
+
+def _refuse_if_hidden(connection: Connection, table: Table) -> None:
+    """Raise TableNotReadableError when MariaDB refuses the account `table`; asked on a connection of its own,
+    so that the job's transaction never meets the error."""
+    try:
+        with connection.engine.connect() as asking:
+            asking.execute(select(literal(1)).select_from(table).limit(0)).all()
+    except DBAPIError as error:
+        if missing_table(error):
+            return
+        if refused_table(error):
+            raise TableNotReadableError(
+                f"the database does not list the installation's table {table.name} to this account and "
+                f"refuses to read it ({one_line(error)}): grant the account SELECT on the database "
+                "(docs/installation.md)"
+            ) from None
+        raise
 
 
 def reads_automation(catalog: TableCatalog) -> bool:
