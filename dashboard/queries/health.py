@@ -17,7 +17,7 @@ from adapters import job_log as job_rows
 from adapters import schema
 from adapters.database import reported
 from adapters.health import Reading
-from adapters.history import TableCatalog, oldest_retained_tstamp, reads_automation
+from adapters.history import TableCatalog, TableNotReadableError, oldest_retained_tstamp, reads_automation
 from core import health as rules
 from core import job_runs as liveness
 from core.formatting import duration
@@ -159,9 +159,13 @@ def horizon_now(engine: Engine, tables: frozenset[str], *, now: int, window_s: i
 
 
 def reads_automation_user(engine: Engine) -> bool:
-    """Whether derive-outcomes can tell the `_cli_` user's rows from a person's (adapters.history)."""
+    """Whether derive-outcomes can tell the `_cli_` user's rows from a person's (adapters.history); not where
+    MariaDB keeps be_users from the account (derive-outcomes then stops, and says so)."""
     with reported(engine, "reading the backend users' columns"), engine.connect() as connection:
-        return reads_automation(TableCatalog(connection))
+        try:
+            return reads_automation(TableCatalog(connection))
+        except TableNotReadableError:
+            return False
 
 
 def _age(seconds: int | None) -> str:

@@ -39,9 +39,9 @@ health_panels.horizon(horizon, key="horizon")
 if not automation:
     # DESIGN.md rule 4: only be_users names the `_cli_` user that scheduler tasks and CLI commands act as.
     st.warning(
-        "This database has no be_users table with uid and username, so runrecord cannot tell a scheduler "
-        "task or a CLI command (the _cli_ user) from a person: every sys_history row that is no AI write's "
-        "own counts as a human change."
+        "runrecord cannot read a be_users table with uid and username here (the database has none, or this "
+        "account may not read it), so it cannot tell a scheduler task or a CLI command (the _cli_ user) from "
+        "a person: every sys_history row that is no AI write's own counts as a human change."
     )
 st.header("Pending derivations")
 health_panels.pending(reading, key="pending")

@@ -18,6 +18,7 @@ from sqlalchemy.pool import NullPool
 from adapters import schema
 from adapters.database import make_engine
 from adapters.history import TableCatalog
+from dashboard.queries import health
 from data.generate import generate
 from jobs.schema_setup import init_installation
 from tests.conftest import NOW
@@ -117,3 +118,17 @@ def test_a_table_the_installation_lacks_is_missing_where_the_account_may_read_th
             assert catalog.get("tx_news_domain_model_news") is None
             assert catalog.get("pages") is not None
         limited.dispose()
+
+
+@on_mariadb_alone
+def test_health_reads_a_be_users_the_account_may_not_read_as_no_cli_user_and_does_not_fail(
+    empty_db_url: str,
+) -> None:
+    engine = make_engine(make_url(empty_db_url))
+    init_installation(engine)
+    engine.dispose()
+
+    with _account(empty_db_url, _grants_but(empty_db_url, {"be_users"})) as limited:
+        reading = create_engine(limited, poolclass=NullPool)
+        assert health.reads_automation_user(reading) is False
+        reading.dispose()
