@@ -38,7 +38,6 @@ from adapters import history as history_queries
 from adapters import write_targets as targets
 from adapters.database import RunrecordError, job_engine, reported
 from adapters.dialect import session as sqlsession
-from adapters.dialect.names import is_mariadb
 from core.formatting import window_days
 from core.outcomes import PRECEDENCE, RULE_VERSION, EditScope, UnknownReason
 from core.window import check_window, window_cutoff
@@ -152,7 +151,7 @@ def derive_outcomes(
                 sqlsession.begin_job_session(connection)
                 sqlsession.create_temporary_tables(connection, scratch.BATCH_TABLES)
                 catalog = history_queries.TableCatalog(connection)
-            _require_inputs(catalog, connection.dialect.name)
+            _require_inputs(catalog)
             timer("setup")
             _retried(connection, lambda: targets.extend_targets(connection))
             timer("extend")
@@ -199,26 +198,14 @@ INPUT_TABLES = (
 )
 
 
-def _require_inputs(catalog: history_queries.TableCatalog, dialect: str) -> None:
+def _require_inputs(catalog: history_queries.TableCatalog) -> None:
     """Stop before anything is written when the database lacks a table of the installation the job reads."""
     missing = [name for name in INPUT_TABLES if name not in catalog]
     if missing:
-        raise RunrecordError(lacking_inputs(missing, dialect))
-
-
-def lacking_inputs(missing: list[str], dialect: str) -> str:
-    """The line for input tables the database does not list; on MariaDB, which lists to an account only the
-    tables it may read, the other cause too."""
-    hidden = (
-        "; MariaDB lists to an account only the tables it may read: may this one read them "
-        "(docs/installation.md)?"
-        if is_mariadb(dialect)
-        else ""
-    )
-    return (
-        f"the database lacks the installation's {'table' if len(missing) == 1 else 'tables'} "
-        f"{', '.join(missing)}: is it the installation's database{hidden}? (nothing was derived)"
-    )
+        raise RunrecordError(
+            f"the database lacks the installation's {'table' if len(missing) == 1 else 'tables'} "
+            f"{', '.join(missing)}: is it the installation's database? (nothing was derived)"
+        )
 
 
 def _run_batch(

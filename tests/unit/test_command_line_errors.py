@@ -404,13 +404,3 @@ def test_generate_refuses_a_now_whose_installation_would_begin_before_1970_and_c
         "before the week of --now, which would begin before 1970; give --now 1970-07-06 or later\n"
     )
     assert not target.exists()
-
-
-def test_on_mariadb_a_missing_input_table_may_be_one_the_account_may_not_read_and_the_line_says_so() -> None:
-    from jobs.derive import lacking_inputs
-
-    said = lacking_inputs(["sys_history"], "mysql")
-
-    assert said.startswith("the database lacks the installation's table sys_history: is it the")
-    assert "MariaDB lists to an account only the tables it may read" in said and "\n" not in said
-    assert "MariaDB" not in lacking_inputs(["sys_history"], "sqlite")
