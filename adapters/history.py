@@ -154,31 +154,33 @@ class TableNotReadableError(RunrecordError):
 class TableCatalog:
     """The database's own list of tables: a write target's table name reaches SQL only once it is on it.
 
-    MariaDB lists to an account only the tables it may read: a table of TYPO3's or nr-llm's that the list
-    lacks (be_users, pages, tt_content, …: upstream_schema's, never a name a payload gives) is asked for
-    there, so that one the account may not read stops the job (TableNotReadableError) instead of passing
-    for one the installation does not have (every write to it DISCARDED for good, every `_cli_` row a
-    person's)."""
+    MariaDB lists to an account only the tables it may read. There each table of TYPO3's and nr-llm's
+    (upstream_schema's) that the list lacks is asked for by its own name when the catalog is made, whatever
+    the writes name; one the server refuses stops the job (TableNotReadableError) where it is looked up,
+    instead of passing for one the installation does not have (every write to it DISCARDED for good, every
+    `_cli_` row a person's)."""
 
     def __init__(self, connection: Connection) -> None:
-        self._connection = connection
         self._inspector = inspect(connection)
         self._names = frozenset(self._inspector.get_table_names())
         self._tables: dict[str, RecordTable] = {}
         self._columns: dict[str, frozenset[str]] = {}
-        self._asked: set[str] = set()
+        self._refused: dict[str, str] = {}  # table name -> the server's refusal
+        if is_mariadb(connection.dialect.name):
+            unlisted = [table for name, table in schema.upstream.tables.items() if name not in self._names]
+            self._refused = _refusals(connection, unlisted)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._listed(name)
 
     def _listed(self, name: str) -> bool:
-        if name in self._names:
-            return True
-        known = schema.upstream.tables.get(name)
-        if known is not None and name not in self._asked and is_mariadb(self._connection.dialect.name):
-            self._asked.add(name)
-            _refuse_if_hidden(self._connection, known)
-        return False
+        if name in self._refused:
+            raise TableNotReadableError(
+                f"the database does not list the installation's table {name} to this account and refuses it "
+                f"({self._refused[name]}): it lacks the table or the account may not read it; grant the "
+                "account SELECT on the database (docs/installation.md)"
+            )
+        return name in self._names
 
     def columns(self, name: str) -> frozenset[str]:
         """The column names of the table of that exact name; none when the database has no such table."""
@@ -207,22 +209,22 @@ class TableCatalog:
         return self._tables[name]
 
 
-def _refuse_if_hidden(connection: Connection, table: Table) -> None:
-    """Raise TableNotReadableError when MariaDB refuses the account `table`; asked on a connection of its own,
-    so that the job's transaction never meets the error."""
-    try:
-        with connection.engine.connect() as asking:
-            asking.execute(select(literal(1)).select_from(table).limit(0)).all()
-    except DBAPIError as error:
-        if missing_table(error):
-            return
-        if refused_table(error):
-            raise TableNotReadableError(
-                f"the database does not list the installation's table {table.name} to this account and "
-                f"refuses to read it ({one_line(error)}): grant the account SELECT on the database "
-                "(docs/installation.md)"
-            ) from None
-        raise
+def _refusals(connection: Connection, tables: list[Table]) -> dict[str, str]:
+    """The tables among `tables` that MariaDB refuses the account, each with its refusal on one line; asked
+    on a connection of its own, so that the job's transaction never meets an error."""
+    refused: dict[str, str] = {}
+    if not tables:
+        return refused
+    with connection.engine.connect() as asking:
+        for table in tables:
+            try:
+                asking.execute(select(literal(1)).select_from(table).limit(0)).all()
+            except DBAPIError as error:
+                if refused_table(error):
+                    refused[table.name] = one_line(error)
+                elif not missing_table(error):
+                    raise
+    return refused
 
 
 def reads_automation(catalog: TableCatalog) -> bool:

@@ -11,13 +11,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import create_engine, event, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from adapters import schema
 from adapters.database import make_engine
-from adapters.history import TableCatalog
+from adapters.history import TableCatalog, TableNotReadableError
 from dashboard.queries import health
 from data.generate import generate
 from jobs.schema_setup import init_installation
@@ -132,3 +132,26 @@ def test_health_reads_a_be_users_the_account_may_not_read_as_no_cli_user_and_doe
         reading = create_engine(limited, poolclass=NullPool)
         assert health.reads_automation_user(reading) is False
         reading.dispose()
+
+
+@on_mariadb_alone
+def test_the_installations_tables_are_asked_for_when_the_catalog_is_made_never_for_a_name_a_write_gives(
+    empty_db_url: str,
+) -> None:
+    # DESIGN.md rule 6: a name from a payload reaches SQL only once the database lists it.
+    engine = make_engine(make_url(empty_db_url))
+    init_installation(engine)
+    engine.dispose()
+
+    with _account(empty_db_url, _grants_but(empty_db_url, {"tt_content"})) as limited:
+        reading = create_engine(limited, poolclass=NullPool)
+        with reading.connect() as connection:
+            catalog = TableCatalog(connection)
+            statements: list[str] = []
+            event.listen(reading, "before_cursor_execute", lambda *args: statements.append(args[2]))
+            with pytest.raises(TableNotReadableError):
+                catalog.get("tt_content")
+            assert catalog.get("tx_news_domain_model_news") is None
+        reading.dispose()
+
+    assert statements == []
