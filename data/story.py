@@ -387,9 +387,10 @@ class Writer:
         at = after.written_at + plan.plants.randint(*HAND_EDIT_AFTER_WRITE_S)
         other = next(name for name in TEXT_FIELDS[record.table] if name not in record.ai_fields)
         name = plan.plants.choice((*after.fields, other))
-        if self.site.acted(at):
-            self.site.human_edit(record, {name: _typed(name, "von Hand")}, at=at, by=self.editor)
-            planted.cases["hand_edit_between_writes"] += 1
+        # Counted as planned, planted or not (after the installation's end it is not): the next write draws
+        # what it drew before.
+        self.site.human_edit(record, {name: _typed(name, "von Hand")}, at=at, by=self.editor)
+        planted.cases["hand_edit_between_writes"] += 1
 
     def claim_probability(self) -> float:
         return 0.24 if self.at < self.story.release else 0.06

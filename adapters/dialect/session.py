@@ -232,6 +232,9 @@ def integer_column(name: str, *, nullable: bool = False, key: bool = False) -> C
     return Column(name, Integer, nullable=nullable, primary_key=key, autoincrement=False)
 
 
+_MARIADB_DATABASE_DENIED = 1044  # ER_DBACCESS_DENIED_ERROR: CREATE TEMPORARY TABLE without its right
+
+
 def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> None:
     """Create a job's temporary tables afresh on its connection, with their indexes (a pooled connection
     outlives the job, and may still hold an earlier run's).
@@ -251,9 +254,6 @@ def create_temporary_tables(connection: Connection, tables: Sequence[Table]) -> 
             ) from None
         raise
     connection.info[_UNTOUCHED] = True
-
-
-_MARIADB_DATABASE_DENIED = 1044  # ER_DBACCESS_DENIED_ERROR: CREATE TEMPORARY TABLE without its right
 
 
 def _create(connection: Connection, tables: Sequence[Table]) -> None:

@@ -216,6 +216,9 @@ def _ended(command: subprocess.Popen[bytes], controller: int) -> int:
     try:
         return command.wait(timeout=30)
     finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
         os.close(controller)
 
 

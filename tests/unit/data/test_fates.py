@@ -240,6 +240,7 @@ def test_an_editors_act_after_the_installations_end_has_not_happened_and_leaves_
     installation.set_hidden(record, True, at=T + 1, by=EDITOR)
     installation.move(record, at=T + 1, by=EDITOR)
     installation.delete(record, at=T + 1, by=EDITOR, hard=True)
+
     assert (len(record.history), record.value("title"), record.hidden, record.deleted, record.gone) == (
         planted,
         "Angebote",
@@ -248,6 +249,13 @@ def test_an_editors_act_after_the_installations_end_has_not_happened_and_leaves_
         False,
     )
 
+
+def test_a_delete_at_the_installations_end_happened_and_its_undo_a_second_later_has_not() -> None:
+    installation = Installation(None, history_order=HistoryOrder.MOMENTS, until=T)
+    record = page(installation)
+    planted = len(record.history)
+
     installation.delete(record, at=T, by=EDITOR)
     installation.undelete(record, at=T + 1, by=EDITOR)
+
     assert (len(record.history), record.deleted) == (planted + 1, True)
