@@ -45,14 +45,19 @@ def _account(url: str, grants: list[str]) -> Iterator[str]:
         admin.dispose()
 
 
+def _installed(url: str) -> None:
+    """Every table of the installation and runrecord's, empty, made with the test server's own account."""
+    engine = make_engine(make_url(url))
+    init_installation(engine)
+    engine.dispose()
+
+
 @on_mariadb_alone
 @pytest.mark.parametrize("job", ["derive-outcomes", "measure-rates"])
 def test_without_create_temporary_tables_a_job_stops_in_one_line_naming_that_right(
     job: str, empty_db_url: str, run_cli: Callable[..., Any]
 ) -> None:
-    engine = make_engine(make_url(empty_db_url))
-    init_installation(engine)
-    engine.dispose()
+    _installed(empty_db_url)
     everything_but = ["GRANT SELECT, INSERT, UPDATE, DELETE ON `{db}`.*"]
 
     with _account(empty_db_url, everything_but) as limited:
@@ -124,9 +129,7 @@ def test_a_table_the_installation_lacks_is_missing_where_the_account_may_read_th
 def test_health_reads_a_be_users_the_account_may_not_read_as_no_cli_user_and_does_not_fail(
     empty_db_url: str,
 ) -> None:
-    engine = make_engine(make_url(empty_db_url))
-    init_installation(engine)
-    engine.dispose()
+    _installed(empty_db_url)
 
     with _account(empty_db_url, _grants_but(empty_db_url, {"be_users"})) as limited:
         reading = create_engine(limited, poolclass=NullPool)
@@ -139,9 +142,7 @@ def test_the_installations_tables_are_asked_for_when_the_catalog_is_made_never_f
     empty_db_url: str,
 ) -> None:
     # DESIGN.md rule 6: a name from a payload reaches SQL only once the database lists it.
-    engine = make_engine(make_url(empty_db_url))
-    init_installation(engine)
-    engine.dispose()
+    _installed(empty_db_url)
 
     with _account(empty_db_url, _grants_but(empty_db_url, {"tt_content"})) as limited:
         reading = create_engine(limited, poolclass=NullPool)
