@@ -11,20 +11,20 @@ from core.formatting import outcome_label, scope_label
 from core.time import DAY_S
 from dashboard.components import static_table
 from dashboard.queries.common import when
-from dashboard.queries.run_writes import WriteView, duration
+from dashboard.queries.run_writes import NOT_DERIVED, WriteView, duration
 
 # What tells one write's expander from another's: a run that writes one record in four segments would
 # otherwise show four expanders that read the same ("pages:2416: —").
 
 
-NOT_DERIVED = "no outcome derived yet"  # a write without a stored outcome: its window is open, or not derived
+NOT_DERIVED_TEXT = "no outcome derived yet"  # in a write's title: its window is open, or not derived yet
 
 
 def title(view: WriteView, index: int, total: int) -> str:
     """'Write 2 of 4: pages:2416, continuation 2, 2026-11-20 10:12:03 UTC (complete) — edited'."""
     step = "turn" if view.segment == 0 else f"continuation {view.segment}"
     written = when(view.written_at, seconds=True)
-    outcome = NOT_DERIVED if view.outcome == "—" else outcome_label(view.outcome)
+    outcome = NOT_DERIVED_TEXT if view.outcome == NOT_DERIVED else outcome_label(view.outcome)
     where = f"{view.record}, {step}, {written} UTC ({view.completeness})"
     return f"Write {index + 1} of {total}: {where} — {outcome}"
 

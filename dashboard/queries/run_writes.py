@@ -38,6 +38,7 @@ ACTIONS = {
 EVIDENCE = RowPart.EVIDENCE.value
 DECIDED = RowPart.DECIDED.value
 NOT_RECORDED = "not recorded"
+NOT_DERIVED = "—"  # the outcome of a write derive-outcomes has not stored one for (its window open, or due)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class WriteView:
     record: str
     written_at: int
     completeness: str
-    outcome: str
+    outcome: str  # the stored outcome, or NOT_DERIVED
     reason: str
     edit_scope: str
     first_change_after_s: int | None
@@ -96,7 +97,7 @@ def write_views(
                 record=record,
                 written_at=event.crdate,
                 completeness=write_completeness(event).value,
-                outcome=(saved.outcome if saved is not None else "") or "—",
+                outcome=(saved.outcome if saved is not None else "") or NOT_DERIVED,
                 reason=saved.reason if saved is not None else "",
                 edit_scope=saved.edit_scope if saved is not None else "",
                 first_change_after_s=saved.first_change_after_s if saved is not None else None,
