@@ -141,14 +141,15 @@ def _window_publishes(connection: Connection) -> bool:
 
 
 def _fill_drafts(connection: Connection, statistics: Statistics) -> None:
-    """The drafts each publish of a window moved onto the record: the record's draft rows since its previous
-    publish (DESIGN.md rule 4, workspaces)."""
+    """The drafts each publish of a window moved onto the record: the record's draft modifies since its
+    previous publish (DESIGN.md rule 4, workspaces; a draft's add row is the copy of every field,
+    core.classification._changed_keys)."""
     dialect = connection.dialect.name
     h, w = own_rows_scratch.batch_history, batch_window
     record = (h.c.tablename, h.c.recuid, h.c.uid)
     publishes = select(*record).where(h.c.live == 1, h.c.actiontype == Action.PUBLISH.value)
     connection.execute(insert(batch_publish).from_select([c.name for c in batch_publish.c], publishes))
-    drafts = select(*record).where(h.c.live == 0, h.c.actiontype.in_(FIELD_ACTION_VALUES))
+    drafts = select(*record).where(h.c.live == 0, h.c.actiontype == Action.MODIFY.value)
     connection.execute(insert(batch_draft_row).from_select([c.name for c in batch_draft_row.c], drafts))
     d, p, m = batch_draft_row, batch_publish, own_rows_scratch.batch_match
     # A window's rows are of its write's record.

@@ -137,7 +137,11 @@ def _classify(
 
 def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str] | None:
     """The fields a change row changed: a modify's newRecord keys; for a publish, the keys of the drafts it
-    moved onto the record (the draft rows since the previous publish); None when they cannot be read."""
+    moved onto the record (the draft modifies since the previous publish); None when they cannot be read.
+
+    A draft's add row is the copy TYPO3 makes of the live record at the first edit in a workspace
+    (DataHandler::insertDB): it holds every field, changed or not, and its publish moves it onto the record
+    too; the fields the editor changed are the draft's modifies."""
     if row.action is not Action.PUBLISH:
         return None if row.fields is None else row.fields - BOOKKEEPING_FIELDS
     drafts: list[HistoryRow] = []
@@ -146,7 +150,7 @@ def _changed_keys(row: HistoryRow, rows: Sequence[HistoryRow]) -> frozenset[str]
             break
         if earlier.live and earlier.action is Action.PUBLISH:
             drafts = []
-        elif not earlier.live and earlier.action in FIELD_ACTIONS:
+        elif not earlier.live and earlier.action is Action.MODIFY:
             drafts.append(earlier)
     if not drafts or any(draft.fields is None for draft in drafts):
         return None

@@ -208,7 +208,12 @@ class RecordReading:
         if row.action == Action.MODIFY:
             return None if row.keys is None else row.keys - BOOKKEEPING_FIELDS
         previous = max((i for i in range(index) if self.rows[i].action == Action.PUBLISH), default=-1)
-        drafts = [self.rows[i] for i in range(previous + 1, index) if self.rows[i].workspace > 0]
+        # A draft's add row copies every field of the record; the fields changed are its modifies'.
+        drafts = [
+            earlier
+            for earlier in self.rows[previous + 1 : index]
+            if earlier.workspace > 0 and earlier.action == Action.MODIFY
+        ]
         if not drafts or any(draft.keys is None for draft in drafts):
             return None
         return frozenset().union(*(draft.keys or frozenset() for draft in drafts)) - BOOKKEEPING_FIELDS

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine, func, insert, select
 
@@ -280,6 +281,39 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
     (result,) = derived(installation_engine, write)
 
     assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, publish))
+
+
+def version_copy(at: int, record: Record, *, by: int = OTHER_EDITOR) -> Row:
+    """The draft a first edit in a workspace adds (DataHandler::insertDB): an add row holding every field of
+    the record, pointed at the live record when the draft is published (RecordHistoryStore)."""
+    fields = {"uid": record.uid + 1000, "pid": 1, "title": "KI-Titel", "description": "", "hidden": 0}
+    return Row(at, by, action=1, new={**fields, "t3ver_oid": record.uid, "t3ver_wsid": 1}, workspace=1)
+
+
+@pytest.mark.parametrize(("publisher", "expected"), [(OTHER_EDITOR, "edited"), (CLI, ACCEPTED)])
+def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy(
+    installation_engine: Engine, publisher: int, expected: str
+) -> None:
+    # The AI wrote the title; the draft changed the description alone. An editor's publish edits another
+    # field; a _cli_ task's publish of another field changes nothing (DESIGN.md rule 4).
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, _, _, publish = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        version_copy(T + DAY, page),
+        Row(T + DAY, OTHER_EDITOR, new={"description": "Entwurf"}, old={"description": ""}, workspace=1),
+        Row(T + 2 * DAY, publisher, action=7),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    if expected == ACCEPTED:
+        assert result == Outcome(ACCEPTED, decided_by=(own,))
+    else:
+        assert result == Outcome("edited", edit_scope="other_fields", decided_by=(own, publish))
 
 
 def test_a_publish_moves_only_its_own_records_drafts(installation_engine: Engine) -> None:

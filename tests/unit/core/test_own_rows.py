@@ -239,6 +239,40 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields():
     assert result.decided_by == (10, 12)
 
 
+def version_copy(uid: int, at: int, **extra):
+    """The draft a first edit in a workspace adds (DataHandler::insertDB): an add row of every field of the
+    record, pointed at the live record when the draft is published (RecordHistoryStore)."""
+    return a_row(
+        uid, at, Action.ADD, ("uid", "pid", "header", "bodytext", "hidden", "t3ver_oid"), live=False, **extra
+    )
+
+
+def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy():
+    rows = (
+        own_row(("bodytext",)),
+        version_copy(11, T + DAY),
+        hand_edit(12, T + DAY, "header", live=False),
+        a_row(13, T + 2 * DAY, Action.PUBLISH, ()),
+    )
+
+    result = classify(*rows)
+
+    assert result.outcome is EDITED
+    assert result.edit_scope is EditScope.OTHER_FIELDS
+    assert result.decided_by == (10, 13)
+
+
+def test_a_cli_publish_of_a_draft_of_other_fields_leaves_the_write_accepted():
+    rows = (
+        own_row(("bodytext",)),
+        version_copy(11, T + DAY),
+        hand_edit(12, T + DAY, "header", live=False),
+        a_row(13, T + 2 * DAY, Action.PUBLISH, (), automation=True),
+    )
+
+    assert classify(*rows).outcome is ACCEPTED
+
+
 def test_a_draft_published_after_the_window_is_accepted_unchanged_whenever_it_is_derived():
     draft = (own_row(("bodytext",)), hand_edit(11, T + DAY, "bodytext", live=False))
     published = (*draft, a_row(12, CLOSES + DAY, Action.PUBLISH, ()))
@@ -463,5 +497,7 @@ def test_an_unreadable_target_whose_record_is_also_gone_is_unknown_unreadable_ta
     assert WRITE_DECISION[0][2] is UnknownReason.UNREADABLE_TARGET
 
 
-def test_the_rules_that_read_history_as_typo3_writes_it_have_their_own_version():
-    assert RULE_VERSION == "2026.12-1"
+def test_the_rules_that_read_a_publishs_fields_from_its_draft_modifies_have_their_own_version():
+    # 2026.12-1 read history as TYPO3 writes it; 2026.12-2 leaves a draft's add row (the copy of every field)
+    # out of the fields a publish changed.
+    assert RULE_VERSION == "2026.12-2"

@@ -137,6 +137,21 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields() 
     assert outcomes == [Expected("edited", edit_scope="same_fields")]
 
 
+def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy() -> None:
+    installation = site()
+    record = page(installation)
+    written = card_write(chat(installation, T - 120), record, at=T)
+    copy = {"title": "Produkte", "seo_title": "neu: seo_title", "t3ver_oid": record.uid, "t3ver_wsid": 1}
+    installation.history(record, Action.ADD, at=T + DAY, by=EDITOR, workspace=1, new=copy)
+    draft = {"new": {"title": "Entwurf"}, "old": {"title": "Produkte"}}
+    installation.history(record, Action.MODIFY, at=T + DAY, by=EDITOR, workspace=1, **draft)
+    installation.history(record, Action.PUBLISH, at=T + 2 * DAY, by=90_002)
+
+    outcomes = expected(record, written)
+
+    assert outcomes == [Expected("edited", edit_scope="other_fields")]
+
+
 def test_a_draft_published_after_the_window_leaves_the_write_accepted() -> None:
     installation = site()
     record = page(installation)
