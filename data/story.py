@@ -346,6 +346,10 @@ class Writer:
             publisher = plan.plants.choice(plan.editors)
             if not site.acted(drafted):
                 return
+            # The first edit in a workspace copies the live record into a draft (DataHandler::insertDB: an
+            # add row of every field), then saves the edit on the copy; the publish points both at the record.
+            copy = {**record.values, "t3ver_oid": record.uid, "t3ver_wsid": DRAFT_WORKSPACE}
+            site.history(record, Action.ADD, at=drafted, new=copy, by=self.editor, workspace=DRAFT_WORKSPACE)
             site.history(
                 record,
                 Action.MODIFY,
