@@ -36,7 +36,7 @@ def conversation() -> tuple[list[TranscriptMessage], list[RunRecordEntry], list[
         asked, answered = 2 * turn, 2 * turn + 1
         notice = Notice.NOTHING_SAVED if turn % 10 == 9 else None
         messages.append(TranscriptMessage(asked, Role.USER, "Bitte die SEO-Felder prüfen."))
-        proposal = TranscriptMessage(answered, Role.ASSISTANT, "Ich schlage vor …", notice, "", run_uuid, 0)
+        proposal = TranscriptMessage(answered, Role.ASSISTANT, "Ich schlage vor …", notice, (), run_uuid, 0)
         messages.append(proposal)
         approved = turn % 4 != 3
         entries.append(

@@ -29,7 +29,7 @@ class TranscriptMessage:
     role: Role
     content: str
     notice: Notice | None = None
-    notice_args: str = ""  # e.g. "pages:10073" beside runFinishedOutside
+    notice_args: tuple[str, ...] = ()  # e.g. ("pages:10073", "tt_content:10077") beside runFinishedOutside
     run_uuid: str = ""  # the run whose segment produced the message; "" for user messages and older rows
     segment: int | None = None
 
@@ -56,17 +56,26 @@ def read_message(sorting: int, payload: object) -> TranscriptMessage | Unreadabl
     notice = _NOTICES.get(stored_notice) if isinstance(stored_notice, str) else None
     run_uuid = payload.get("runUuid")
     segment = payload.get("segment")
-    notice_args = payload.get("noticeArgs")
     return TranscriptMessage(
         position=sorting,
         role=role,
         # A tool's result is never read (DESIGN.md, "Privacy"): no rule asks it, no page or note shows it.
         content="" if role is Role.TOOL else _text(payload.get("content")),
         notice=notice,
-        notice_args=notice_args if isinstance(notice_args, str) else "",
+        notice_args=_notice_args(payload.get("noticeArgs")),
         run_uuid=run_uuid if isinstance(run_uuid, str) else "",
         segment=segment if isinstance(segment, int) and not isinstance(segment, bool) else None,
     )
+
+
+def _notice_args(stored: Any) -> tuple[str, ...]:
+    """The records a notice names: the chat stores them as a list of strings ("pages:10073"); a text of
+    them separated by commas is read too. Anything else names none."""
+    if isinstance(stored, str):
+        return tuple(part.strip() for part in stored.split(",") if part.strip())
+    if isinstance(stored, list):
+        return tuple(part for part in stored if isinstance(part, str) and part)
+    return ()
 
 
 def _text(content: Any) -> str:

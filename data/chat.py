@@ -138,7 +138,7 @@ class Conversation:
         if notice is not None:
             extra["notice"] = notice
         if notice_args is not None:
-            extra["noticeArgs"] = notice_args
+            extra["noticeArgs"] = [notice_args]  # the chat stores the records a notice names as a list
         if run is not None:
             extra["runUuid"] = run.uuid
             extra["segment"] = run.segment.index

@@ -173,7 +173,7 @@ def reader_transcript(
             continue
         label = ""
         if message.notice is not None:
-            records = [part for part in message.notice_args.split(",") if part]
+            records = list(message.notice_args)
             label = notice_label(message.notice, language, records)
         reading = (readings or {}).get(message.position)
         marks = answer_marks(reading) if reading is not None else ()

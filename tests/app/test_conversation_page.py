@@ -117,6 +117,27 @@ def test_a_nothing_saved_notice_reads_in_the_reader_s_language(
     assert "Nothing was saved in this step" in english
 
 
+def test_a_run_finished_outside_notice_names_the_records_the_chat_stored_in_its_list(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    uid = _conversation_with(measured_db_url, '%"notice":"runFinishedOutside"%')
+    engine = make_engine(measured_db_url)
+    m = schema.message.c
+    with engine.connect() as connection:
+        stored = connection.execute(
+            select(m.payload).where(m.conversation == uid, m.payload.like('%"runFinishedOutside"%'))
+        ).scalar_one()
+    engine.dispose()
+    records = json.loads(stored)["noticeArgs"]
+    app = _open(dashboard, measured_db_url, uid)
+    app.selectbox(key="language").select("en").run()
+
+    assert isinstance(records, list) and records  # as the chat stores them
+    assert f"Decided and finished outside the chat. Saved: {', '.join(records)}" in [
+        w.value for w in app.warning
+    ]
+
+
 def test_an_error_is_shown_as_an_administrator_and_as_an_editor_sees_it(
     dashboard: Callable[..., AppTest], bad_row_db: tuple[str, dict[str, int | str]]
 ) -> None:

@@ -904,22 +904,44 @@ def test_a_stored_payload_reads_as_a_message_with_its_run_segment_and_notice():
     }
 
     assert read_message(5, payload) == TranscriptMessage(
-        5, Role.ASSISTANT, "Gespeichert.", Notice.NOTHING_SAVED, "", RUN, 2
+        5, Role.ASSISTANT, "Gespeichert.", Notice.NOTHING_SAVED, (), RUN, 2
     )
 
 
 def test_an_unknown_notice_reads_as_none_and_noticeargs_are_kept():
     message = read_message(
-        1, {"role": "assistant", "content": "x", "notice": "later", "noticeArgs": "pages:9"}
+        1, {"role": "assistant", "content": "x", "notice": "later", "noticeArgs": ["pages:9"]}
     )
 
     assert isinstance(message, TranscriptMessage)
     assert (message.notice, message.notice_args, message.run_uuid, message.segment) == (
         None,
-        "pages:9",
+        ("pages:9",),
         "",
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("stored", "records"),
+    [
+        (["pages:10073", "tt_content:10077"], ("pages:10073", "tt_content:10077")),  # as the chat stores them
+        ("pages:10073,tt_content:10077", ("pages:10073", "tt_content:10077")),  # a text of them
+        ([7, "pages:10073", None, ""], ("pages:10073",)),
+        ({"pages": 10073}, ()),
+        (None, ()),
+    ],
+    ids=["list", "text", "list with other values", "object", "none"],
+)
+def test_the_records_a_run_finished_outside_notice_names_are_read_from_the_chats_list(
+    stored: object, records: tuple[str, ...]
+) -> None:
+    payload = {"role": "assistant", "content": "x", "notice": "runFinishedOutside", "noticeArgs": stored}
+
+    message = read_message(1, payload)
+
+    assert isinstance(message, TranscriptMessage)
+    assert message.notice_args == records
 
 
 def test_a_tool_messages_result_is_never_kept_from_its_payload():
