@@ -45,7 +45,7 @@ from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, exact_values
 from adapters.dialect.names import is_mariadb
 from adapters.errors import RunrecordError
-from core.outcomes import AUTOMATION_USER, Action, HistoryRow, Presence
+from core.outcomes import AUTOMATION_USER, BACKEND_USERTYPE, Action, HistoryRow, Presence
 
 RecordKey = tuple[str, int]  # (tablename, uid)
 
@@ -323,11 +323,12 @@ def _reference_rows(
     h, run = schema.sys_history, schema.agentrun
     users = schema.be_users
     by_automation: ColumnElement[Any] = literal(0)
+    userid = case((h.c.usertype == BACKEND_USERTYPE, h.c.userid))  # a backend user's row (BACKEND_USERTYPE)
     if automation:
         cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
-        by_automation = case((h.c.userid.in_(cli), 1), else_=0)
+        by_automation = case((userid.in_(cli), 1), else_=0)
     writer = (
-        select(func.min(run.c.uid)).where(run.c.be_user == h.c.userid, run.c.uid.in_(runs)).scalar_subquery()
+        select(func.min(run.c.uid)).where(run.c.be_user == userid, run.c.uid.in_(runs)).scalar_subquery()
         if runs
         else literal(None, Integer)
     )

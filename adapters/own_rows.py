@@ -55,7 +55,7 @@ from adapters.own_rows_scratch import (
     batch_pos_carry,
     batch_writer,
 )
-from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
+from core.outcomes import AUTOMATION_USER, BACKEND_USERTYPE, OWN_ACTIONS, SAME_SAVE_S, Action
 
 # The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
 HISTORY_INDEX = "recordident_1"
@@ -244,12 +244,15 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
             h.c.recuid,
             h.c.tstamp,
             h.c.actiontype,
+            h.c.usertype,
             h.c.userid,
             h.c.workspace,
             h.c.correlation_id,
         ),
         "history",
     )
+    # The backend user who wrote the row; none for a frontend user's row or one without a user.
+    userid = case((found.c.usertype == BACKEND_USERTYPE, found.c.userid))
     # A record several backend users wrote: the channel of the writes whose backend user wrote the row.
     if grouped:
         # The record's channels by user, built once with a key: one probe per row, not a look-up of every
@@ -273,24 +276,24 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
         )
         # The row's record is its writer's (r): compared by our own names, which MariaDB keeps in ASCII
         # (own_rows_scratch), the batch's index is probed; a sys_history name cannot probe it.
-        on = and_(r.c.channels > 1, same_record(dialect, r, writers), writers.c.userid == found.c.userid)
+        on = and_(r.c.channels > 1, same_record(dialect, r, writers), writers.c.userid == userid)
         joined = joined.outerjoin(writers, on)
         shared: ColumnElement[Any] = writers.c.channel
     else:
         shared = (
             select(func.min(c.c.channel))
             .select_from(c.join(run, run.c.uid == c.c.run_uid))
-            .where(same_record(dialect, r, c), run.c.be_user == found.c.userid)  # r: as above
+            .where(same_record(dialect, r, c), run.c.be_user == userid)  # r: as above
             .scalar_subquery()
         )
     live = case((func.coalesce(found.c.workspace, 0) == 0, 1), else_=0)
     if automation:
         users = schema.be_users
         cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
-        by_automation: ColumnElement[Any] = case((found.c.userid.in_(cli), 1), else_=0)
+        by_automation: ColumnElement[Any] = case((userid.in_(cli), 1), else_=0)
     else:
         by_automation = literal(0)
-    by_single = case((single.c.be_user == found.c.userid, r.c.channel))
+    by_single = case((single.c.be_user == userid, r.c.channel))
     channel = case((r.c.channels == 1, by_single), else_=shared)
     scope = run_scope(dialect, found.c.correlation_id)
     # min(uid + 0): PostgreSQL, without statistics of the runs, read min(uid) as a walk of the primary key

@@ -34,6 +34,10 @@ BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"tstamp", "l10n_diffsource"})
 # The backend user TYPO3's scheduler tasks and CLI commands act as (DOMAIN.md, "Who wrote it"): its rows are
 # automation's, no human's (DESIGN.md rule 4).
 AUTOMATION_USER = "_cli_"
+# DOMAIN.md, "Who wrote it": DataHandler writes usertype 'BE' and the backend user's uid; Extbase history
+# tracking writes 'FE' rows whose userid is a frontend user's, and '' rows without one. Only a 'BE' row's
+# userid is compared with a run's be_user or the _cli_ user.
+BACKEND_USERTYPE = "BE"
 
 # The field a hide or unhide changes (DESIGN.md rule 7, `released_only`).
 RELEASE_FIELD = "hidden"

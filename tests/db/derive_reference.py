@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from sqlalchemy import Connection, Engine, String, func, literal, select
+from sqlalchemy import Connection, Engine, String, and_, func, literal, select
 
 from adapters import history as history_queries
 from adapters import schema
@@ -188,7 +188,7 @@ def _row_facts(
     live: dict[int, bool] = {}
     scope: dict[int, str] = {}
     for chunk in _chunks(row_uids):
-        query = select(h.c.uid, run.c.uid).join(run, run.c.be_user == h.c.userid)
+        query = select(h.c.uid, run.c.uid).join(run, and_(run.c.be_user == h.c.userid, h.c.usertype == "BE"))
         for row_uid, r in connection.execute(query.where(h.c.uid.in_(chunk), run.c.uid.in_(run_uids))):
             writers[int(row_uid)].add(int(r))
         for row_uid, workspace, correlation in connection.execute(
@@ -231,7 +231,7 @@ def _automation_rows(connection: Connection, row_uids: list[int]) -> set[int]:
     cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
     found: set[int] = set()
     for chunk in _chunks(row_uids):
-        query = select(h.c.uid).where(h.c.uid.in_(chunk), h.c.userid.in_(cli))
+        query = select(h.c.uid).where(h.c.uid.in_(chunk), h.c.usertype == "BE", h.c.userid.in_(cli))
         found.update(int(uid) for uid in connection.execute(query).scalars())
     return found
 

@@ -47,6 +47,7 @@ class Row:
     old: dict[str, Any] | None = None
     workspace: int = 0
     correlation_id: str = ""
+    usertype: str = "BE"  # Extbase history tracking writes 'FE' rows with a frontend user's uid
 
 
 @contextmanager
@@ -106,7 +107,7 @@ def plant(engine: Engine, record: Record, *rows: Row) -> list[int]:
                     uid=uid,
                     tstamp=row.at,
                     actiontype=row.action,
-                    usertype="BE",
+                    usertype=row.usertype,
                     userid=row.by,
                     recuid=record.uid,
                     tablename=record.table,
@@ -128,8 +129,9 @@ def ai_row(
     return Row(at, by, new={"title": title}, old={"title": before}, **extra)
 
 
-def hand(at: int, *, by: int = OTHER_EDITOR, **new: Any) -> Row:
-    return Row(at, by, new=new or {"title": "von Hand"}, old=dict.fromkeys(new or {"title": ""}, ""))
+def hand(at: int, *, by: int = OTHER_EDITOR, usertype: str = "BE", **new: Any) -> Row:
+    fields = new or {"title": "von Hand"}
+    return Row(at, by, new=fields, old=dict.fromkeys(fields, ""), usertype=usertype)
 
 
 @dataclass(frozen=True)
@@ -281,6 +283,27 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
     (result,) = derived(installation_engine, write)
 
     assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, publish))
+
+
+@pytest.mark.parametrize(
+    ("frontend_user", "at"),
+    [(EDITOR, T - 2), (CLI, T + DAY)],
+    ids=["the chatting editor's, inserted by the write's moment", "_cli_'s"],
+)
+def test_a_frontend_users_row_is_a_persons_change_whatever_backend_users_uid_it_carries(
+    installation_engine: Engine, frontend_user: int, at: int
+) -> None:
+    # An 'FE' row's userid is a frontend user's uid (DOMAIN.md, "Who wrote it"): equal to the chatting
+    # editor's, it is not the write's own row though it is the last row inserted by its moment; equal to
+    # _cli_'s, it is no automation row.
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    own, changed = plant(installation_engine, page, ai_row(T - 3), hand(at, by=frontend_user, usertype="FE"))
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, changed))
 
 
 def version_copy(at: int, record: Record, *, by: int = OTHER_EDITOR) -> Row:

@@ -499,5 +499,5 @@ def test_an_unreadable_target_whose_record_is_also_gone_is_unknown_unreadable_ta
 
 def test_the_rules_that_read_a_publishs_fields_from_its_draft_modifies_have_their_own_version():
     # 2026.12-1 read history as TYPO3 writes it; 2026.12-2 leaves a draft's add row (the copy of every field)
-    # out of the fields a publish changed.
+    # out of the fields a publish changed, and compares only a backend user's row with a run's be_user.
     assert RULE_VERSION == "2026.12-2"
