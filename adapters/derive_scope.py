@@ -70,7 +70,7 @@ def fill_keys(connection: Connection, statistics: Statistics, *, window_s: int) 
     """The keys of the rows a rule asks about (DESIGN.md rule 7: never the values): the own add or modify row
     of each due write whose window holds a change (only then do W's fields decide anything), the modify rows
     of its record that may lie in its window, and the drafts each publish of a window moved onto the record
-    (the record's draft rows since its previous publish). Returns whether a window holds a publish."""
+    (the record's draft modifies since its previous publish). Returns whether a window holds a publish."""
     dialect = connection.dialect.name
     m, a, c = own_rows_scratch.batch_match, batch_window_agg, batch_countable
     publishing = _window_publishes(connection)

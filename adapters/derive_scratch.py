@@ -19,8 +19,8 @@ and emptied at the start of every batch:
                    batch_window_agg their counts per write
     batch_asked    the due writes whose decision may ask about fields: EDITED by the window's counts, or
                    left to an automation's change (derive_batch._fill_asked)
-    batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft rows, and the
-                   drafts each publish of a window moved (those since the record's previous publish)
+    batch_publish, batch_draft_row, batch_draft_of: the records' live publishes and draft modifies, and
+                   the drafts each publish of a window moved (those since the record's previous publish)
     batch_keys     the keys of the rows a rule asks about: the own rows of the writes whose window holds a
                    change, the record's modifies that may lie in the window, the drafts its publishes moved
                    (rule 7)

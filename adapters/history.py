@@ -269,6 +269,12 @@ class ReferenceHistory:
     channels: dict[int, int | None]
 
 
+def backend_userid(rows: Any) -> ColumnElement[Any]:
+    """The `userid` of a sys_history row (`rows`: the table or a probe of it) where a backend user wrote it,
+    else NULL (core.outcomes.BACKEND_USERTYPE): only that is compared with a run's be_user or `_cli_`."""
+    return case((rows.c.usertype == BACKEND_USERTYPE, rows.c.userid))
+
+
 def reference_history(
     connection: Connection, writes: Mapping[RecordKey, Collection[tuple[int, int]]]
 ) -> ReferenceHistory:
@@ -323,7 +329,7 @@ def _reference_rows(
     h, run = schema.sys_history, schema.agentrun
     users = schema.be_users
     by_automation: ColumnElement[Any] = literal(0)
-    userid = case((h.c.usertype == BACKEND_USERTYPE, h.c.userid))  # a backend user's row (BACKEND_USERTYPE)
+    userid = backend_userid(h)
     if automation:
         cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
         by_automation = case((userid.in_(cli), 1), else_=0)

@@ -39,6 +39,7 @@ from adapters import write_targets as targets
 from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, record_partition, same_record
+from adapters.history import backend_userid
 from adapters.own_rows_scratch import (
     batch_ai,
     batch_candidate,
@@ -55,7 +56,7 @@ from adapters.own_rows_scratch import (
     batch_pos_carry,
     batch_writer,
 )
-from core.outcomes import AUTOMATION_USER, BACKEND_USERTYPE, OWN_ACTIONS, SAME_SAVE_S, Action
+from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
 
 # The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
 HISTORY_INDEX = "recordident_1"
@@ -251,8 +252,7 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
         ),
         "history",
     )
-    # The backend user who wrote the row; none for a frontend user's row or one without a user.
-    userid = case((found.c.usertype == BACKEND_USERTYPE, found.c.userid))
+    userid = backend_userid(found)
     # A record several backend users wrote: the channel of the writes whose backend user wrote the row.
     if grouped:
         # The record's channels by user, built once with a key: one probe per row, not a look-up of every

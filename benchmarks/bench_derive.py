@@ -74,6 +74,7 @@ from adapters import schema
 from adapters.database import job_engine, make_engine
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
+from adapters.history import backend_userid
 from benchmarks import versus
 from benchmarks.harness import in_process, kept_process, peak_mb, scratch_database
 from benchmarks.installation import (
@@ -323,7 +324,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
     row_lane = (
         select(func.min(other.c.event_uid))
         .select_from(other.join(lane_run, lane_run.c.uid == other.c.run_uid))
-        .where(same_record, lane_run.c.be_user == h.c.userid)
+        .where(same_record, lane_run.c.be_user == backend_userid(h))
         .scalar_subquery()
     )
     write_lane = (
@@ -340,7 +341,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             h.c.actiontype,
             sqljson.json_document(dialect, h.c.history_data).label("document"),
             case((func.coalesce(h.c.workspace, 0) == 0, 1), else_=0).label("live"),
-            case((h.c.userid.in_(cli), 1), else_=0).label("automation"),
+            case((backend_userid(h).in_(cli), 1), else_=0).label("automation"),
             row_lane.label("lane"),
         ).where(h.c.tablename == bindparam("table"), h.c.recuid == bindparam("uid")),
     ).subquery("history")

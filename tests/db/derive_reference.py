@@ -21,6 +21,7 @@ from core.classification import classify_writes
 from core.events import EventProblem, WriteTarget, parse_event, write_target
 from core.outcomes import (
     AUTOMATION_USER,
+    BACKEND_USERTYPE,
     Action,
     HistoryRow,
     Presence,
@@ -188,7 +189,8 @@ def _row_facts(
     live: dict[int, bool] = {}
     scope: dict[int, str] = {}
     for chunk in _chunks(row_uids):
-        query = select(h.c.uid, run.c.uid).join(run, and_(run.c.be_user == h.c.userid, h.c.usertype == "BE"))
+        backend = h.c.usertype == BACKEND_USERTYPE  # a frontend user's uid is no backend user's
+        query = select(h.c.uid, run.c.uid).join(run, and_(run.c.be_user == h.c.userid, backend))
         for row_uid, r in connection.execute(query.where(h.c.uid.in_(chunk), run.c.uid.in_(run_uids))):
             writers[int(row_uid)].add(int(r))
         for row_uid, workspace, correlation in connection.execute(
@@ -231,7 +233,8 @@ def _automation_rows(connection: Connection, row_uids: list[int]) -> set[int]:
     cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
     found: set[int] = set()
     for chunk in _chunks(row_uids):
-        query = select(h.c.uid).where(h.c.uid.in_(chunk), h.c.usertype == "BE", h.c.userid.in_(cli))
+        backend = h.c.usertype == BACKEND_USERTYPE
+        query = select(h.c.uid).where(h.c.uid.in_(chunk), backend, h.c.userid.in_(cli))
         found.update(int(uid) for uid in connection.execute(query).scalars())
     return found
 
