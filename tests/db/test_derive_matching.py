@@ -78,12 +78,14 @@ class Planted:
         data: dict[str, Any] | None = None,
         workspace: int = 0,
         scope: str | None = None,
+        usertype: str = "BE",
     ) -> None:
         md5 = hashlib.md5(f"pages:{page}".encode()).hexdigest()
         scope = scope or hashlib.md5(f"{inserted}:{len(self.rows)}".encode()).hexdigest()
         row = {
             "tstamp": at,
             "actiontype": int(action),
+            "usertype": usertype,
             "userid": by,
             "recuid": page,
             "tablename": "pages",
@@ -142,18 +144,24 @@ def _planted(seed: int) -> Planted:
         page = random.choice((1, 2, 3))
         at = T + random.randint(-DAY_S, 12 * DAY_S)
         by = random.choice((EDITOR, OTHER_EDITOR, CLI, None))
+        # A frontend user's row (Extbase's history tracking) carries a frontend user's uid, which may equal a
+        # backend user's; a row without a user carries none.
+        usertype = random.choice(("BE", "BE", "BE", "FE", ""))
+        by = None if usertype == "" else by
         kind = random.choice(("modify", "modify", "modify", "delete", "move", "undelete", "draft", "publish"))
         if kind == "modify":
             names = random.sample(FIELDS, random.randint(1, 2))
             data: dict[str, Any] | None = change(page, names)
             if random.random() < 0.05:
-                site.row(at, page, Action.MODIFY, at=at, by=by, data=None)
+                site.row(at, page, Action.MODIFY, at=at, by=by, data=None, usertype=usertype)
                 continue
-            site.row(at, page, Action.MODIFY, at=at, by=by, data=data)
+            site.row(at, page, Action.MODIFY, at=at, by=by, data=data, usertype=usertype)
         elif kind == "draft":
             names = random.sample(FIELDS, 1)
             new = {name: random.choice(VALUES) for name in names}
             draft = {"oldRecord": dict.fromkeys(names, ""), "newRecord": new}
+            if random.random() < 0.5:  # the first edit in the workspace: the draft's copy of every field
+                site.row(at, page, Action.ADD, at=at, by=by, data=dict(values[page]), workspace=1)
             site.row(at, page, Action.MODIFY, at=at, by=by, data=draft, workspace=1)
         else:
             action = {"delete": Action.DELETE, "move": Action.MOVE, "undelete": Action.UNDELETE}.get(kind)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -306,6 +306,32 @@ def test_a_frontend_users_row_is_a_persons_change_whatever_backend_users_uid_it_
     assert result == Outcome("edited", edit_scope="same_fields", decided_by=(own, changed))
 
 
+def test_a_frontend_users_row_with_the_second_writers_uid_is_no_ai_row_of_a_record_two_editors_wrote(
+    installation_engine: Engine,
+) -> None:
+    # Two backend users wrote the record: a row's writer is looked up among the record's writers by user.
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, first = one_write(site, page)
+        _, second = one_write(site, page, at=T + DAY, editor=OTHER_EDITOR)
+    # The frontend user's row is the last row with the second writer's uid inserted by the second write's
+    # moment: were it compared as a backend user's, it would be that write's own row.
+    own_first, own_second, changed = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        ai_row(T + DAY - 4, by=OTHER_EDITOR, title="Neu"),
+        hand(T + DAY - 2, by=OTHER_EDITOR, usertype="FE"),
+    )
+
+    results = derived(installation_engine, first, second)
+
+    assert results == [
+        Outcome("edited", edit_scope="same_fields", decided_by=(own_first, changed)),
+        Outcome("edited", edit_scope="same_fields", decided_by=(own_second, changed)),
+    ]
+
+
 def version_copy(at: int, record: Record, *, by: int = OTHER_EDITOR) -> Row:
     """The draft a first edit in a workspace adds (DataHandler::insertDB): an add row holding every field of
     the record, pointed at the live record when the draft is published (RecordHistoryStore)."""
@@ -313,9 +339,13 @@ def version_copy(at: int, record: Record, *, by: int = OTHER_EDITOR) -> Row:
     return Row(at, by, action=1, new={**fields, "t3ver_oid": record.uid, "t3ver_wsid": 1}, workspace=1)
 
 
-@pytest.mark.parametrize(("publisher", "expected"), [(OTHER_EDITOR, "edited"), (CLI, ACCEPTED)])
+@pytest.mark.parametrize(
+    ("publisher", "expected"),
+    [(OTHER_EDITOR, Outcome("edited", edit_scope="other_fields")), (CLI, Outcome(ACCEPTED))],
+    ids=["an editor's publish", "_cli_'s publish"],
+)
 def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy(
-    installation_engine: Engine, publisher: int, expected: str
+    installation_engine: Engine, publisher: int, expected: Outcome
 ) -> None:
     # The AI wrote the title; the draft changed the description alone. An editor's publish edits another
     # field; a _cli_ task's publish of another field changes nothing (DESIGN.md rule 4).
@@ -333,10 +363,8 @@ def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the
 
     (result,) = derived(installation_engine, write)
 
-    if expected == ACCEPTED:
-        assert result == Outcome(ACCEPTED, decided_by=(own,))
-    else:
-        assert result == Outcome("edited", edit_scope="other_fields", decided_by=(own, publish))
+    deciding = (own,) if expected.outcome == ACCEPTED else (own, publish)
+    assert result == replace(expected, decided_by=deciding)
 
 
 def test_a_publish_moves_only_its_own_records_drafts(installation_engine: Engine) -> None:

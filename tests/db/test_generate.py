@@ -346,6 +346,32 @@ def test_the_demo_stamps_its_history_both_ways_and_plants_every_case_of_the_stam
     assert {case for case, count in summary["planted_cases"].items() if count > 0} >= cases
 
 
+def test_every_draft_of_the_demo_begins_with_its_copy_of_the_record_as_typo3_records_a_first_workspace_edit(
+    tmp_path: Path,
+) -> None:
+    url = parse_url(f"sqlite:///{tmp_path / 'demo.sqlite'}")
+    ensure_demo_database(url, now=NOW)
+    h = schema.sys_history.c
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                select(h.tablename, h.recuid, h.actiontype, h.history_data)
+                .where(h.workspace > 0)
+                .order_by(h.uid)
+            ).all()
+    finally:
+        engine.dispose()
+
+    drafts = [(row.tablename, row.recuid, row.actiontype) for row in rows]
+    modifies = [i for i, (*_, action) in enumerate(drafts) if action == Action.MODIFY]
+    assert modifies
+    for i in modifies:  # the copy, an add row of every field, comes right before the edit
+        assert i > 0 and drafts[i - 1] == (*drafts[i][:2], Action.ADD)
+        edited = json.loads(rows[i].history_data)["newRecord"]
+        assert set(edited) < set(json.loads(rows[i - 1].history_data))
+
+
 @pytest.mark.parametrize(
     ("target", "expected"),
     [

@@ -247,15 +247,18 @@ def version_copy(uid: int, at: int, **extra):
     )
 
 
-def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy():
-    rows = (
+def a_published_draft_of_the_header(*, automation: bool = False):
+    """W wrote the bodytext; a first edit in a workspace changed the header, published a day later."""
+    return (
         own_row(("bodytext",)),
         version_copy(11, T + DAY),
         hand_edit(12, T + DAY, "header", live=False),
-        a_row(13, T + 2 * DAY, Action.PUBLISH, ()),
+        a_row(13, T + 2 * DAY, Action.PUBLISH, (), automation=automation),
     )
 
-    result = classify(*rows)
+
+def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the_version_copy():
+    result = classify(*a_published_draft_of_the_header())
 
     assert result.outcome is EDITED
     assert result.edit_scope is EditScope.OTHER_FIELDS
@@ -263,14 +266,7 @@ def test_a_publish_changed_the_fields_its_drafts_modified_not_every_field_of_the
 
 
 def test_a_cli_publish_of_a_draft_of_other_fields_leaves_the_write_accepted():
-    rows = (
-        own_row(("bodytext",)),
-        version_copy(11, T + DAY),
-        hand_edit(12, T + DAY, "header", live=False),
-        a_row(13, T + 2 * DAY, Action.PUBLISH, (), automation=True),
-    )
-
-    assert classify(*rows).outcome is ACCEPTED
+    assert classify(*a_published_draft_of_the_header(automation=True)).outcome is ACCEPTED
 
 
 def test_a_draft_published_after_the_window_is_accepted_unchanged_whenever_it_is_derived():
@@ -497,7 +493,7 @@ def test_an_unreadable_target_whose_record_is_also_gone_is_unknown_unreadable_ta
     assert WRITE_DECISION[0][2] is UnknownReason.UNREADABLE_TARGET
 
 
-def test_the_rules_that_read_a_publishs_fields_from_its_draft_modifies_have_their_own_version():
+def test_the_rules_of_a_publishs_draft_modifies_and_of_backend_users_rows_have_their_own_version():
     # 2026.12-1 read history as TYPO3 writes it; 2026.12-2 leaves a draft's add row (the copy of every field)
     # out of the fields a publish changed, and compares only a backend user's row with a run's be_user.
     assert RULE_VERSION == "2026.12-2"
