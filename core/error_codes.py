@@ -90,7 +90,7 @@ ADMINISTRATOR_FALLBACKS: Mapping[ErrorCode, Mapping[Language, str]] = {
 }
 
 # 001_…, "Decision": "The chat renders it as a label in the reader's language: 'Nothing was saved in this
-# step'"; runFinishedOutside names the records the run wrote (noticeArgs, e.g. "pages:10073").
+# step'"; runFinishedOutside names the records the run wrote (noticeArgs, a list such as ["pages:10073"]).
 NOTICE_LABELS: Mapping[Notice, Mapping[Language, str]] = {
     Notice.NOTHING_SAVED: {
         "de": "In diesem Schritt wurde nichts gespeichert",

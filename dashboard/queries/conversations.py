@@ -173,8 +173,7 @@ def reader_transcript(
             continue
         label = ""
         if message.notice is not None:
-            records = list(message.notice_args)
-            label = notice_label(message.notice, language, records)
+            label = notice_label(message.notice, language, message.notice_args)
         reading = (readings or {}).get(message.position)
         marks = answer_marks(reading) if reading is not None else ()
         lines.append(Line("message", message.role.value, message.position, message.content, label, marks))

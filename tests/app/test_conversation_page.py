@@ -123,11 +123,13 @@ def test_a_run_finished_outside_notice_names_the_records_the_chat_stored_in_its_
     uid = _conversation_with(measured_db_url, '%"notice":"runFinishedOutside"%')
     engine = make_engine(measured_db_url)
     m = schema.message.c
-    with engine.connect() as connection:
-        stored = connection.execute(
-            select(m.payload).where(m.conversation == uid, m.payload.like('%"runFinishedOutside"%'))
-        ).scalar_one()
-    engine.dispose()
+    try:
+        with engine.connect() as connection:
+            stored = connection.execute(
+                select(m.payload).where(m.conversation == uid, m.payload.like('%"runFinishedOutside"%'))
+            ).scalar_one()
+    finally:
+        engine.dispose()
     records = json.loads(stored)["noticeArgs"]
     app = _open(dashboard, measured_db_url, uid)
     app.selectbox(key="language").select("en").run()
