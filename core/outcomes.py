@@ -35,8 +35,9 @@ BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"tstamp", "l10n_diffsource"})
 # automation's, no human's (DESIGN.md rule 4).
 AUTOMATION_USER = "_cli_"
 # DOMAIN.md, "Who wrote it": DataHandler writes usertype 'BE' and the backend user's uid; Extbase history
-# tracking writes 'FE' rows whose userid is a frontend user's, and '' rows without one. Only a 'BE' row's
-# userid is compared with a run's be_user or the _cli_ user.
+# tracking writes 'FE' rows whose userid is a frontend user's, and '' rows where no user was logged in. Only a
+# 'BE' row's userid is compared with a run's be_user or the _cli_ user: any other row is no AI row, and no
+# automation row either (rule 4 knows automation only as the _cli_ backend user).
 BACKEND_USERTYPE = "BE"
 
 # The field a hide or unhide changes (DESIGN.md rule 7, `released_only`).

@@ -136,7 +136,7 @@ def fresh_database(dialect: str, directory: Path) -> Iterator[str]:
 
 def _creating_options(connection: Connection) -> str:
     """MariaDB: the installation's character set. PostgreSQL 15 and later: the database copied file by file
-    (with a checkpoint), not block by block into the WAL; until the next checkpoint a database copied the
+    (with checkpoints), not block by block into the WAL; until the next checkpoint a database copied the
     other way creates each temporary table some four times slower (3 ms against 0.7, measured), and every
     job run creates forty."""
     if connection.dialect.name != "postgresql":
