@@ -275,6 +275,14 @@ def backend_userid(rows: Any) -> ColumnElement[Any]:
     return case((rows.c.usertype == BACKEND_USERTYPE, rows.c.userid))
 
 
+def automation_row(rows: Any) -> ColumnElement[Any]:
+    """1 where the `_cli_` backend user wrote the sys_history row (`rows`: the table or a probe of it), else
+    0 (DESIGN.md rule 4); asks be_users, which the caller knows the database can read (reads_automation)."""
+    users = schema.be_users
+    cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
+    return case((backend_userid(rows).in_(cli), 1), else_=0)
+
+
 def reference_history(
     connection: Connection, writes: Mapping[RecordKey, Collection[tuple[int, int]]]
 ) -> ReferenceHistory:
@@ -327,12 +335,8 @@ def _reference_rows(
 ) -> list[HistoryRow]:
     dialect = connection.dialect.name
     h, run = schema.sys_history, schema.agentrun
-    users = schema.be_users
-    by_automation: ColumnElement[Any] = literal(0)
+    by_automation = automation_row(h) if automation else literal(0)
     userid = backend_userid(h)
-    if automation:
-        cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
-        by_automation = case((userid.in_(cli), 1), else_=0)
     writer = (
         select(func.min(run.c.uid)).where(run.c.be_user == userid, run.c.uid.in_(runs)).scalar_subquery()
         if runs

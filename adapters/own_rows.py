@@ -39,7 +39,7 @@ from adapters import write_targets as targets
 from adapters.dialect import plans
 from adapters.dialect.correlation import run_scope
 from adapters.dialect.exact import exact, record_partition, same_record
-from adapters.history import backend_userid
+from adapters.history import automation_row, backend_userid
 from adapters.own_rows_scratch import (
     batch_ai,
     batch_candidate,
@@ -56,7 +56,7 @@ from adapters.own_rows_scratch import (
     batch_pos_carry,
     batch_writer,
 )
-from core.outcomes import AUTOMATION_USER, OWN_ACTIONS, SAME_SAVE_S, Action
+from core.outcomes import OWN_ACTIONS, SAME_SAVE_S, Action
 
 # The installation's (tablename, recuid) index of sys_history (TYPO3 core's; DOMAIN.md).
 HISTORY_INDEX = "recordident_1"
@@ -287,12 +287,7 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
             .scalar_subquery()
         )
     live = case((func.coalesce(found.c.workspace, 0) == 0, 1), else_=0)
-    if automation:
-        users = schema.be_users
-        cli = select(users.c.uid).where(users.c.username == AUTOMATION_USER)
-        by_automation: ColumnElement[Any] = case((userid.in_(cli), 1), else_=0)
-    else:
-        by_automation = literal(0)
+    by_automation = automation_row(found) if automation else literal(0)
     by_single = case((single.c.be_user == userid, r.c.channel))
     channel = case((r.c.channels == 1, by_single), else_=shared)
     scope = run_scope(dialect, found.c.correlation_id)

@@ -74,7 +74,7 @@ from adapters import schema
 from adapters.database import job_engine, make_engine
 from adapters.dialect import bulk, plans
 from adapters.dialect import json as sqljson
-from adapters.history import backend_userid
+from adapters.history import automation_row, backend_userid
 from benchmarks import versus
 from benchmarks.harness import in_process, kept_process, peak_mb, scratch_database
 from benchmarks.installation import (
@@ -95,7 +95,6 @@ from benchmarks.statements import add_statements_option, refuse_beside_against, 
 from benchmarks.statements import report_lines as statement_lines
 from core.classification import classify_write
 from core.outcomes import (
-    AUTOMATION_USER,
     RULE_VERSION,
     CallOutcome,
     HistoryRow,
@@ -318,7 +317,6 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
     ).subquery("history")
     observed = schema.call_outcome
     run, other, lane_run = schema.agentrun, TARGETS.alias("other"), schema.agentrun.alias("lane_run")
-    cli = select(schema.be_users.c.uid).where(schema.be_users.c.username == AUTOMATION_USER)
     same_record = and_(other.c.tablename == bindparam("table"), other.c.recuid == bindparam("uid"))
     # Who wrote a row is compared in SQL (DESIGN.md rule 3): the row's lane, never its user.
     row_lane = (
@@ -341,7 +339,7 @@ def _loop_statements(dialect: str) -> dict[str, Any]:
             h.c.actiontype,
             sqljson.json_document(dialect, h.c.history_data).label("document"),
             case((func.coalesce(h.c.workspace, 0) == 0, 1), else_=0).label("live"),
-            case((backend_userid(h).in_(cli), 1), else_=0).label("automation"),
+            automation_row(h).label("automation"),
             row_lane.label("lane"),
         ).where(h.c.tablename == bindparam("table"), h.c.recuid == bindparam("uid")),
     ).subquery("history")
