@@ -16,6 +16,8 @@ from sqlalchemy.exc import NoSuchTableError
 
 from adapters import schema
 from adapters.database import RunrecordError, reported
+from adapters.dialect import json as sqljson
+from adapters.dialect import payload as sqlpayload
 from adapters.events import read_events
 from adapters.runs import runs_by_uuid
 from core.conversation import (
@@ -30,7 +32,7 @@ from core.conversation import (
     read_view_context,
     runs_named,
 )
-from core.events import Event
+from core.events import Event, PayloadShape
 from core.run_record_json import parse_run_record
 from core.table_names import MAX_RECORD_UID
 
@@ -62,13 +64,8 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         row = connection.execute(query).one_or_none()
         if row is None:
             raise ConversationNotFoundError(f"conversation {uid} does not exist")
-        m = message.c
-        message_rows = connection.execute(
-            select(m.sorting, m.payload, m.crdate, m.uid).where(m.conversation == uid).order_by(m.sorting)
-        ).all()
-        messages, times, message_problems = read_messages(
-            StoredMessage(r.sorting, r.payload, r.crdate, r.uid) for r in message_rows
-        )
+        message_rows = stored_messages(connection, uid)
+        messages, times, message_problems = read_messages(message_rows)
         stored, readable, record_problems = read_stored_record(row.run_record)
         outcomes, outcome_problems = read_card_outcomes(row.card_outcomes)
         named = runs_named(stored, messages, outcomes, row.approval_run_uuid)
@@ -109,6 +106,33 @@ def load_conversation(engine: Engine, uid: int) -> Conversation:
         record_unreadable=parse_run_record(row.run_record)[1],
         unreadable_events=unreadable_events,
     )
+
+
+def stored_messages(connection: Connection, conversation_uid: int) -> list[StoredMessage]:
+    """The conversation's messages in sorting order, each payload as the database reads it: what it is and
+    only the keys core.transcript.read_message reads (adapters.dialect.payload.kept_message), never a tool's
+    result or an assistant message's tool calls."""
+    m = message.c
+    dialect = connection.dialect.name
+
+    def read(guarded: bool) -> list[StoredMessage]:
+        query = (
+            select(
+                m.sorting,
+                sqlpayload.payload_shape(dialect, m.payload, guarded=guarded).label("shape"),
+                sqlpayload.kept_message(dialect, m.payload, guarded=guarded).label("kept"),
+                m.crdate,
+                m.uid,
+            )
+            .where(m.conversation == conversation_uid)
+            .order_by(m.sorting)
+        )
+        return [
+            StoredMessage(row.sorting, row.kept, row.crdate, row.uid, shape=PayloadShape(row.shape))
+            for row in connection.execute(query)
+        ]
+
+    return sqljson.cast_first(connection, read)
 
 
 def _runs(connection: Connection, uuids: Sequence[str]) -> tuple[tuple[Run, ...], tuple[str, ...]]:
@@ -212,25 +236,3 @@ def count_conversations(connection: Connection, *, deleted_too: bool = True) -> 
     if not deleted_too:
         query = query.where(conversation.c.deleted == 0)
     return int(connection.execute(query).scalar_one())
-
-
-def messages_of(
-    connection: Connection, conversation_uids: Sequence[int], *, whole_range: bool
-) -> Sequence[Any]:
-    """The messages of the conversations, by conversation and sorting.
-
-    `whole_range`: the uids are every conversation from the first to the last of them (a keyset page), so
-    the messages are read as that range of the (conversation, sorting) index; an IN list of thousands of
-    uids tempts PostgreSQL into reading the whole table once per batch.
-    """
-    m = message.c
-    if whole_range:
-        chosen = m.conversation.between(min(conversation_uids), max(conversation_uids))
-    else:
-        chosen = m.conversation.in_(list(conversation_uids))
-    query = (
-        select(m.uid, m.conversation, m.sorting, m.role, m.crdate, m.payload)
-        .where(chosen)
-        .order_by(m.conversation, m.sorting)
-    )
-    return connection.execute(query).all()

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 from core import json_text
 from core.cards import CardOutcome, parse_card_outcomes
-from core.events import Event, EventProblem
+from core.events import Event, EventProblem, PayloadShape
 from core.run_record import RunRecordEntry, UnreadableEntry
 from core.run_record_json import parse_run_record
 from core.transcript import TranscriptMessage, UnreadableMessage, read_message
@@ -70,12 +70,16 @@ class Conversation:
 @dataclass(frozen=True)
 class StoredMessage:
     """One tx_nrmcpagent_message row as stored: its sorting, its payload text, its crdate, its uid. The two
-    numbers are as the driver returned them: SQLite keeps a text in an INTEGER column."""
+    numbers are as the driver returned them: SQLite keeps a text in an INTEGER column.
+
+    With `shape`, the database read the payload (adapters.conversations): `shape` says what it is, and
+    `payload` holds only its core.transcript.KEPT_MESSAGE_KEYS where it is an object."""
 
     sorting: object
     payload: str | None
     crdate: object
     uid: int = 0
+    shape: PayloadShape | None = None
 
 
 def read_messages(
@@ -94,6 +98,12 @@ def read_messages(
             times[sorting] = row.crdate
         else:
             problems.append(f"message {sorting}: crdate is not a number")
+        if row.shape in (PayloadShape.ABSENT, PayloadShape.INVALID):
+            problems.append(f"message {sorting}: payload is not JSON")
+            continue
+        if row.shape is not None and row.shape is not PayloadShape.OBJECT:
+            problems.append(f"message {sorting}: payload is not an object")
+            continue
         try:
             payload = json_text.loads(row.payload or "")
         except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads

@@ -14,7 +14,15 @@ from typing import Any
 
 from core.error_codes import Notice
 
-__all__ = ["Notice", "Role", "TranscriptMessage", "UnreadableMessage", "read_message"]
+__all__ = [
+    "CONTENT_ROLES",
+    "KEPT_MESSAGE_KEYS",
+    "Notice",
+    "Role",
+    "TranscriptMessage",
+    "UnreadableMessage",
+    "read_message",
+]
 
 
 class Role(StrEnum):
@@ -41,6 +49,12 @@ class UnreadableMessage:
 
 
 _ROLES = {member.value: member for member in Role}
+# The roles whose content is read: a tool's is its result, never read (DESIGN.md, "Privacy").
+CONTENT_ROLES = frozenset({Role.USER.value, Role.ASSISTANT.value})
+# The keys of a stored payload that read_message reads, the only ones the database hands over
+# (adapters.dialect.payload.kept_message), `content` only where the role is one of CONTENT_ROLES: an
+# assistant message's tool calls (their arguments) and a tool message's result never leave it.
+KEPT_MESSAGE_KEYS = frozenset({"role", "content", "notice", "noticeArgs", "runUuid", "segment"})
 _NOTICES = {member.value: member for member in Notice}
 
 

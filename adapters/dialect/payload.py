@@ -1,16 +1,19 @@
-"""An event payload's kept keys (DESIGN.md "Privacy"), read in SQL: no other value leaves the database."""
+"""An event or message payload's kept keys (DESIGN.md "Privacy"), read in SQL: no other value leaves the
+database."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, case, cast, func, literal, literal_column, or_, select
+from sqlalchemy import ColumnElement, Text, and_, case, cast, func, literal, literal_column, or_, select
 from sqlalchemy.dialects import postgresql as pg
 
 from adapters.dialect.json import PG_JSONB_FUNCTION
 from adapters.dialect.names import POSTGRESQL, SQLITE, is_mariadb
 from core.events import KEPT_KEYS, PayloadShape
+from core.transcript import CONTENT_ROLES, KEPT_MESSAGE_KEYS
 
 # Tool arguments and results are never read: the database hands over only the keys core.events.KEPT_KEYS
 # names, requestedToolCalls reduced to its calls' names and toolSpecs to the names (strings) it lists, and
@@ -118,6 +121,35 @@ def kept_payload(dialect: str, payload: ColumnElement[Any], *, guarded: bool = T
     raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
 
 
+def kept_message(dialect: str, payload: ColumnElement[Any], *, guarded: bool = True) -> ColumnElement[Any]:
+    """The JSON text of an object holding only the core.transcript.KEPT_MESSAGE_KEYS a chat message's payload
+    holds, `content` only where its role is one of core.transcript.CONTENT_ROLES (a tool's result stays in
+    the database, and so do an assistant message's tool calls); each value as written, as `kept_payload`
+    keeps them. NULL when the payload is not a JSON object.
+    PostgreSQL with `guarded=False` raises a data exception on a text that is not JSON (see `cast_first`).
+    """
+    kept = sorted(KEPT_MESSAGE_KEYS)
+    roles = sorted(CONTENT_ROLES)
+    role: ColumnElement[Any]
+    if dialect == POSTGRESQL:
+        document = _pg_payload_document(payload, guarded=guarded)
+        role = func.json_extract_path_text(document, literal_column("'role'"))
+        return _pg_kept(document, kept, {"content": role.in_(roles)})
+    if dialect == SQLITE:
+        # Only CASE promises json_valid is asked first: json_extract fails on a text that is not JSON.
+        role = case((func.json_valid(payload) == 1, func.json_extract(payload, "$.role")))
+        return _sqlite_kept(payload, kept, {"content": role.in_(roles)})
+    if is_mariadb(dialect):
+        role = func.json_unquote(func.json_extract(payload, "$.role"))
+        return _mariadb_kept(payload, kept, {"content": role.in_(roles)})
+    raise NotImplementedError(f"no JSON reading for the {dialect} dialect")
+
+
+def _only_where(key: ColumnElement[Any], only_where: Mapping[str, ColumnElement[bool]]) -> list[Any]:
+    """A member named `key` is kept only where its condition of `only_where` holds."""
+    return [or_(key != name, condition) for name, condition in only_where.items()]
+
+
 # functions cannot turn it into text and fail on the whole document, though it is JSON. The guarded document
 # reads it as \u0020; it is never in a kept key as nr-llm writes them.
 _PG_UNTRANSLATABLE = r"(?<!\\)((?:\\\\)*)\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})"
@@ -135,7 +167,9 @@ def _pg_payload_document(payload: ColumnElement[Any], *, guarded: bool) -> Colum
     )
 
 
-def _pg_kept(document: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any]:
+def _pg_kept(
+    document: ColumnElement[Any], kept: list[str], only_where: Mapping[str, ColumnElement[bool]] | None = None
+) -> ColumnElement[Any]:
     json_null: ColumnElement[Any] = literal_column("'null'::json")
     member = (
         func.json_each(document)
@@ -187,7 +221,7 @@ def _pg_kept(document: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any
     )
     members = (
         select(func.json_object_agg(member.c.key, pg.aggregate_order_by(value, member.c.ordinality)))
-        .where(member.c.key.in_(kept))
+        .where(member.c.key.in_(kept), *_only_where(member.c.key, only_where or {}))
         .correlate_except(member)
         .scalar_subquery()
     )
@@ -195,7 +229,9 @@ def _pg_kept(document: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any
     return case((func.json_typeof(document) == "object", as_text))
 
 
-def _sqlite_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any]:
+def _sqlite_kept(
+    payload: ColumnElement[Any], kept: list[str], only_where: Mapping[str, ColumnElement[bool]] | None = None
+) -> ColumnElement[Any]:
     member = func.json_each(payload).table_valued("key", "type", "fullkey").alias("kept")
     call = func.json_each(payload, member.c.fullkey).table_valued("type", "fullkey").alias("call")
     field = func.json_each(payload, call.c.fullkey).table_valued("key", "fullkey").alias("field")
@@ -233,7 +269,7 @@ def _sqlite_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement[
     pair = func.json_quote(member.c.key) + literal(":", Text) + value
     members = (
         select(literal("{", Text) + func.coalesce(func.group_concat(pair, ","), "") + literal("}", Text))
-        .where(member.c.key.in_(kept))
+        .where(member.c.key.in_(kept), *_only_where(member.c.key, only_where or {}))
         .correlate_except(member)
         .scalar_subquery()
     )
@@ -241,7 +277,9 @@ def _sqlite_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement[
     return case((func.json_valid(payload) == 1, case((func.json_type(payload) == "object", members))))
 
 
-def _mariadb_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement[Any]:
+def _mariadb_kept(
+    payload: ColumnElement[Any], kept: list[str], only_where: Mapping[str, ColumnElement[bool]] | None = None
+) -> ColumnElement[Any]:
     def raw(path: ColumnElement[Any] | str) -> ColumnElement[Any]:
         return func.json_extract(payload, path)
 
@@ -292,6 +330,8 @@ def _mariadb_kept(payload: ColumnElement[Any], kept: list[str]) -> ColumnElement
         if key in reduced:
             value = case((func.json_type(raw(path)) == "ARRAY", reduced[key]), else_="null")
         present = func.json_contains_path(payload, "one", path) == 1
+        if only_where and key in only_where:
+            present = and_(present, only_where[key])
         pairs.append(case((present, func.concat(json.dumps(key), ":", value))))
     members = func.concat("{", func.concat_ws(",", *pairs), "}")
     return case((func.json_valid(payload) == 1, case((func.json_type(payload) == "OBJECT", members))))

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, select
 
 from adapters import schema
-from adapters.conversations import conversation_page, messages_of
+from adapters.conversations import conversation_page
 from adapters.events import event_counts, event_of, event_problems, events_of, steps_of
 from adapters.measure_facts import fact_row
 from adapters.runs import run_columns, runs_by_uuid
@@ -73,10 +73,22 @@ def _run_row(row: Row[Any], counts: EventCounts) -> RunRow:
     )
 
 
+def _messages_of(connection: Connection, conversation_uids: Sequence[int]) -> Sequence[Any]:
+    """The conversations' messages, by conversation and sorting, their payloads whole: core reads them as the
+    reference of the SQL path, which reads only the keys it needs (adapters.measure_batch.messages)."""
+    m = schema.message.c
+    query = (
+        select(m.uid, m.conversation, m.sorting, m.role, m.crdate, m.payload)
+        .where(m.conversation.in_(list(conversation_uids)))
+        .order_by(m.conversation, m.sorting)
+    )
+    return connection.execute(query).all()
+
+
 def _conversations(connection: Connection, rows: Sequence[Row[Any]]) -> list[ConversationInput]:
     uids = [int(row.uid) for row in rows]
     messages: dict[int, list[Any]] = defaultdict(list)
-    for m in messages_of(connection, uids, whole_range=False):
+    for m in _messages_of(connection, uids):
         messages[int(m.conversation)].append(
             stored_message(int(m.uid), int(m.sorting), str(m.role), int(m.crdate), m.payload)
         )

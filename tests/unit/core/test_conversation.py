@@ -17,7 +17,7 @@ from core.conversation import (
     read_view_context,
     runs_named,
 )
-from core.events import EventProblem, Problem
+from core.events import EventProblem, PayloadShape, Problem
 from core.run_record import Ended, RunRecordEntry
 from core.transcript import Role
 from tests.unit.core.conversations_helpers import assistant, conversation, user
@@ -43,6 +43,28 @@ def test_a_message_that_is_not_json_or_has_no_role_is_named_and_the_others_are_r
         "message 1: payload is not JSON",
         "message 2: role is not user, assistant or tool",
         "message 3: payload is not JSON",
+    )
+
+
+def test_a_payload_the_database_read_is_named_by_what_it_is_and_read_from_its_kept_keys() -> None:
+    # adapters.conversations hands over what the payload is and, for an object, its kept keys only.
+    rows = [
+        StoredMessage(0, _payload(role="user", content="Hallo"), 100, shape=PayloadShape.OBJECT),
+        StoredMessage(1, None, 101, shape=PayloadShape.INVALID),
+        StoredMessage(2, None, 102, shape=PayloadShape.ABSENT),
+        StoredMessage(3, None, 103, shape=PayloadShape.ARRAY),
+        StoredMessage(4, None, 104, shape=PayloadShape.NULL),
+    ]
+
+    messages, times, problems = read_messages(rows)
+
+    assert [(m.position, m.role, m.content) for m in messages] == [(0, Role.USER, "Hallo")]
+    assert times == {0: 100, 1: 101, 2: 102, 3: 103, 4: 104}
+    assert problems == (
+        "message 1: payload is not JSON",
+        "message 2: payload is not JSON",
+        "message 3: payload is not an object",
+        "message 4: payload is not an object",
     )
 
 
