@@ -24,6 +24,7 @@ from core.time import DAY_S
 from jobs.derive import derive_outcomes
 from tests.db.conftest import on_sqlite_alone
 from tests.db.derive_reference import Judged, stored
+from tests.db.matching_reference import reference_history
 
 T = 1_790_000_000
 WINDOW = 7 * DAY_S
@@ -180,14 +181,14 @@ def _judged(outcome: WriteOutcome) -> Judged:
 
 
 def _reference(engine: Engine, site: Planted) -> dict[int, Judged]:
-    """Every write as core classifies it, from rows read by adapters.history.reference_history."""
+    """Every write as core classifies it, from rows read by tests.db.matching_reference."""
     uuids = {run["uid"]: run["uuid"] for run in site.runs}
     writes: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     for event in site.events:
         target = json.loads(event["payload"])
         writes[("pages", target["writeTargetUid"])].append((event["uid"], event["run"]))
     with engine.connect() as connection:
-        read = history_queries.reference_history(connection, writes)
+        read = reference_history(connection, writes)
         oldest = history_queries.oldest_retained_tstamp(connection)
     found: dict[int, Judged] = {}
     crdate = {event["uid"]: event["crdate"] for event in site.events}
