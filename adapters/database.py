@@ -195,9 +195,12 @@ def _driver_error(error: BaseException) -> BaseException:
 
 
 def one_line(error: BaseException) -> str:
-    """The driver's message of a database error, on one line."""
+    """The driver's message of a database error, on one line. PostgreSQL's is its primary message alone: the
+    DETAIL, CONTEXT and LINE parts quote the statement and the values it read (a key, a document's text)."""
     original = _driver_error(error)
-    text = " ".join(str(original).split())
+    primary = getattr(getattr(original, "diag", None), "message_primary", None)
+    message = primary if isinstance(primary, str) and primary.strip() else str(original)
+    text = " ".join(message.split())
     return text or type(original).__name__
 
 
