@@ -147,7 +147,7 @@ def _entries(
         if named is not None:
             cards = {i: card for i, card in card_readings(conversation, named).items() if i in entries}
         problems = [p for p in conversation.problems if p.startswith("card_outcomes") or uuid in p]
-        problems = [f"its conversation {conversation_uid}: {p}" for p in problems]
+        problems = [f"its conversation: {p}" for p in problems]  # its uid is for administrators only
     missing = {segment.index for segment in segments if segment.index not in entries}
     if missing:
         built = build_entries(

@@ -319,6 +319,34 @@ def test_a_write_derived_before_its_deciding_rows_were_stored_reads_not_recorded
     assert any("is not recorded" in info.value for info in app.info)
 
 
+def test_a_problem_of_the_runs_conversation_is_shown_without_the_conversations_uid(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    # The conversation's uid is the administrators' (its link is theirs alone): the product team reads the
+    # problem, not which conversation it is.
+    source = sqlite_path(parse_url(measured_db_url))
+    assert source is not None
+    shutil.copyfile(source, tmp_path / "cards.sqlite")
+    url = f"sqlite:///{tmp_path / 'cards.sqlite'}"
+    uuid = _with_declined_card(url)
+    engine = make_engine(url)
+    c = schema.conversation.c
+    with engine.begin() as connection:
+        uid, stored = connection.execute(
+            select(c.uid, c.card_outcomes).where(c.card_outcomes.like(f'%"{uuid}"%'))
+        ).one()
+        entries = json.loads(stored)
+        unreadable = json.dumps([*entries, "no card outcome"])
+        connection.execute(update(schema.conversation).where(c.uid == uid).values(card_outcomes=unreadable))
+    engine.dispose()
+
+    app = dashboard(url, page="run", query={"run": uuid})
+
+    assert not app.exception
+    problems = [w.value for w in app.warning if w.value.startswith("its conversation")]
+    assert problems == [f"its conversation: card_outcomes entry {len(entries)}: not an object"]
+
+
 @pytest.fixture(scope="module")
 def held_back(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """(URL, run uuid): a run whose second round asks for translate_page, which the configuration's tool
