@@ -466,37 +466,49 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         )
         return measured[-1].result()
 
+    not_compared = ""
     try:
         execution = execute(engine, measure.JOB, work)
         if execution.status is not Status.OK:
             raise _failed(measure.JOB, describe(engine.url), execution.result.message)
-        compared = releases.release_comparisons(engine, grain=chosen, now=now)
+        try:
+            compared = releases.release_comparisons(engine, grain=chosen, now=now)
+        except RunrecordError as error:  # the rates are stored: they are reported, then the failure
+            compared, not_compared = [], str(error)
     finally:
         engine.dispose()
     summary, check = measured[-1].summary, measured[-1].check
     if as_json:
         document = measure_summary.summary_json(summary)
-        document["releases"] = [
-            {
-                "released_on": release.released_on.isoformat(),
-                "label": release.label,
-                "comparisons": [comparison_json(report) for report in reports],
-            }
-            for release, reports in compared
-        ]
+        document["releases"] = (
+            None
+            if not_compared
+            else [
+                {
+                    "released_on": release.released_on.isoformat(),
+                    "label": release.label,
+                    "comparisons": [comparison_json(report) for report in reports],
+                }
+                for release, reports in compared
+            ]
+        )
         document["alerts"] = None if check is None else alerts.check_json(check)
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-        return
-    click.echo("\n".join(measure_summary.summary_lines(summary)))
-    for release, reports in compared:
-        click.echo(
-            f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
-            f"{DEFAULT_WEEKS} weeks each side (runrecord compare METRIC --at DATE for details):"
+    else:
+        click.echo("\n".join(measure_summary.summary_lines(summary)))
+        for release, reports in compared:
+            click.echo(
+                f"  release {release.released_on.isoformat()} {release.label!r}, all runs, "
+                f"{DEFAULT_WEEKS} weeks each side (runrecord compare METRIC --at DATE for details):"
+            )
+            for report in reports:
+                click.echo(f"    {comparison_line(report)}")
+        if check is not None:
+            click.echo("\n".join(alerts.check_lines(check)))
+    if not_compared:
+        raise RunrecordError(
+            f"the rates are stored; comparing them around the releases failed: {not_compared}"
         )
-        for report in reports:
-            click.echo(f"    {comparison_line(report)}")
-    if check is not None:
-        click.echo("\n".join(alerts.check_lines(check)))
 
 
 @main.command("hash-password")

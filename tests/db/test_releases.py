@@ -118,6 +118,29 @@ def test_a_marker_whose_date_is_no_date_is_one_error_line_naming_its_row(
     )
 
 
+@on_sqlite_alone  # MariaDB and PostgreSQL keep no such value in a DATE column
+def test_a_measurement_whose_release_comparison_fails_says_its_rates_are_stored(
+    measured: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    run_cli("release", "add", "2026-11-02", "Prompt rule", "--db", installation_url)
+    with measured.begin() as connection:
+        uid = connection.execute(select(schema.release.c.uid)).scalar_one()
+        connection.execute(text(f"UPDATE {schema.release.name} SET released_on = '2026-99-99'"))
+        connection.execute(schema.rate.delete())
+
+    result = run_cli("measure-rates", "--now", NOW_TEXT, "--db", installation_url)
+
+    with measured.connect() as connection:
+        rates = connection.execute(select(func.count()).select_from(schema.rate)).scalar_one()
+    assert result.exit_code == 1 and rates > 0
+    assert result.output.startswith(f"measured as of {NOW_TEXT}+00:00")
+    assert "alert check failed" in result.output
+    assert result.stderr == (
+        "runrecord: error: the rates are stored; comparing them around the releases failed: "
+        f"tx_runrecord_release row #{uid} holds no date (YYYY-MM-DD) in released_on: mend or delete it\n"
+    )
+
+
 @on_sqlite_alone
 def test_no_marker_says_how_to_add_one(installation_url: str, run_cli: Callable[..., Result]) -> None:
     assert "runrecord release add" in run_cli("release", "list", "--db", installation_url).output
