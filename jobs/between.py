@@ -14,26 +14,10 @@ from sqlalchemy import Engine
 from adapters import measure_marks, rates
 from adapters.database import RunrecordError, reported
 from core.between import BetweenReport, between_report, common_periods
-from core.groups import Group, GroupKind, parse_group
+from core.groups import Group, GroupKind
 from core.metrics import Metric
 from core.periods import Grain
 from core.two_sided import metrics_read
-
-
-def parse_configuration(text: str, option: str) -> Group:
-    """configuration:IDENTIFIER as a group; RunrecordError naming the option otherwise."""
-    group = parse_group(text)
-    if group is None or group.kind is not GroupKind.CONFIGURATION or not group.value:
-        raise RunrecordError(f"{option} takes configuration:IDENTIFIER, not {text!r}")
-    return group
-
-
-def parse_sides(texts: tuple[str, str]) -> tuple[Group, Group]:
-    """The two sides of --between: two different configurations."""
-    first, second = (parse_configuration(text, "--between") for text in texts)
-    if first == second:
-        raise RunrecordError(f"--between needs two different configurations, got {first.label} twice")
-    return first, second
 
 
 def unknown_group(group: Group, known: list[str], where: str) -> RunrecordError:

@@ -31,6 +31,7 @@ from jobs.cli_options import (
     stop_on_sigterm,
 )
 from jobs.cli_reports import alerts_group, compare_command, release_group, survival_command
+from jobs.cli_values import checked_now
 
 DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler_config.JOBS names it
 
@@ -122,7 +123,12 @@ def init_db(db_url: str, with_upstream: bool, derive_again: bool) -> None:
     "--seed", type=int, default=1, show_default=True, help="The same seed writes the same installation."
 )
 @click.option(
-    "--now", "now_text", default=None, help="ISO 8601 time the installation ends at [default: now]."
+    "--now",
+    "now_text",
+    default=None,
+    help="ISO 8601 time the installation ends at [default: now].",
+    callback=checked_now,
+    is_eager=True,
 )
 @click.option("--window-days", type=click.IntRange(1, MAX_WINDOW_DAYS), default=7, show_default=True)
 @click.option(
@@ -295,7 +301,14 @@ def _show_conversation(
 
 @main.command("derive-outcomes")
 @db_option
-@click.option("--now", "now_text", default=None, help="ISO 8601 time to derive as of [default: now].")
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    help="ISO 8601 time to derive as of [default: now].",
+    callback=checked_now,
+    is_eager=True,
+)
 @click.option(
     "--window-days",
     type=click.IntRange(1, MAX_WINDOW_DAYS),
@@ -353,7 +366,14 @@ def derive_outcomes_command(
 
 @main.command("watch-conversations")
 @db_option
-@click.option("--now", "now_text", default=None, help="ISO 8601 time to check at [default: now].")
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    help="ISO 8601 time to check at [default: now].",
+    callback=checked_now,
+    is_eager=True,
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reading as JSON.")
 def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool) -> None:
     """Stuck conversations, the sys_history horizon and pending derivations; stores one health row."""
@@ -431,6 +451,8 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
     "now_text",
     default=None,
     help="ISO 8601 time the windows and periods are judged at [default: now]; rows stamped later count too.",
+    callback=checked_now,
+    is_eager=True,
 )
 @click.option(
     "--grain",

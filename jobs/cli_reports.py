@@ -10,6 +10,18 @@ from adapters import settings
 from adapters.errors import RunrecordError
 from core.table_names import MAX_RECORD_UID
 from jobs.cli_options import CommandGroup, creating_db_option, db_option, existing_database, parse_now
+from jobs.cli_values import (
+    checked_configuration,
+    checked_day,
+    checked_group,
+    checked_now,
+    checked_rate_metric,
+    parse_any_group,
+    parse_configuration,
+    parse_day,
+    parse_rate_metric,
+    parse_sides,
+)
 
 
 @click.group("release", cls=CommandGroup)  # its commands' errors name them
@@ -18,16 +30,16 @@ def release_group() -> None:
 
 
 @release_group.command("add")
-@click.argument("date_text", metavar="DATE")
+@click.argument("date_text", metavar="DATE", callback=checked_day, is_eager=True)
 @click.argument("label")
 @db_option
 def release_add_command(date_text: str, label: str, db_url: str) -> None:
     """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
+    day = parse_day(date_text, "DATE")
     from adapters.database import make_engine
-    from jobs.releases import add_release, parse_day
+    from jobs.releases import add_release
     from jobs.schema_setup import require_head
 
-    day = parse_day(date_text, "DATE")
     engine = make_engine(db_url)
     try:
         require_head(engine, "release add")
@@ -74,12 +86,21 @@ def _two_sides(
                 f"it takes two sides, configuration:A configuration:B, and {option!r} is an option, "
                 "not a side"
             )
+    if value is not None:
+        parse_sides(value)
     return value
 
 
 @click.command("compare")
-@click.argument("metric")
-@click.option("--at", "at_text", default=None, help="The date (YYYY-MM-DD) the two sides meet at.")
+@click.argument("metric", callback=checked_rate_metric, is_eager=True)
+@click.option(
+    "--at",
+    "at_text",
+    default=None,
+    help="The date (YYYY-MM-DD) the two sides meet at.",
+    callback=checked_day,
+    is_eager=True,
+)
 @click.option(
     "--between",
     "between_texts",
@@ -88,6 +109,7 @@ def _two_sides(
     metavar="configuration:A configuration:B",
     help="Compare configuration B against A over every closed period both have (instead of --at).",
     callback=_two_sides,
+    is_eager=True,
 )
 @click.option(
     "--weeks", type=click.IntRange(1, 52), default=None, help="Weeks on each side of --at.  [default: 4]"
@@ -98,13 +120,34 @@ def _two_sides(
     default=None,
     help="With --at: all, configuration:IDENTIFIER or skill:IDENTIFIER (skill:none: conversations without "
     "a skill).  [default: all]",
+    callback=checked_group,
+    is_eager=True,
 )
 @click.option(
-    "--from", "from_text", default=None, help="With --between: the first day (YYYY-MM-DD) of the span."
+    "--from",
+    "from_text",
+    default=None,
+    help="With --between: the first day (YYYY-MM-DD) of the span.",
+    callback=checked_day,
+    is_eager=True,
 )
-@click.option("--to", "to_text", default=None, help="With --between: the last day (YYYY-MM-DD) of the span.")
+@click.option(
+    "--to",
+    "to_text",
+    default=None,
+    help="With --between: the last day (YYYY-MM-DD) of the span.",
+    callback=checked_day,
+    is_eager=True,
+)
 @click.option("--grain", type=click.Choice(["week", "day"]), default="week", show_default=True)
-@click.option("--now", "now_text", default=None, help="ISO 8601 time that says which periods are still open.")
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    help="ISO 8601 time that says which periods are still open.",
+    callback=checked_now,
+    is_eager=True,
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @db_option
 def compare_command(
@@ -122,21 +165,11 @@ def compare_command(
 ) -> None:
     """METRIC before and after a date (--at), or of one configuration against another (--between): both
     sides with Wilson intervals, the difference, the test."""
-    from adapters.database import make_engine
-    from core.between_text import between_json, between_text
-    from core.comparison import DEFAULT_WEEKS, RATE_METRICS
-    from core.comparison_text import comparison_json, comparison_text
-    from core.groups import parse_group
     from core.metrics import parse_metric
-    from core.periods import Grain
-    from jobs import between, releases
-    from jobs.schema_setup import require_head
 
+    parse_rate_metric(metric, "compare")
     chosen = parse_metric(metric)
-    if chosen is None or chosen not in RATE_METRICS:
-        names = ", ".join(m.value for m in RATE_METRICS)
-        what = f"no metric {metric!r}" if chosen is None else f"{metric} is a count, not a rate"
-        raise RunrecordError(f"{what}; compare takes one of: {names}")
+    assert chosen is not None  # a rate, checked above
     if (at_text is None) == (between_texts is None):
         raise RunrecordError(
             "compare takes either --at DATE or --between configuration:A configuration:B, "
@@ -149,9 +182,15 @@ def compare_command(
                 "--weeks and --group go with --at; --between sums every closed period both configurations "
                 "have (bound it with --from and --to)"
             )
-        sides = between.parse_sides(between_texts)
-        start = None if from_text is None else releases.parse_day(from_text, "--from")
-        end = None if to_text is None else releases.parse_day(to_text, "--to")
+        sides = parse_sides(between_texts)
+        start = None if from_text is None else parse_day(from_text, "--from")
+        end = None if to_text is None else parse_day(to_text, "--to")
+        from adapters.database import make_engine
+        from core.between_text import between_json, between_text
+        from core.periods import Grain
+        from jobs import between
+        from jobs.schema_setup import require_head
+
         engine = make_engine(db_url)
         try:
             require_head(engine, "compare")
@@ -165,13 +204,16 @@ def compare_command(
         return
     if from_text is not None or to_text is not None:
         raise RunrecordError("--from and --to go with --between; --at takes --weeks on each side")
-    group = parse_group("all" if group_text is None else group_text)
-    if group is None:
-        raise RunrecordError(
-            f"--group is all, configuration:IDENTIFIER or skill:IDENTIFIER, not {group_text!r}"
-        )
+    group = parse_any_group("all" if group_text is None else group_text, "--group")
     assert at_text is not None  # one of the two was given
-    at = releases.parse_day(at_text, "--at")
+    at = parse_day(at_text, "--at")
+    from adapters.database import make_engine
+    from core.comparison import DEFAULT_WEEKS
+    from core.comparison_text import comparison_json, comparison_text
+    from core.periods import Grain
+    from jobs import releases
+    from jobs.schema_setup import require_head
+
     engine = make_engine(db_url)
     try:
         require_head(engine, "compare")
@@ -193,7 +235,14 @@ def compare_command(
 
 
 @click.command("survival")
-@click.option("--group", "group_text", default=None, help="configuration:IDENTIFIER: its writes only.")
+@click.option(
+    "--group",
+    "group_text",
+    default=None,
+    help="configuration:IDENTIFIER: its writes only.",
+    callback=checked_configuration,
+    is_eager=True,
+)
 @click.option(
     "--between",
     "between_texts",
@@ -202,6 +251,7 @@ def compare_command(
     metavar="configuration:A configuration:B",
     help="Both configurations' curves and the log-rank test between them.",
     callback=_two_sides,
+    is_eager=True,
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the curves' marks and the test as JSON.")
 @db_option
@@ -210,23 +260,23 @@ def survival_command(
 ) -> None:
     """How long AI text stays untouched: the share of derived writes no human changed yet, t after the write
     (Kaplan–Meier with its 95% band, the median, the log-rank test with --between)."""
-    from adapters.database import make_engine
     from core.groups import ALL_RUNS
-    from core.survival_text import survival_json, survival_text
-    from jobs import between
-    from jobs.schema_setup import require_head
-    from jobs.survival import survival_of
 
     if group_text is not None and between_texts is not None:
         raise RunrecordError("survival takes --group or --between, not both")
     groups = (
-        between.parse_sides(between_texts)
+        parse_sides(between_texts)
         if between_texts is not None
         else (ALL_RUNS,)
         if group_text is None
-        else (between.parse_configuration(group_text, "--group"),)
+        else (parse_configuration(group_text, "--group"),)
     )
     window_s = settings.window_seconds()
+    from adapters.database import make_engine
+    from core.survival_text import survival_json, survival_text
+    from jobs.schema_setup import require_head
+    from jobs.survival import survival_of
+
     engine = make_engine(db_url)
     try:
         require_head(engine, "survival")

@@ -7,11 +7,11 @@ lines and the JSON core.two_sided_text's (framed by core.comparison_text), the s
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import date
 
 from sqlalchemy import Connection, Engine
 
-from adapters import clock, measure_marks, rates
+from adapters import measure_marks, rates
 from adapters import releases as markers
 from adapters.database import RunrecordError, reported
 from adapters.releases import MAX_LABEL, Release
@@ -21,18 +21,6 @@ from core.metrics import Metric
 from core.periods import Grain, comparison_periods
 from core.two_sided import metrics_read
 from jobs.between import unknown_group
-
-
-def parse_day(text: str, what: str) -> date:
-    """An ISO 8601 date (YYYY-MM-DD) from 1970 up to the year 9000, as the clock's instants
-    (adapters.clock.parse_instant): the weeks compared on either side of it stay in the calendar;
-    RunrecordError naming `what` otherwise."""
-    try:
-        day = date.fromisoformat(text)
-    except ValueError as error:
-        raise RunrecordError(f"{what} is not a date (YYYY-MM-DD): {text!r}") from error
-    clock.require_in_calendar(datetime.combine(day, time(), UTC), text, what=what)
-    return day
 
 
 def add_release(engine: Engine, released_on: date, label: str, *, now: int) -> bool:
