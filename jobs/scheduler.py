@@ -336,14 +336,10 @@ class Runner:
 
 
 def _check_revision(engine: Engine) -> None:
-    from jobs.schema_setup import current_revision, head_revision
+    """The jobs' own check (jobs.schema_setup.require_head), once as the scheduler starts."""
+    from jobs.schema_setup import require_head
 
-    current, head = current_revision(engine), head_revision()
-    if current != head:
-        raise RunrecordError(
-            f"our tables in {describe(engine.url)} are at revision {current or 'none'}, the scheduler needs "
-            f"{head}: run `runrecord init-db` first"
-        )
+    require_head(engine, "the scheduler")
 
 
 def run_in_foreground(db_url: str, config: SchedulerConfig) -> None:

@@ -114,9 +114,16 @@ def require_head(engine: Engine, job: str) -> None:
     head = head_revision()
     with reported(engine, "reading the revision of our tables"), engine.connect() as connection:
         revision = stored_revision(connection)
-        present = set(inspect(connection).get_table_names()) if revision == head else set()
+        present = set(inspect(connection).get_table_names()) if revision in (head, None) else set()
     if revision is not None and revision != head and revision not in known_revisions():
         raise _newer(revision)
+    upstream_missing = [name for name in REQUIRED_UPSTREAM if name not in present]
+    if revision is None and upstream_missing:
+        # init-db would refuse this database too: the line asks what init-db would ask.
+        raise RunrecordError(
+            f"the database lacks the upstream tables {', '.join(upstream_missing)}; is it the installation's "
+            "database? (`runrecord init-db --with-upstream` creates empty ones for a demo or a test database)"
+        )
     if revision != head:
         raise RunrecordError(
             f"our tables are at revision {revision or 'none'}, {job} needs {head}: "

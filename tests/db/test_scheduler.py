@@ -441,7 +441,7 @@ def test_the_scheduler_runs_beside_another_task_and_stops_with_it(sqlite_install
 @pytest.mark.parametrize(
     ("make_url", "complaint"),
     [
-        (lambda tmp: f"sqlite:///{tmp / 'empty.sqlite'}", "at revision none, the scheduler needs"),
+        (lambda tmp: f"sqlite:///{tmp / 'empty.sqlite'}", "lacks the upstream tables"),
         (lambda tmp: GONE_URL, "127.0.0.1"),
     ],
     ids=["not-initialised", "unreachable"],

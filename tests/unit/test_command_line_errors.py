@@ -240,8 +240,12 @@ def test_a_setting_that_is_not_utf8_is_one_line_that_does_not_show_it(
 
 
 INSTALLATION_HINT = "(a table of the installation itself: is this the installation's database?)"
-# A command that reads runrecord's own tables asks for their revision before anything else.
-OWN_TABLES_HINT = f"our tables are at revision none, release list needs {HEAD}: run `runrecord init-db` first"
+# A command that reads runrecord's own tables asks for their revision before anything else; without them and
+# without the installation's, it asks what init-db would ask.
+OWN_TABLES_HINT = (
+    "is it the installation's database? (`runrecord init-db --with-upstream` creates empty ones for a demo "
+    "or a test database)"
+)
 
 
 @pytest.mark.parametrize(
@@ -265,6 +269,23 @@ def test_a_database_without_the_tables_says_in_one_line_whose_table_is_missing_a
 
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and result.stderr.endswith(f"{hint}\n")
+
+
+@pytest.mark.parametrize("command", [("release", "list"), ("derive-outcomes",), ("survival",)], ids=" ".join)
+def test_an_installations_database_without_runrecords_tables_says_to_run_init_db(
+    command: tuple[str, ...], installation_sql: Path, tmp_path: Path, run_cli: Callable[..., Result]
+) -> None:
+    database = tmp_path / "installation.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(installation_sql.read_text())
+    connection.close()
+
+    result = run_cli(*command, "--db", f"sqlite:///{database}")
+
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.endswith(
+        f"our tables are at revision none, {' '.join(command)} needs {HEAD}: run `runrecord init-db` first\n"
+    )
 
 
 def test_a_database_error_no_command_reported_is_one_line_and_exit_code_1() -> None:
