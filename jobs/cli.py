@@ -130,7 +130,13 @@ def init_db(db_url: str, with_upstream: bool, derive_again: bool) -> None:
     callback=checked_now,
     is_eager=True,
 )
-@click.option("--window-days", type=click.IntRange(1, MAX_WINDOW_DAYS), default=7, show_default=True)
+@click.option(
+    "--window-days",
+    type=click.IntRange(1, MAX_WINDOW_DAYS),
+    default=7,
+    show_default=True,
+    help="The window the planted outcomes are laid out for (derive-outcomes' --window-days).",
+)
 @click.option(
     "--manifest",
     type=click.Path(dir_okay=False, path_type=Path),
