@@ -1,6 +1,6 @@
-"""How fast the command line answers when it has no database work to do: `runrecord --help`, a command's help
-and an argument error, each the median of fresh processes, beside a bare interpreter's start measured in the
-same run (the baseline).
+"""How fast the command line answers when it has no database work to do: `runrecord --help`, a command's help,
+an argument error and a malformed value (jobs.cli_values), each the median of fresh processes, beside a bare
+interpreter's start measured in the same run (the baseline).
 
     python -m benchmarks.bench_cli [--repeats 15]
 """
@@ -20,6 +20,13 @@ CASES = {
     "runrecord --help": [RUNRECORD, "--help"],
     "runrecord derive-outcomes --help": [RUNRECORD, "derive-outcomes", "--help"],
     "runrecord measure-rates --grain x (argument error)": [RUNRECORD, "measure-rates", "--grain", "x"],
+    "runrecord compare edited_rate --at 2026-99-99 (a value)": [
+        RUNRECORD,
+        "compare",
+        "edited_rate",
+        "--at",
+        "2026-99-99",
+    ],
 }
 
 
@@ -39,11 +46,11 @@ def main() -> None:
     repeats = parser.parse_args().repeats
     median_seconds(CASES["runrecord --help"], 2)  # warm the file cache
     baseline = None
-    print(f"{'command':<52} {'seconds':>8} {'÷ baseline':>11}")
+    print(f"{'command':<58} {'seconds':>8} {'÷ baseline':>11}")
     for name, command in CASES.items():
         seconds = median_seconds(command, repeats)
         baseline = baseline or seconds
-        print(f"{name:<52} {seconds:8.3f} {seconds / baseline:11.1f}")
+        print(f"{name:<58} {seconds:8.3f} {seconds / baseline:11.1f}")
 
 
 if __name__ == "__main__":
