@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, exists, func, insert, or_, select
 
+from adapters.measure_marks import NotANumberError
 from adapters.schema import agentrun, agentrun_event, conversation, write_outcome
 from adapters.schema import health as health_table
 from core import health as rules
@@ -29,7 +30,19 @@ def claimed_conversations(connection: Connection) -> list[rules.ConversationStat
     rows = connection.execute(
         select(c.uid, c.status, c.tstamp).where(c.status.in_(rules.CLAIMED_STATUSES), c.deleted == 0)
     )
-    return [rules.ConversationState(int(r.uid), str(r.status), int(r.tstamp)) for r in rows]
+    return [rules.ConversationState(int(r.uid), str(r.status), _stamp(r.uid, r.tstamp)) for r in rows]
+
+
+def _stamp(uid: int, value: Any) -> int:
+    """A conversation's tstamp as a number; a text or blob there (only SQLite keeps one in an INTEGER column)
+    is refused naming its row, never quoting it."""
+    if isinstance(value, str | bytes):
+        held = "text" if isinstance(value, str) else "bytes"
+        raise NotANumberError(
+            f"{conversation.name}.tstamp of uid {uid} holds {held}, not a number (only SQLite keeps either "
+            "in an INTEGER column): mend the row, then check again"
+        )
+    return int(value or 0)
 
 
 def pending_writes(connection: Connection, *, now: int, window_s: int) -> tuple[int, int]:

@@ -256,6 +256,32 @@ def test_a_history_stamp_outside_the_calendar_is_shown_as_its_number_and_the_com
     assert json.loads(result.stdout)["history"]["oldest"] == "unix -99999999999"
 
 
+# Only SQLite stores such a stamp: the other engines' int(11) refuses it.
+@on_sqlite_alone
+def test_a_claimed_conversation_whose_stamp_holds_text_is_named_by_its_row_never_quoted(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chat = site.conversation(configuration="seo-assistant", at=NOW - DAY)
+        chat.user("Prüfe die SEO-Felder", at=NOW - DAY)
+        chat.stuck("locked", since=NOW - DAY)
+        chat.close()
+        site.finish()
+        c = schema.conversation.c
+        connection.execute(update(schema.conversation).where(c.uid == chat.uid).values(tstamp="Jane Doe"))
+
+    result = run_cli("watch-conversations", "--db", installation_url, "--now", AT_NOW.isoformat())
+
+    assert result.exit_code == 1
+    assert result.stderr.endswith(
+        f"tx_nrmcpagent_conversation.tstamp of uid {chat.uid} holds text, not a number (only SQLite keeps "
+        "either in an INTEGER column): mend the row, then check again\n"
+    )
+    (run,) = rows_of(installation_engine, schema.job_run)
+    assert run["status"] == "failed" and "Jane" not in str(run["message"]) + result.stderr
+
+
 def test_the_command_on_a_server_that_is_not_there_fails_in_one_line(run_cli: Callable[..., Result]) -> None:
     result = run_cli("watch-conversations", "--db", "postgresql+psycopg://postgres@127.0.0.1:1/gone")
 
