@@ -61,9 +61,14 @@ class SchedulerConfig:
     @classmethod
     def from_settings(cls) -> SchedulerConfig:
         """The configuration the settings registry gives (environment, else defaults); checked."""
+        zone = settings.get("scheduler_timezone")
+        try:
+            timezone = parse_timezone(zone)
+        except RunrecordError as error:
+            raise RunrecordError(f"{settings.variable('scheduler_timezone')}: {error}") from error
         config = cls(
             jobs=tuple(JobSpec(n, t, settings.get(SCHEDULE_SETTINGS[n]).strip()) for n, t in JOBS.items()),
-            timezone=parse_timezone(settings.get("scheduler_timezone")),
+            timezone=timezone,
             misfire_grace_s=settings.misfire_grace_seconds(),
             lease_s=settings.lease_seconds(),
         )
@@ -72,16 +77,26 @@ class SchedulerConfig:
         return config
 
     def check(self) -> None:
-        """Every schedule is a crontab expression or follows a configured job; RunrecordError if not."""
+        """Every schedule is a crontab expression or follows a configured job, and every chain of "after JOB"
+        starts at a crontab expression; RunrecordError naming the setting if not."""
         names = {spec.name for spec in self.jobs}
         for spec in self.jobs:
             if spec.after is None:
                 crontab_trigger(spec.schedule, self.timezone, named=schedule_of(spec.name))
             elif spec.after not in names or spec.after == spec.name:
+                others = ", ".join(sorted(names - {spec.name}))
                 raise RunrecordError(
-                    f"{spec.name} is to run {spec.schedule!r}, but that is not another configured job "
-                    f"({', '.join(sorted(names - {spec.name}))})"
+                    f"{schedule_of(spec.name)} is to run {spec.schedule!r}, but that is not another "
+                    f"configured job ({others})"
                 )
+        for spec in self.jobs:
+            chain = [spec.name]
+            while (follows := self.job(chain[-1]).after) is not None:
+                if follows in chain:
+                    # Each waits for another to finish, and none ever starts.
+                    cycle = " → ".join(schedule_of(name) for name in chain[chain.index(follows) :])
+                    raise RunrecordError(f"{cycle} each run after the next: none of them would ever run")
+                chain.append(follows)
 
     def job(self, name: str) -> JobSpec:
         """The configured job of that name."""

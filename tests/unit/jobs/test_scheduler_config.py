@@ -168,14 +168,18 @@ def test_the_environment_configures_every_schedule_the_time_zone_grace_and_lease
 @pytest.mark.parametrize(
     ("variable", "value", "complaint"),
     [
-        ("RUNRECORD_SCHEDULER_TIMEZONE", "Mars/Olympus", "not a time zone"),
-        ("RUNRECORD_SCHEDULER_TIMEZONE", "Europe", "not a time zone"),
+        ("RUNRECORD_SCHEDULER_TIMEZONE", "Mars/Olympus", "^RUNRECORD_SCHEDULER_TIMEZONE: .* not a time zone"),
+        ("RUNRECORD_SCHEDULER_TIMEZONE", "Europe", "^RUNRECORD_SCHEDULER_TIMEZONE: .* not a time zone"),
         ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "2", "from 3 to 86400"),
         ("RUNRECORD_SCHEDULER_LEASE_SECONDS", "99999999999999999999", "from 3 to 86400"),
         ("RUNRECORD_MISFIRE_GRACE_SECONDS", "99999999999999999999", "from 1 to 604800"),
         ("RUNRECORD_WINDOW_DAYS", "abc", "RUNRECORD_WINDOW_DAYS"),
         ("RUNRECORD_MISFIRE_GRACE_SECONDS", "soon", "not a whole number"),
-        ("RUNRECORD_MEASURE_CRON", "after breakfast", "not another configured job"),
+        (
+            "RUNRECORD_MEASURE_CRON",
+            "after breakfast",
+            r"^measure-rates \(RUNRECORD_MEASURE_CRON\) .* not another",
+        ),
         ("RUNRECORD_MEASURE_CRON", "after measure-rates", "not another configured job"),
         ("RUNRECORD_WATCH_CRON", "*/5 * * *", "watch-conversations"),
     ],
@@ -189,6 +193,21 @@ def test_a_bad_setting_fails_in_one_line(
         SchedulerConfig.from_settings()
 
     assert "\n" not in str(raised.value)
+
+
+def test_jobs_that_each_run_after_another_in_a_ring_are_refused_naming_their_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # measure-rates runs after derive-outcomes by default: derive-outcomes after it closes the ring.
+    monkeypatch.setenv("RUNRECORD_DERIVE_CRON", "after measure-rates")
+
+    with pytest.raises(RunrecordError) as raised:
+        SchedulerConfig.from_settings()
+
+    assert str(raised.value) == (
+        "derive-outcomes (RUNRECORD_DERIVE_CRON) → measure-rates (RUNRECORD_MEASURE_CRON) each run after the "
+        "next: none of them would ever run"
+    )
 
 
 def test_the_plan_gives_each_job_its_next_run_and_says_which_cannot_be_loaded() -> None:
