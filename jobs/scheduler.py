@@ -38,6 +38,7 @@ from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import STATE_STOPPED
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from sqlalchemy import Engine
@@ -72,6 +73,10 @@ class _SteadyScheduler(BackgroundScheduler):
     """
 
     def _process_jobs(self) -> float | None:
+        if self.state == STATE_STOPPED:
+            # APScheduler's loop looks for due jobs once more after shutdown: a job due then would be handed
+            # to the closed executor, fail to start, and have its next run time moved on, its run lost.
+            return None
         try:
             return super()._process_jobs()  # type: ignore[no-any-return]
         except Exception as error:
@@ -84,10 +89,16 @@ class _SteadyScheduler(BackgroundScheduler):
 
 
 class _OneLine(logging.Filter):
-    """APScheduler's own log lines on one line (a database error's text spans several)."""
+    """APScheduler's own log lines on one line (a database error's text spans several), an exception it logs
+    with its traceback named by its type and message instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = " ".join(record.getMessage().split()), None
+        message = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            message = f"{message}: {type(error).__name__}: {error}"
+        record.msg, record.args = " ".join(message.split()), None
+        record.exc_info, record.exc_text = None, None
         return True
 
 
