@@ -327,15 +327,34 @@ class Runner:
             except SQLAlchemyError as error:
                 logger.error("scheduler: cannot start %s: database: %s", spec.name, one_line(error))
 
+    def _keep_lease(self, lease: Lease, finished: threading.Event) -> None:
+        """Renew the lease every third of its length until `finished` is set."""
+        while not finished.wait(self.config.renew_every_s):
+            try:
+                if not lease.renew():
+                    logger.warning("scheduler: the lease is lost while the running jobs finish their batch")
+                    return
+            except SQLAlchemyError as error:
+                logger.warning("scheduler: cannot renew the lease: database: %s", one_line(error))
+
     def _shut_down(self, lease: Lease) -> None:
         self.running.clear()
         self.waiting.clear()
         if self.scheduler is not None:
             logger.info("scheduler: stopping; running jobs finish their batch")
             job_log.request_stop()
+            # The lease is renewed until the running jobs have finished their batch: a batch longer than the
+            # lease would otherwise let another scheduler start jobs beside them.
+            finished = threading.Event()
+            keeper = threading.Thread(
+                target=self._keep_lease, args=(lease, finished), name="scheduler-lease", daemon=True
+            )
+            keeper.start()
             try:
                 self.scheduler.shutdown(wait=True)
             finally:
+                finished.set()
+                keeper.join()
                 job_log.clear_stop()
             self.scheduler = None
         try:

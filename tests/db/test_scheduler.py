@@ -75,6 +75,23 @@ def work_in_batches_until_stopped(db_url: str, *, now: datetime | None = None) -
     return JobResult(batches, 0, f"{said} {batches}")
 
 
+LAST_BATCH_HOLDER: list[str | None] = []
+
+
+def finish_a_batch_longer_than_the_lease(db_url: str, *, now: datetime | None = None) -> JobResult:
+    """Works until asked to stop, then finishes a batch of two lease lengths and notes who holds the lease."""
+    BATCHES_STARTED.set()
+    deadline = time.monotonic() + WAIT_S
+    while not job_log.stop_requested() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(2 * LEASE_S)  # the last batch
+    engine = make_engine(db_url)
+    state = Lease(engine, LEASE_NAME, seconds=LEASE_S, holder="observer").state()
+    engine.dispose()
+    LAST_BATCH_HOLDER.append(None if state is None else state.holder)
+    return JobResult(1, 0, "finished its last batch")
+
+
 # --- helpers ------------------------------------------------------------------------------------------------
 
 
@@ -346,6 +363,25 @@ def test_a_second_scheduler_runs_nothing_while_the_first_holds_the_lease_and_tak
     assert stored_jobs(installation_engine) == {"watch-conversations", "marker"}
     second.runner.run_now("marker")
     assert eventually(lambda: len(finished_runs(installation_engine)) == 2)
+
+
+def test_a_stopping_scheduler_holds_the_lease_until_its_running_job_has_finished_its_batch(
+    installation_url: str, schedulers: Callable[[str, SchedulerConfig, str], InThread]
+) -> None:
+    BATCHES_STARTED.clear()
+    LAST_BATCH_HOLDER.clear()
+    slow = JobSpec("slow", "tests.db.test_scheduler:finish_a_batch_longer_than_the_lease", NEVER)
+    first = schedulers(installation_url, config_of(slow), "first")
+    assert first.runner.running.wait(WAIT_S)
+    second = schedulers(installation_url, config_of(slow), "second")
+    assert second.runner.waiting.wait(WAIT_S)
+    first.runner.run_now("slow")
+    assert BATCHES_STARTED.wait(WAIT_S)
+
+    first.halt()  # returns once the job has finished its last batch
+
+    assert LAST_BATCH_HOLDER == ["first"]
+    assert second.runner.running.wait(WAIT_S)
 
 
 def test_a_scheduler_takes_over_a_lease_whose_holder_stopped_renewing_it(
