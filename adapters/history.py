@@ -1,5 +1,5 @@
-"""sys_history and the written records as the Run page and the reference read them (003_…): their history
-rows, the oldest retained row, whether a record is still there, the table catalog.
+"""sys_history and the written records as the Run page and derive-outcomes read them (003_…): their history
+rows, the oldest retained row, whether a record is still there, the table catalog, who wrote a row.
 
 Plans that do not depend on statistics (installations rarely run ANALYZE): the history query selects by
 (tablename, recuid) only — no ORDER BY tstamp and no condition on tstamp, which would tempt SQLite into the

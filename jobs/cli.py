@@ -494,7 +494,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         )
         return measured[-1].result()
 
-    not_compared = ""
+    not_compared: str | None = None
     try:
         execution = execute(engine, measure.JOB, work)
         if execution.status is not Status.OK:
@@ -510,7 +510,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
         document = measure_summary.summary_json(summary)
         document["releases"] = (
             None
-            if not_compared
+            if not_compared is not None
             else [
                 {
                     "released_on": release.released_on.isoformat(),
@@ -533,7 +533,7 @@ def measure_rates_command(db_url: str, now_text: str | None, grain: str, as_json
                 click.echo(f"    {comparison_line(report)}")
         if check is not None:
             click.echo("\n".join(alerts.check_lines(check)))
-    if not_compared:
+    if not_compared is not None:
         raise RunrecordError(
             f"the rates are stored; comparing them around the releases failed: {not_compared}"
         )

@@ -96,7 +96,7 @@ class _OneLine(logging.Filter):
         message = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
-            message = f"{message}: {type(error).__name__}: {error}"
+            message = f"{message}: {type(error).__name__}: {one_line(error)}"
         record.msg, record.args = " ".join(message.split()), None
         record.exc_info, record.exc_text = None, None
         return True
@@ -328,14 +328,15 @@ class Runner:
                 logger.error("scheduler: cannot start %s: database: %s", spec.name, one_line(error))
 
     def _keep_lease(self, lease: Lease, finished: threading.Event) -> None:
-        """Renew the lease every third of its length until `finished` is set."""
-        while not finished.wait(self.config.renew_every_s):
+        """Renew the lease at once, then every third of its length, until `finished` is set."""
+        while not finished.is_set():
             try:
                 if not lease.renew():
                     logger.warning("scheduler: the lease is lost while the running jobs finish their batch")
                     return
             except SQLAlchemyError as error:
                 logger.warning("scheduler: cannot renew the lease: database: %s", one_line(error))
+            finished.wait(self.config.renew_every_s)
 
     def _shut_down(self, lease: Lease) -> None:
         self.running.clear()

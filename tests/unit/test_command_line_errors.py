@@ -242,7 +242,7 @@ def test_a_setting_that_is_not_utf8_is_one_line_that_does_not_show_it(
 INSTALLATION_HINT = "(a table of the installation itself: is this the installation's database?)"
 # A command that reads runrecord's own tables asks for their revision before anything else; without them and
 # without the installation's, it asks what init-db would ask.
-OWN_TABLES_HINT = (
+UPSTREAM_HINT = (
     "is it the installation's database? (`runrecord init-db --with-upstream` creates empty ones for a demo "
     "or a test database)"
 )
@@ -254,7 +254,7 @@ OWN_TABLES_HINT = (
         (("watch-conversations",), INSTALLATION_HINT),
         (("record", "1"), INSTALLATION_HINT),
         (("notes", "1"), INSTALLATION_HINT),
-        (("release", "list"), OWN_TABLES_HINT),
+        (("release", "list"), UPSTREAM_HINT),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, tuple) else "",
 )
