@@ -11,12 +11,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, delete, insert, inspect, table
+from sqlalchemy import Engine, insert
 
 from adapters import schema
 from adapters.events import event_of, events_of, read_events
-from adapters.schema import VERSION_TABLE
 from core.events import Event, EventProblem, parse_event
+from tests.db.conftest import empty_installation
 
 SECRET = "Passwort-4711 für pages:999"
 EDITOR = 4711
@@ -155,17 +155,10 @@ for _dialect in ("sqlite", "mariadb", "postgresql"):
 RUN_OF = {name: index + 1 for index, (name, _) in enumerate(PAYLOADS)}
 
 
-def _empty(engine: Engine) -> None:
-    with engine.begin() as connection:
-        for name in inspect(connection).get_table_names():
-            if name != VERSION_TABLE:
-                connection.execute(delete(table(name)))
-
-
 @pytest.fixture(scope="module")
 def planted(_installation: Engine) -> Iterator[Engine]:
     """Every payload of PAYLOADS as the one event of its own run (run uid = its place + 1)."""
-    _empty(_installation)
+    empty_installation(_installation)
     rows = [
         {
             "uid": 100 + run,
@@ -183,7 +176,7 @@ def planted(_installation: Engine) -> Iterator[Engine]:
     with _installation.begin() as connection:
         connection.execute(insert(schema.agentrun_event), rows)
     yield _installation
-    _empty(_installation)
+    empty_installation(_installation)
 
 
 def _typed(value: Any) -> Any:

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, delete, insert, inspect, table
+from sqlalchemy import Engine, insert
 
 from adapters import schema
 from adapters.conversations import load_conversation, stored_messages
-from adapters.schema import VERSION_TABLE
 from core.conversation import StoredMessage, read_messages
+from tests.db.conftest import empty_installation
 
 SECRET = "Passwort-4711 für pages:999"
 RUN = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
@@ -106,17 +106,10 @@ DIFFERS = {
 SORTING = {name: index for index, (name, _) in enumerate(PAYLOADS)}
 
 
-def _empty(engine: Engine) -> None:
-    with engine.begin() as connection:
-        for name in inspect(connection).get_table_names():
-            if name != VERSION_TABLE:
-                connection.execute(delete(table(name)))
-
-
 @pytest.fixture(scope="module")
 def planted(_installation: Engine) -> Iterator[Engine]:
     """Every payload of PAYLOADS as a message of one conversation (sorting = its place)."""
-    _empty(_installation)
+    empty_installation(_installation)
     rows = [
         {
             "uid": 100 + sorting,
@@ -133,7 +126,7 @@ def planted(_installation: Engine) -> Iterator[Engine]:
         connection.execute(insert(schema.conversation).values(uid=CONVERSATION, status="idle", tstamp=1))
         connection.execute(insert(schema.message), rows)
     yield _installation
-    _empty(_installation)
+    empty_installation(_installation)
 
 
 def _whole(read: StoredMessage, text: str | None) -> Any:
