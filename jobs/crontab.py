@@ -22,8 +22,9 @@ _CRONTAB_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 class CrontabTrigger(CronTrigger):
     """A CronTrigger that, as crontab does, runs a job of a fixed hour once on the night the clocks go back:
     the second pass through the repeated hour is skipped. A job whose hour field begins with "*" runs in both
-    passes, as in crontab. (In the hour the clocks skip, a CronTrigger already runs the job right after the
-    change, as crontab does.)"""
+    passes, as in crontab. In the hour the clocks skip, a job runs once, an hour after its wall-clock time
+    (02:30 CET, which does not exist, is 03:30 CEST), where crontab runs it at the change (03:00); its fire
+    time is given as the zone's clocks show it."""
 
     def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
         fire: datetime | None = super().get_next_fire_time(previous_fire_time, now)
@@ -36,7 +37,8 @@ class CrontabTrigger(CronTrigger):
         ):
             probe = max(probe, fire) + timedelta(minutes=1)
             fire = super().get_next_fire_time(fire, probe)
-        return fire
+        # A wall-clock time the clocks skipped names its moment on the zone's clock (the same instant).
+        return None if fire is None else _utc(fire).astimezone(fire.tzinfo)
 
     def _fixed_hour(self) -> bool:
         return not str(self.fields[CronTrigger.FIELD_NAMES.index("hour")]).startswith("*")

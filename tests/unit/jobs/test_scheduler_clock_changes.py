@@ -33,8 +33,15 @@ def test_a_nightly_job_runs_once_on_the_night_the_clocks_go_back() -> None:
     assert fires("30 2 * * *", AUTUMN, hours=72) == ["24 00:30", "25 00:30", "26 01:30"]
 
 
-def test_a_nightly_job_in_the_hour_the_clocks_skip_runs_once_right_after_the_change() -> None:
+def test_a_nightly_job_in_the_hour_the_clocks_skip_runs_once_an_hour_later_by_the_wall_clock() -> None:
     assert fires("30 2 * * *", SPRING, hours=72) == ["28 01:30", "29 01:30", "30 00:30"]
+
+
+def test_a_fire_time_in_the_hour_the_clocks_skip_reads_as_the_time_it_runs_on_the_zones_clock() -> None:
+    # 02:30 CET does not exist that night: the dry run names the job's run as the clocks on the wall show it.
+    fire = crontab_trigger("30 2 * * *", BERLIN).get_next_fire_time(None, SPRING - timedelta(hours=2))
+
+    assert fire is not None and f"{fire:%Y-%m-%d %H:%M %Z}" == "2026-03-29 03:30 CEST"
 
 
 def test_jobs_of_two_fixed_hours_run_once_each_on_both_nights() -> None:
