@@ -187,7 +187,7 @@ def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Executio
         try:
             result = work()
             if not isinstance(result, JobResult):
-                raise TypeError(f"{job} returned {type(result).__name__}, not a JobResult")
+                raise RunrecordError(f"{job} returned {type(result).__name__}, not a JobResult")
         except Exception as error:
             status, result = Status.FAILED, JobResult(0, 0, failure_line(error))
         else:
@@ -206,15 +206,27 @@ def execute(engine: Engine, job: str, work: Callable[[], JobResult]) -> Executio
 
 
 def failure_line(error: BaseException) -> str:
-    """Why a job failed, on one line: the driver's message for a database error, else the error itself."""
+    """Why a job failed, on one line: the driver's message for a database error, runrecord's own message, and
+    an error runrecord did not expect by its type and where it was raised, never by its message, which may
+    quote a value the job read (`int()` of a row's text quotes the text; DESIGN.md, "Privacy")."""
     if isinstance(error, SQLAlchemyError):
         text = f"database: {one_line(error)}{missing_table_hint(error)}"
     elif isinstance(error, RunrecordError):
         text = " ".join(str(error).split())
     else:
-        detail = " ".join(str(error).split())
-        text = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        text = f"{type(error).__name__}{_raised_at(error)}"
     return _clip(text)
+
+
+def _raised_at(error: BaseException) -> str:
+    """ " at module:line" of the innermost frame the error passed through; "" when it was never raised."""
+    trace = error.__traceback__
+    if trace is None:
+        return ""
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    module = trace.tb_frame.f_globals.get("__name__", "?")
+    return f" at {module}:{trace.tb_lineno}"
 
 
 # --- the rows -----------------------------------------------------------------------------------------------

@@ -44,12 +44,27 @@ class SilentError(Exception):
             "database: server closed the connection",
         ),
         (RunrecordError("no database file at /x"), "no database file at /x"),
-        (RuntimeError("broke\nin two"), "RuntimeError: broke in two"),
+        (RuntimeError("broke\nin two"), "RuntimeError"),  # never raised: nowhere to name
         (SilentError(), "SilentError"),
     ],
 )
 def test_a_failure_is_said_in_one_line(error: BaseException, line: str) -> None:
     assert failure_line(error) == line
+
+
+def read_a_stamp(value: str) -> int:
+    return int(value)
+
+
+def test_an_error_runrecord_did_not_expect_is_named_by_its_type_and_place_never_by_its_message() -> None:
+    # Its message may quote a value the job read: int() of a row's text quotes the text.
+    with pytest.raises(ValueError) as raised:
+        read_a_stamp("Jane Doe edited page 12")
+
+    line = failure_line(raised.value)
+
+    assert line.startswith(f"ValueError at {__name__}:") and line.split(":")[-1].isdigit()
+    assert "Jane" not in line
 
 
 def test_a_job_on_a_malformed_url_fails_without_raising(caplog: pytest.LogCaptureFixture) -> None:
@@ -89,7 +104,7 @@ def test_a_job_that_returns_no_job_result_is_recorded_as_failed(tmp_path: Path) 
     assert execution.status is Status.FAILED
     assert (row.status, row.message) == (
         "failed",
-        "TypeError: derive-outcomes returned dict, not a JobResult",
+        "derive-outcomes returned dict, not a JobResult",
     )
 
 

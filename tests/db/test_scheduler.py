@@ -50,6 +50,9 @@ def explode(db_url: str, *, now: datetime | None = None) -> JobResult:
     raise RuntimeError("the job broke\nin two lines")
 
 
+EXPLODES_AT = explode.__code__.co_firstlineno + 1  # the line that raises
+
+
 SERVER_GONE = threading.Event()
 
 
@@ -257,7 +260,7 @@ def test_a_failing_job_is_recorded_in_one_line_and_the_scheduler_goes_on(
 
     runs = {str(r["job"]): r for r in finished_runs(installation_engine)}
     assert {job: (r["status"], r["message"]) for job, r in runs.items()} == {
-        "explode": ("failed", "RuntimeError: the job broke in two lines"),
+        "explode": ("failed", f"RuntimeError at {__name__}:{EXPLODES_AT}"),
         "not-written-yet": (
             "failed",
             "cannot load jobs.not_written_yet:run_job: No module named 'jobs.not_written_yet'",
