@@ -219,7 +219,8 @@ def failure_line(error: BaseException) -> str:
 
 
 def _raised_at(error: BaseException) -> str:
-    """ " at module:line" of the innermost frame the error passed through; "" when it was never raised."""
+    """Where the error was raised, as ` at MODULE:LINE` of the innermost frame it passed through (empty when
+    it was never raised)."""
     trace = error.__traceback__
     if trace is None:
         return ""
