@@ -31,7 +31,7 @@ from jobs.cli_options import (
     stop_on_sigterm,
 )
 from jobs.cli_reports import alerts_group, compare_command, release_group, survival_command
-from jobs.cli_values import checked_now
+from jobs.cli_values import now_option
 
 DERIVE_JOB = "derive-outcomes"  # its name in tx_runrecord_job_run, as jobs.scheduler_config.JOBS names it
 
@@ -122,14 +122,7 @@ def init_db(db_url: str, with_upstream: bool, derive_again: bool) -> None:
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="The same seed writes the same installation."
 )
-@click.option(
-    "--now",
-    "now_text",
-    default=None,
-    help="ISO 8601 time the installation ends at [default: now].",
-    callback=checked_now,
-    is_eager=True,
-)
+@now_option("ISO 8601 time the installation ends at [default: now].")
 @click.option(
     "--window-days",
     type=click.IntRange(1, MAX_WINDOW_DAYS),
@@ -307,14 +300,7 @@ def _show_conversation(
 
 @main.command("derive-outcomes")
 @db_option
-@click.option(
-    "--now",
-    "now_text",
-    default=None,
-    help="ISO 8601 time to derive as of [default: now].",
-    callback=checked_now,
-    is_eager=True,
-)
+@now_option("ISO 8601 time to derive as of [default: now].")
 @click.option(
     "--window-days",
     type=click.IntRange(1, MAX_WINDOW_DAYS),
@@ -372,14 +358,7 @@ def derive_outcomes_command(
 
 @main.command("watch-conversations")
 @db_option
-@click.option(
-    "--now",
-    "now_text",
-    default=None,
-    help="ISO 8601 time to check at [default: now].",
-    callback=checked_now,
-    is_eager=True,
-)
+@now_option("ISO 8601 time to check at [default: now].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reading as JSON.")
 def watch_conversations_command(db_url: str, now_text: str | None, as_json: bool) -> None:
     """Stuck conversations, the sys_history horizon and pending derivations; stores one health row."""
@@ -452,13 +431,8 @@ def scheduler_command(db_url: str, dry_run: bool) -> None:
 
 @main.command("measure-rates")
 @db_option
-@click.option(
-    "--now",
-    "now_text",
-    default=None,
-    help="ISO 8601 time the windows and periods are judged at [default: now]; rows stamped later count too.",
-    callback=checked_now,
-    is_eager=True,
+@now_option(
+    "ISO 8601 time the windows and periods are judged at [default: now]; rows stamped later count too."
 )
 @click.option(
     "--grain",

@@ -14,8 +14,8 @@ from jobs.cli_values import (
     checked_configuration,
     checked_day,
     checked_group,
-    checked_now,
     checked_rate_metric,
+    now_option,
     parse_any_group,
     parse_configuration,
     parse_day,
@@ -35,11 +35,11 @@ def release_group() -> None:
 @db_option
 def release_add_command(date_text: str, label: str, db_url: str) -> None:
     """Record a marker: DATE (YYYY-MM-DD) and LABEL."""
-    day = parse_day(date_text, "DATE")
     from adapters.database import make_engine
     from jobs.releases import add_release
     from jobs.schema_setup import require_head
 
+    day = parse_day(date_text, "DATE")
     engine = make_engine(db_url)
     try:
         require_head(engine, "release add")
@@ -140,14 +140,7 @@ def _two_sides(
     is_eager=True,
 )
 @click.option("--grain", type=click.Choice(["week", "day"]), default="week", show_default=True)
-@click.option(
-    "--now",
-    "now_text",
-    default=None,
-    help="ISO 8601 time that says which periods are still open.",
-    callback=checked_now,
-    is_eager=True,
-)
+@now_option("ISO 8601 time that says which periods are still open.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @db_option
 def compare_command(
@@ -165,11 +158,15 @@ def compare_command(
 ) -> None:
     """METRIC before and after a date (--at), or of one configuration against another (--between): both
     sides with Wilson intervals, the difference, the test."""
-    from core.metrics import parse_metric
+    from adapters.database import make_engine
+    from core.between_text import between_json, between_text
+    from core.comparison import DEFAULT_WEEKS
+    from core.comparison_text import comparison_json, comparison_text
+    from core.periods import Grain
+    from jobs import between, releases
+    from jobs.schema_setup import require_head
 
-    parse_rate_metric(metric, "compare")
-    chosen = parse_metric(metric)
-    assert chosen is not None  # a rate, checked above
+    chosen = parse_rate_metric(metric, "compare")
     if (at_text is None) == (between_texts is None):
         raise RunrecordError(
             "compare takes either --at DATE or --between configuration:A configuration:B, "
@@ -185,12 +182,6 @@ def compare_command(
         sides = parse_sides(between_texts)
         start = None if from_text is None else parse_day(from_text, "--from")
         end = None if to_text is None else parse_day(to_text, "--to")
-        from adapters.database import make_engine
-        from core.between_text import between_json, between_text
-        from core.periods import Grain
-        from jobs import between
-        from jobs.schema_setup import require_head
-
         engine = make_engine(db_url)
         try:
             require_head(engine, "compare")
@@ -207,13 +198,6 @@ def compare_command(
     group = parse_any_group("all" if group_text is None else group_text, "--group")
     assert at_text is not None  # one of the two was given
     at = parse_day(at_text, "--at")
-    from adapters.database import make_engine
-    from core.comparison import DEFAULT_WEEKS
-    from core.comparison_text import comparison_json, comparison_text
-    from core.periods import Grain
-    from jobs import releases
-    from jobs.schema_setup import require_head
-
     engine = make_engine(db_url)
     try:
         require_head(engine, "compare")
@@ -260,7 +244,11 @@ def survival_command(
 ) -> None:
     """How long AI text stays untouched: the share of derived writes no human changed yet, t after the write
     (Kaplan–Meier with its 95% band, the median, the log-rank test with --between)."""
+    from adapters.database import make_engine
     from core.groups import ALL_RUNS
+    from core.survival_text import survival_json, survival_text
+    from jobs.schema_setup import require_head
+    from jobs.survival import survival_of
 
     if group_text is not None and between_texts is not None:
         raise RunrecordError("survival takes --group or --between, not both")
@@ -272,11 +260,6 @@ def survival_command(
         else (parse_configuration(group_text, "--group"),)
     )
     window_s = settings.window_seconds()
-    from adapters.database import make_engine
-    from core.survival_text import survival_json, survival_text
-    from jobs.schema_setup import require_head
-    from jobs.survival import survival_of
-
     engine = make_engine(db_url)
     try:
         require_head(engine, "survival")

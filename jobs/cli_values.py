@@ -1,25 +1,24 @@
 """Values given on the command line, checked as a command starts: before it imports the modules it runs on
 (SQLAlchemy and the jobs), so that a malformed one is one line at once.
 
-The `checked_…` callbacks are eager: click runs them before the other options' callbacks (--db's opens
-SQLAlchemy to read the URL), wherever the option stands on the command line. Each returns the value as
-given; the command reads it again with the parser named.
+The `checked_…` callbacks are given with `is_eager`: click runs them before the other options' callbacks
+(--db's opens SQLAlchemy to read the URL), wherever the option stands on the command line. Each returns the
+value as given; the command reads it again with its parser.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time
-from typing import TypeVar
+from typing import Any
 
 import click
 
 from adapters import clock
 from adapters.errors import RunrecordError
 from core.groups import Group, GroupKind, parse_group
-from core.metrics import RATES, parse_metric
-from jobs.cli_options import parse_now
-
-V = TypeVar("V")
+from core.metrics import RATES, Metric, parse_metric
+from jobs.cli_options import F, parse_now
 
 
 def parse_day(text: str, what: str) -> date:
@@ -50,13 +49,14 @@ def parse_sides(texts: tuple[str, str]) -> tuple[Group, Group]:
     return first, second
 
 
-def parse_rate_metric(text: str, command: str) -> None:
+def parse_rate_metric(text: str, command: str) -> Metric:
     """A metric `command` compares: one of the rates (core.metrics.RATES), not a count."""
     chosen = parse_metric(text)
     if chosen is None or chosen not in RATES:
         names = ", ".join(metric.value for metric in RATES)
         what = f"no metric {text!r}" if chosen is None else f"{text} is a count, not a rate"
         raise RunrecordError(f"{what}; {command} takes one of: {names}")
+    return chosen
 
 
 def parse_any_group(text: str, option: str) -> Group:
@@ -67,43 +67,41 @@ def parse_any_group(text: str, option: str) -> Group:
     return group
 
 
-def _name(param: click.Parameter) -> str:
+def _name(_ctx: click.Context, param: click.Parameter) -> str:
     """How an error names the parameter: an option by its flag (--at), an argument by its metavar (DATE)."""
     if isinstance(param, click.Option):
         return param.opts[0]
     return param.metavar or param.human_readable_name
 
 
-def checked_now(_ctx: click.Context, _param: click.Parameter, value: V) -> V:
-    """--now, an ISO 8601 time (jobs.cli_options.parse_now)."""
-    if isinstance(value, str):
-        parse_now(value)
-    return value
+def _command(ctx: click.Context, _param: click.Parameter) -> str:
+    """How an error names the command the parameter is given to (compare)."""
+    return ctx.info_name or "the command"
 
 
-def checked_day(_ctx: click.Context, param: click.Parameter, value: V) -> V:
-    """A date, YYYY-MM-DD (parse_day)."""
-    if isinstance(value, str):
-        parse_day(value, _name(param))
-    return value
+def checked(
+    parse: Callable[[str, str], object], name: Callable[[click.Context, click.Parameter], str] = _name
+) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """The eager callback that reads a given text with `parse(text, what an error names)` and returns it as
+    given; a parameter left out (None) is not read."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if isinstance(value, str):
+            parse(value, name(ctx, param))
+        return value
+
+    return callback
 
 
-def checked_rate_metric(ctx: click.Context, _param: click.Parameter, value: V) -> V:
-    """A rate the command compares (parse_rate_metric)."""
-    if isinstance(value, str):
-        parse_rate_metric(value, ctx.info_name or "the command")
-    return value
+checked_now = checked(lambda text, _what: parse_now(text))  # --now, an ISO 8601 time
+checked_day = checked(parse_day)  # YYYY-MM-DD
+checked_rate_metric = checked(parse_rate_metric, _command)  # a rate the command compares
+checked_group = checked(parse_any_group)  # all, configuration:IDENTIFIER or skill:IDENTIFIER
+checked_configuration = checked(parse_configuration)  # configuration:IDENTIFIER
 
 
-def checked_group(_ctx: click.Context, param: click.Parameter, value: V) -> V:
-    """all, configuration:IDENTIFIER or skill:IDENTIFIER (parse_any_group)."""
-    if isinstance(value, str):
-        parse_any_group(value, _name(param))
-    return value
-
-
-def checked_configuration(_ctx: click.Context, param: click.Parameter, value: V) -> V:
-    """configuration:IDENTIFIER (parse_configuration)."""
-    if isinstance(value, str):
-        parse_configuration(value, _name(param))
-    return value
+def now_option(help_text: str) -> Callable[[F], F]:
+    """A command's --now, checked as the command starts."""
+    return click.option(
+        "--now", "now_text", default=None, help=help_text, callback=checked_now, is_eager=True
+    )
