@@ -90,13 +90,19 @@ class SchedulerConfig:
                     f"configured job ({others})"
                 )
         for spec in self.jobs:
-            chain = [spec.name]
-            while (follows := self.job(chain[-1]).after) is not None:
-                if follows in chain:
-                    # Each waits for another to finish, and none ever starts.
-                    cycle = " → ".join(schedule_of(name) for name in chain[chain.index(follows) :])
-                    raise RunrecordError(f"{cycle} each run after the next: none of them would ever run")
-                chain.append(follows)
+            chain = self.chain(spec.name)
+            follows = self.job(chain[-1]).after
+            if follows is not None:  # a ring: each waits for another to finish, and none ever starts
+                cycle = " → ".join(schedule_of(name) for name in chain[chain.index(follows) :])
+                raise RunrecordError(f"{cycle} each run after the next: none of them would ever run")
+
+    def chain(self, name: str) -> list[str]:
+        """The job and, in turn, the jobs it runs after ("after JOB"): up to one that follows none, or in a
+        ring up to the one whose next is named already."""
+        chain = [name]
+        while (follows := self.job(chain[-1]).after) is not None and follows not in chain:
+            chain.append(follows)
+        return chain
 
     def job(self, name: str) -> JobSpec:
         """The configured job of that name."""
@@ -137,14 +143,7 @@ def plan(config: SchedulerConfig, now: datetime) -> tuple[PlannedJob, ...]:
             problem = None
         except RunrecordError as error:
             problem = str(error)
-        next_run = next_runs.get(spec.name) if spec.after is None else _after(spec, config, next_runs)
+        # For "after JOB", the next run of the job its chain starts at (none in a ring).
+        next_run = next_runs.get(config.chain(spec.name)[-1])
         planned.append(PlannedJob(spec, next_run, problem))
     return tuple(planned)
-
-
-def _after(spec: JobSpec, config: SchedulerConfig, next_runs: dict[str, datetime | None]) -> datetime | None:
-    seen = {spec.name}
-    while spec.after is not None and spec.after not in seen:
-        seen.add(spec.after)
-        spec = config.job(spec.after)
-    return next_runs.get(spec.name)
