@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, exists, func, insert, or_, select
 
-from adapters.measure_marks import NotANumberError
+from adapters.measure_marks import not_a_number
 from adapters.schema import agentrun, agentrun_event, conversation, write_outcome
 from adapters.schema import health as health_table
 from core import health as rules
@@ -37,11 +37,7 @@ def _stamp(uid: int, value: Any) -> int:
     """A conversation's tstamp as a number; a text or blob there (only SQLite keeps one in an INTEGER column)
     is refused naming its row, never quoting it."""
     if isinstance(value, str | bytes):
-        held = "text" if isinstance(value, str) else "bytes"
-        raise NotANumberError(
-            f"{conversation.name}.tstamp of uid {uid} holds {held}, not a number (only SQLite keeps either "
-            "in an INTEGER column): mend the row, then check again"
-        )
+        raise not_a_number(conversation.c.tstamp, uid, value, then="check again")
     return int(value or 0)
 
 

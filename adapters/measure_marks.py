@@ -143,11 +143,16 @@ def stamp_of(connection: Connection, value: Any, column: Column[Any]) -> int:
         return int(value or 0)
     table = column.table
     first = select(func.min(table.c.uid)).where(func.typeof(column).in_(("text", "blob")))
-    uid = connection.execute(first).scalar()
+    raise not_a_number(column, connection.execute(first).scalar(), value, then="measure again")
+
+
+def not_a_number(column: Column[Any], uid: object, value: str | bytes, *, then: str) -> NotANumberError:
+    """The error for a row whose number column holds a text or blob, naming the row, never quoting it; `then`:
+    what to do once it is mended."""
     held = "text" if isinstance(value, str) else "bytes"
-    raise NotANumberError(
-        f"{table.name}.{column.name} of uid {uid} holds {held}, not a number (only SQLite keeps either in an "
-        "INTEGER column): mend the row, then measure again"
+    return NotANumberError(
+        f"{column.table.name}.{column.name} of uid {uid} holds {held}, not a number (only SQLite keeps "
+        f"either in an INTEGER column): mend the row, then {then}"
     )
 
 

@@ -120,9 +120,9 @@ def require_head(engine: Engine, job: str) -> None:
     upstream_missing = [name for name in REQUIRED_UPSTREAM if name not in present]
     if revision is None and upstream_missing:
         # init-db would refuse this database too: the line asks what init-db would ask.
-        raise RunrecordError(
-            f"the database lacks the upstream tables {', '.join(upstream_missing)}; is it the installation's "
-            "database? (`runrecord init-db --with-upstream` creates empty ones for a demo or a test database)"
+        raise _missing_upstream(
+            upstream_missing,
+            "(`runrecord init-db --with-upstream` creates empty ones for a demo or a test database)",
         )
     if revision != head:
         raise RunrecordError(
@@ -185,10 +185,13 @@ def _upgrade(connection: Connection) -> str | None:
     return stored_revision(connection)
 
 
-def _missing_upstream(missing: Sequence[str]) -> RunrecordError:
+def _missing_upstream(
+    missing: Sequence[str], advice: str = "Use --with-upstream to create them (for a demo or a test database)"
+) -> RunrecordError:
+    """The error for a database without the installation's tables; `advice`: how to create them."""
+    listed = ", ".join(missing)
     return RunrecordError(
-        f"the database lacks the upstream tables {', '.join(missing)}; is it the installation's database? "
-        "Use --with-upstream to create them (for a demo or a test database)"
+        f"the database lacks the upstream tables {listed}; is it the installation's database? {advice}"
     )
 
 
