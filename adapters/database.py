@@ -194,12 +194,31 @@ def _driver_error(error: BaseException) -> BaseException:
     return error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
 
 
+# The messages that quote a value a statement read or wrote, each with the value's place: MariaDB's duplicate
+# key (1062), a value a column or a variable refused (1366, 1292, 1231), the text near a syntax error (1064:
+# PyMySQL puts the bound values into the statement) and PostgreSQL's value of a type or an enum. Each value
+# is taken to its message's last delimiter, so that a quote inside it does not end it early.
+_QUOTED_VALUES = tuple(
+    re.compile(pattern, re.DOTALL)
+    for pattern in (
+        r"(Duplicate entry ').*(' for key)",
+        r"(value: ').*('(?: for column | at row |\W*$))",
+        r"(value of ').*('\W*$)",
+        r"(near ').*(' at line \d+)",
+        r"(for (?:type|enum) [^:\"]+: \").*(\"\W*$)",
+    )
+)
+
+
 def one_line(error: BaseException) -> str:
-    """The driver's message of a database error, on one line. PostgreSQL's is its primary message alone: the
-    DETAIL, CONTEXT and LINE parts quote the statement and the values it read (a key, a document's text)."""
+    """The driver's message of a database error, on one line, without the values it quotes (DESIGN.md
+    "Privacy": a value of the installation's rows can be an editor's). PostgreSQL's is its primary message
+    alone: the DETAIL, CONTEXT and LINE parts quote the statement and the values it read."""
     original = _driver_error(error)
     primary = getattr(getattr(original, "diag", None), "message_primary", None)
     message = primary if isinstance(primary, str) and primary.strip() else str(original)
+    for quoted in _QUOTED_VALUES:
+        message = quoted.sub(r"\1…\2", message)
     text = " ".join(message.split())
     return text or type(original).__name__
 

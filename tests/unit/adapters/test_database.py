@@ -177,3 +177,45 @@ def test_engines_made_in_many_threads_at_once_read_each_drivers_connect_signatur
 
     assert failures == []
     assert len(read) == len(set(read)) == 2
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        (
+            "(1062, \"Duplicate entry 'it's' for key 'PRIMARY'\")",
+            "(1062, \"Duplicate entry '…' for key 'PRIMARY'\")",
+        ),
+        (
+            "(1062, \"Duplicate entry 'a' for key 'b' for key 'uid'\")",
+            "(1062, \"Duplicate entry '…' for key 'uid'\")",
+        ),
+        (
+            "(1366, \"Incorrect integer value: 'x' for column 'y' for column `db`.`t`.`n` at row 1\")",
+            "(1366, \"Incorrect integer value: '…' for column `db`.`t`.`n` at row 1\")",
+        ),
+        (
+            "(1292, \"Truncated incorrect DOUBLE value: 'it's'\")",
+            "(1292, \"Truncated incorrect DOUBLE value: '…'\")",
+        ),
+        (
+            "(1231, \"Variable 'sql_mode' can't be set to the value of 'a'b'\")",
+            "(1231, \"Variable 'sql_mode' can't be set to the value of '…'\")",
+        ),
+        (
+            "(1064, \"You have an error in your SQL syntax; near 'SELEC 'it's'' at line 1\")",
+            "(1064, \"You have an error in your SQL syntax; near '…' at line 1\")",
+        ),
+        ('invalid input syntax for type integer: "a "b" c"', 'invalid input syntax for type integer: "…"'),
+        ('invalid input value for enum mood: "x"', 'invalid input value for enum mood: "…"'),
+        (
+            "(1406, \"Data too long for column 'a' at row 1\")",
+            "(1406, \"Data too long for column 'a' at row 1\")",
+        ),
+        ('column "recuid" does not exist', 'column "recuid" does not exist'),
+    ],
+)
+def test_a_database_error_line_keeps_the_message_and_cuts_each_value_it_quotes_whole(
+    message: str, line: str
+) -> None:
+    assert database.one_line(RuntimeError(message)) == line
