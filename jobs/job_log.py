@@ -29,7 +29,7 @@ Recording
 `execute` writes a row with status "running" when the job starts and completes it with "ok" or "failed",
 the counts, the message and the duration. When the database cannot take a row (it went away), the one log
 line says so and the row is kept in memory and written before the next execution in this process records
-its own, so that a short outage loses no execution from the log.
+its own, or as the scheduler stops, so that a short outage loses no execution from the log.
 
 The running row names its process and carries a heartbeat the process renews while the job runs; before
 it records its own row, every execution marks the rows of processes that are gone "interrupted"
@@ -276,6 +276,15 @@ def _key(engine: Engine) -> str:
 def _keep_undelivered(engine: Engine, uid: int | None, row: dict[str, Any]) -> None:
     with _UNDELIVERED_LOCK:
         _UNDELIVERED.append((_key(engine), uid, row))
+
+
+def deliver_undelivered(engine: Engine) -> tuple[int, str | None]:
+    """Write the rows this database could not take before (as a scheduler stops, when no later execution
+    will): how many are still waiting, and why they are (None when none is)."""
+    why = _deliver_undelivered(engine)
+    key = _key(engine)
+    with _UNDELIVERED_LOCK:
+        return sum(entry[0] == key for entry in _UNDELIVERED), why
 
 
 def _deliver_undelivered(engine: Engine) -> str | None:

@@ -46,6 +46,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from adapters import job_liveness, settings
 from adapters.database import RunrecordError, describe, make_engine, one_line
+from adapters.job_log import TABLE as JOB_RUN_TABLE
 from adapters.lease import Lease, holder_id
 from adapters.schema import apscheduler_jobs
 from jobs import job_log
@@ -224,7 +225,7 @@ class Runner:
                 while self._wait_for_lease(lease, stop):
                     self._run_while_held(engine, lease, stop)
             finally:
-                self._shut_down(lease)
+                self._shut_down(engine, lease)
         finally:
             engine.dispose()
 
@@ -338,7 +339,7 @@ class Runner:
                 logger.warning("scheduler: cannot renew the lease: database: %s", one_line(error))
             finished.wait(self.config.renew_every_s)
 
-    def _shut_down(self, lease: Lease) -> None:
+    def _shut_down(self, engine: Engine, lease: Lease) -> None:
         self.running.clear()
         self.waiting.clear()
         if self.scheduler is not None:
@@ -358,12 +359,25 @@ class Runner:
                 keeper.join()
                 job_log.clear_stop()
             self.scheduler = None
+        self._record_undelivered(engine)
         try:
             lease.release()
         except SQLAlchemyError as error:
             logger.warning("scheduler: cannot release the lease (it expires by itself): %s", one_line(error))
         else:
             logger.info("scheduler: stopped")
+
+    @staticmethod
+    def _record_undelivered(engine: Engine) -> None:
+        """Record the executions the database could not take as they ended: no later one of ours will."""
+        waiting, why = job_log.deliver_undelivered(engine)
+        if waiting:
+            logger.warning(
+                "scheduler: %s of a job not recorded in %s, and lost: %s",
+                "an execution" if waiting == 1 else f"{waiting} executions",
+                JOB_RUN_TABLE,
+                why,
+            )
 
 
 def _check_revision(engine: Engine) -> None:

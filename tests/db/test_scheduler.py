@@ -31,7 +31,7 @@ from adapters.lease import Lease
 from adapters.schema import apscheduler_jobs, job_run
 from adapters.schema import lease as lease_table
 from jobs import job_log, watch
-from jobs.job_log import JobResult
+from jobs.job_log import JobResult, Status
 from jobs.scheduler import LEASE_NAME, Runner, _SteadyScheduler, beside, build_scheduler, register, run_after
 from jobs.scheduler_config import JobSpec, SchedulerConfig
 from jobs.schema_setup import init_db
@@ -567,3 +567,22 @@ def test_the_scheduler_loop_survives_its_job_store_failing() -> None:
         scheduler.shutdown(wait=True)
 
     assert survived
+
+
+def test_a_job_run_the_database_could_not_take_is_recorded_as_the_scheduler_stops(
+    sqlite_installation: str,
+) -> None:
+    engine = make_engine(sqlite_installation)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"ALTER TABLE {job_run.name} RENAME TO away")
+    while_away = job_log.execute(engine, "watch-conversations", lambda: JobResult(1, 0, "while away"))
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"ALTER TABLE away RENAME TO {job_run.name}")
+    config = config_of(JobSpec("watch-conversations", "jobs.watch:run_job", NEVER))
+
+    with beside(sqlite_installation, config) as runner:
+        held = runner.running.wait(WAIT_S)
+
+    assert held and while_away.status is Status.OK
+    assert [(run["status"], run["message"]) for run in finished_runs(engine)] == [("ok", "while away")]
+    engine.dispose()
