@@ -342,6 +342,14 @@ _WAITS_FOR_BY_STATUS: Mapping[str, Opening] = {
 }
 
 
+def card_waited_on(segment: Segment, decided: Opening, display_tools: frozenset[str] = DISPLAY_TOOLS) -> str:
+    """The call a card decided in the next segment (opened `decided`) was about, as this segment waited on it;
+    "" when it names none (the request may not list its calls) or a question opened the next."""
+    if decided not in (Opening.APPROVED, Opening.DECLINED):
+        return ""
+    return next(iter(_waiting_calls(segment, display_tools, decided)), "")
+
+
 def _waiting_calls(
     segment: Segment, display_tools: frozenset[str], waits_for: Opening | None
 ) -> tuple[str, ...]:

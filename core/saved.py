@@ -24,8 +24,8 @@ from core.events import (
     tool_name,
     write_target,
 )
-from core.refused import QUESTION_TOOLS
-from core.run_record import DISPLAY_TOOLS
+from core.refused import QUESTION_TOOLS, opening_of
+from core.run_record import DISPLAY_TOOLS, card_waited_on
 
 # A tool step of these tools is never the approved call: they only drive the chat's display or ask the editor
 # (000_…, "Decision"), and the approval-bound calls are the write-declared ones (nr-llm ADR-134).
@@ -38,19 +38,20 @@ class Verdict(StrEnum):
     CANNOT_TELL = "cannot_tell"
 
 
-def approved_call(segment: Segment) -> Event | None:
+def approved_call(segment: Segment, card_tool: str = "") -> Event | None:
     """The call an approval with approved = true released: the first of its segment's opening steps (before
-    the first model round) that is no refusal (0.0 ms, is_refusal_shaped), no display tool and no question."""
+    the first model round) that is no refusal (0.0 ms, is_refusal_shaped), no display tool and no question.
+
+    `card_tool` is the call the card was about, where the segment before waited on one: then only a step of
+    that tool is it (000_…, amendment: the approved call is the card's own call), and none is when each of
+    them was refused, whatever ran beside. A segment without a step of that tool is read as if none were
+    named.
+    """
     if segment.opened_by is None or not approved(segment.opened_by):
         return None
-    return next(
-        (
-            step
-            for step in segment.opening_steps
-            if not is_refusal_shaped(step) and tool_name(step) not in NOT_AN_APPROVED_CALL
-        ),
-        None,
-    )
+    steps = [step for step in segment.opening_steps if tool_name(step) not in NOT_AN_APPROVED_CALL]
+    own = [step for step in steps if tool_name(step) == card_tool]
+    return next((step for step in own or steps if not is_refusal_shaped(step)), None)
 
 
 def nothing_saved(turn_events: Sequence[Event | EventProblem] | None) -> Verdict:
@@ -62,11 +63,13 @@ def nothing_saved(turn_events: Sequence[Event | EventProblem] | None) -> Verdict
     events = [event for event in turn_events if isinstance(event, Event)]
     if any(event.kind is EventKind.TOOL_WRITE for event in events):
         return Verdict.WROTE
-    for segment in split_segments(events):
+    segments = split_segments(events)
+    for before, segment in zip((None, *segments), segments, strict=False):
         # 001_…, "Decision": "a call that executed without error directly after an approval with
         # approved = true": the approved call itself, since a remote tool whose write needed approval leaves
         # no write target. A call after it, or after its failure, is no write.
-        call = approved_call(segment)
+        card_tool = "" if before is None else card_waited_on(before, opening_of(segment))
+        call = approved_call(segment, card_tool)
         if call is not None and not tool_is_error(call):
             return Verdict.WROTE
     return Verdict.NOTHING_SAVED

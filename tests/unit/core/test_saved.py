@@ -125,6 +125,26 @@ def test_a_question_after_the_approval_is_not_the_approved_call(question_tool):
     assert nothing_saved(events) is Verdict.NOTHING_SAVED
 
 
+def test_the_cards_own_call_refused_as_no_longer_permitted_is_no_write_though_a_call_beside_it_ran():
+    events = run(
+        llm(["remote_update", "get_page"]), approval(True), refused("remote_update"), tool("get_page"), llm()
+    )
+
+    assert nothing_saved(events) is Verdict.NOTHING_SAVED
+
+
+def test_where_the_segment_before_names_no_call_the_first_call_that_ran_after_the_approval_is_the_one():
+    events = run(llm(), approval(True), refused("remote_update"), tool("get_page"), llm())
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
+def test_a_card_whose_call_left_no_step_is_read_by_the_first_call_that_ran():
+    events = run(llm(["remote_update"]), approval(True), tool("remote_change"), llm())
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
 def test_each_approval_with_approved_true_has_its_own_approved_call():
     events = run(
         llm(["remote_update"]),
