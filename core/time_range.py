@@ -63,10 +63,15 @@ def time_range(
 ) -> TimeRange:
     """The range a choice names: N weeks back to the start of the week N − 1 weeks before today's, every
     measured period (from `earliest`, today without one), or the chosen days; an unknown name, or a custom
-    range without both days in order, is the default range."""
+    range without both days in order, is the default range. Chosen days that reach into those of the
+    measured periods keep only those (no period before the first measured or after today has a figure, and a
+    chart draws each period of its range: a link from 1970 to 8999 would draw every day of seven thousand
+    years); days wholly outside them stay as they are, and their charts say that no period has a figure."""
     if name == CUSTOM:
         if chosen_from is not None and chosen_to is not None and chosen_from <= chosen_to:
-            return TimeRange(chosen_from, chosen_to)
+            measured = time_range(ALL, today=today, earliest=earliest)
+            first, last = max(chosen_from, measured.first), min(chosen_to, measured.last)
+            return TimeRange(first, last) if first <= last else TimeRange(chosen_from, chosen_to)
         name = DEFAULT_RANGE
     if name == ALL:
         start = today if earliest is None else min(earliest, today)

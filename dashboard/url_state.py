@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from adapters import clock
 from adapters.runs import COUNTED_METRICS, EDIT_SCOPES, NO_OUTCOME, NO_SKILL, OUTCOMES, SHORT_ID, RunFilter
 from core import json_text
 from core.formatting import NO_SKILL as NO_SKILL_TEXT
@@ -135,7 +136,9 @@ def parse_runs_filter(raw: str) -> RunFilter:
         raise ValueError("not a JSON object")
     unknown = set(data) - KEYS
     if unknown:
-        raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
+        # Not echoed: the page shows this text, and a link's keys are anybody's words.
+        keys = "an unknown key" if len(unknown) == 1 else f"{len(unknown)} unknown keys"
+        raise ValueError(f"{keys}; it takes {', '.join(sorted(KEYS))}")
     configuration = _string(data, "configuration")
     if configuration is not None and len(configuration) > MAX_IDENTIFIER_CHARS:
         raise ValueError("configuration is too long")
@@ -146,6 +149,8 @@ def parse_runs_filter(raw: str) -> RunFilter:
     if outcome is not None and outcome not in (*OUTCOMES, NO_OUTCOME):
         raise ValueError(f"outcome must be one of {', '.join((*OUTCOMES, NO_OUTCOME))}")
     started_from, started_to = _day(data, "from"), _day(data, "to")
+    if (started_from is None) != (started_to is None):
+        raise ValueError("from and to go together")  # the days the runs started in, a pair as the page has it
     if started_from and started_to and started_from > started_to:
         raise ValueError("from is after to")
     ended_from, ended_to = _day(data, "ended_from"), _day(data, "ended_to")
@@ -249,14 +254,20 @@ def choice(name: str, offered: Sequence[str], default: str) -> str:
 
 
 def day(name: str) -> date | None:
-    """?name=: a date YYYY-MM-DD, else None (silently)."""
+    """?name=: a date YYYY-MM-DD from 1970 up to the year 9000, else None (silently)."""
     raw = _raw(name)
     if raw is None or len(raw) != len("YYYY-MM-DD"):
         return None
     try:
-        return date.fromisoformat(raw)
+        found = date.fromisoformat(raw)
     except ValueError:
         return None
+    return found if in_calendar(found) else None
+
+
+def in_calendar(day: date) -> bool:
+    """Whether the day is within runrecord's calendar (adapters.clock: from 1970 up to the year 9000)."""
+    return clock.EARLIEST.date() <= day < clock.LATEST.date()
 
 
 def keep(name: str, value: str | None, default: str | None = None) -> None:
@@ -289,9 +300,13 @@ def _day(data: dict[str, Any], key: str) -> date | None:
     value = data.get(key)
     if value is None:
         return None
+    wrong = f"{key} must be a date YYYY-MM-DD from 1970 up to the year 9000"
     if not isinstance(value, str):
-        raise ValueError(f"{key} must be a date YYYY-MM-DD")
+        raise ValueError(wrong)
     try:
-        return date.fromisoformat(value)
+        found = date.fromisoformat(value)
     except ValueError as error:
-        raise ValueError(f"{key} must be a date YYYY-MM-DD") from error
+        raise ValueError(wrong) from error
+    if not in_calendar(found):
+        raise ValueError(wrong)
+    return found

@@ -398,6 +398,24 @@ def test_a_custom_range_whose_from_is_after_its_to_is_the_default_range(
     )
 
 
+def test_a_custom_range_reaching_past_the_measured_periods_draws_only_theirs(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    app = dashboard(
+        measured_db_url,
+        page="rates",
+        query={"range": "custom", "from": "1970-01-01", "to": "8999-12-31", "grain": "day"},
+    )
+
+    assert not app.exception
+    measured = _calendar_charts(
+        dashboard(measured_db_url, page="rates", query={"range": "all", "grain": "day"})
+    )
+    assert [chart["layout"]["xaxis"]["range"] for chart in _calendar_charts(app)] == [
+        chart["layout"]["xaxis"]["range"] for chart in measured
+    ]
+
+
 def test_a_chosen_grain_and_range_are_kept_in_the_url(
     dashboard: Callable[..., AppTest], measured_db_url: str
 ) -> None:

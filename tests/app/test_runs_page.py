@@ -133,7 +133,17 @@ def test_a_second_link_followed_in_the_same_session_opens_its_own_filter_not_the
 
 @pytest.mark.parametrize(
     "raw",
-    ['{"status": "exploded"}', "not json", '["a"]', '{"be_user": 90001}', '{"from": "2026-13-01"}'],
+    [
+        '{"status": "exploded"}',
+        "not json",
+        '["a"]',
+        '{"be_user": 90001}',
+        '{"from": "2026-13-01", "to": "2026-12-01"}',
+        '{"from": "2026-01-01", "to": "9999-12-31"}',
+        '{"ended_to": "9999-12-31"}',
+        '{"from": "2026-11-20"}',
+        '{"to": "2026-08-01"}',
+    ],
 )
 def test_a_filter_in_the_url_that_does_not_validate_is_ignored_with_a_warning(
     dashboard: Callable[..., AppTest], measured_db_url: str, raw: str
@@ -143,6 +153,18 @@ def test_a_filter_in_the_url_that_does_not_validate_is_ignored_with_a_warning(
     assert not app.exception
     assert any("?runs= was ignored" in warning.value for warning in app.warning)
     assert len(_runs(app)) == PAGE_SIZE
+
+
+def test_a_filter_with_unknown_keys_is_ignored_without_showing_them(
+    dashboard: Callable[..., AppTest], measured_db_url: str
+) -> None:
+    planted = "**Session expired** [sign in again](https://example.invalid/login)"
+    app = dashboard(measured_db_url, page="runs", query={"runs": json.dumps({planted: 1})})
+
+    assert not app.exception
+    [warning] = [str(warning.value) for warning in app.warning]
+    assert warning.startswith("?runs= was ignored: an unknown key; it takes ")
+    assert "Session" not in warning and "example.invalid" not in warning
 
 
 def test_a_run_still_inside_its_window_says_when_it_closes(

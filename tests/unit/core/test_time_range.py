@@ -29,12 +29,47 @@ def test_all_reaches_back_to_the_first_period_measured() -> None:
     assert time_range("all", today=TODAY, earliest=None) == TimeRange(TODAY, TODAY)
 
 
+FIRST_MEASURED = date(2025, 1, 6)
+
+
 def test_a_custom_range_spans_the_chosen_days() -> None:
     chosen = time_range(
-        "custom", today=TODAY, earliest=None, chosen_from=date(2026, 10, 1), chosen_to=date(2026, 10, 31)
+        "custom",
+        today=TODAY,
+        earliest=FIRST_MEASURED,
+        chosen_from=date(2026, 10, 1),
+        chosen_to=date(2026, 10, 31),
     )
 
     assert chosen == TimeRange(date(2026, 10, 1), date(2026, 10, 31))
+
+
+def test_a_custom_range_keeps_only_the_days_of_the_measured_periods_up_to_today() -> None:
+    # A link from the year 1970 to 8999 would otherwise draw every day of seven thousand years, six charts.
+    chosen = time_range(
+        "custom",
+        today=TODAY,
+        earliest=FIRST_MEASURED,
+        chosen_from=date(1970, 1, 1),
+        chosen_to=date(8999, 12, 31),
+    )
+
+    assert chosen == TimeRange(FIRST_MEASURED, TODAY)
+
+
+@pytest.mark.parametrize(
+    ("chosen_from", "chosen_to"),
+    [(date(2024, 1, 1), date(2024, 12, 31)), (date(2026, 11, 26), date(2027, 1, 31))],
+    ids=["before the first measured period", "after today"],
+)
+def test_a_custom_range_wholly_outside_the_measured_periods_stays_as_chosen(
+    chosen_from: date, chosen_to: date
+) -> None:
+    chosen = time_range(
+        "custom", today=TODAY, earliest=FIRST_MEASURED, chosen_from=chosen_from, chosen_to=chosen_to
+    )
+
+    assert chosen == TimeRange(chosen_from, chosen_to)
 
 
 @pytest.mark.parametrize(
@@ -45,14 +80,21 @@ def test_a_custom_range_spans_the_chosen_days() -> None:
         ("3w", None, None),
         ("", None, None),
     ],
-    ids=["custom without a from", "custom from after to", "an unknown preset", "nothing"],
+    ids=[
+        "custom without a from",
+        "custom from after to",
+        "an unknown preset",
+        "nothing",
+    ],
 )
 def test_a_range_that_cannot_be_read_is_the_default_one(
     name: str, chosen_from: date | None, chosen_to: date | None
 ) -> None:
-    found = time_range(name, today=TODAY, earliest=None, chosen_from=chosen_from, chosen_to=chosen_to)
+    found = time_range(
+        name, today=TODAY, earliest=FIRST_MEASURED, chosen_from=chosen_from, chosen_to=chosen_to
+    )
 
-    assert found == time_range(DEFAULT_RANGE, today=TODAY, earliest=None)
+    assert found == time_range(DEFAULT_RANGE, today=TODAY, earliest=FIRST_MEASURED)
     assert DEFAULT_RANGE in RANGE_NAMES
 
 
