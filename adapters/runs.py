@@ -97,12 +97,12 @@ def runs_by_uuid(connection: Connection, uuids: Collection[str]) -> Sequence[Any
     return connection.execute(query).all()
 
 
-def uuid_of(connection: Connection, reference: str) -> str | None:
-    """The uuid of the one run whose uuid is `reference` or starts with it (a checked run reference: hex
-    digits and hyphens); None when no run or more than one does."""
+def uuids_of(connection: Connection, reference: str) -> tuple[str, ...]:
+    """The uuids of the runs whose uuid is `reference` or starts with it (a checked run reference: hex digits
+    and hyphens), at most two: one names its run, two say that the reference names several."""
     r = agentrun.c
-    found = connection.execute(select(r.uuid).where(_uuid_condition(reference)).limit(2)).scalars().all()
-    return found[0] if len(found) == 1 else None
+    query = select(r.uuid).where(_uuid_condition(reference)).order_by(r.uuid).limit(2)
+    return tuple(connection.execute(query).scalars())
 
 
 def runs_by_uid(connection: Connection, uids: Collection[int]) -> Sequence[Any]:

@@ -264,9 +264,9 @@ def skills(url: str, data: common.Marks) -> list[str]:
 
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)
-def full_uuid(url: str, data: common.Marks, reference: str) -> str | None:
-    """The uuid of the run a uuid or short id names."""
-    return runs.full_uuid(_engine(url), reference)
+def full_uuids(url: str, data: common.Marks, reference: str) -> tuple[str, ...]:
+    """The uuid of the run a uuid or short id names; none, or two when several runs start with it."""
+    return runs.full_uuids(_engine(url), reference)
 
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False)

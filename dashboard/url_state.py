@@ -12,7 +12,6 @@ longer there still opens the page. Nothing is ever unpickled or evaluated.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -35,9 +34,10 @@ LANGUAGE = "language"
 TAB, RANGE, FROM, TO, GRAIN, GROUP, MARKER = "tab", "range", "from", "to", "grain", "group", "marker"
 MAX_CHOICE_CHARS = 200  # a tab, a preset, a group or a release date; anything longer is none of ours
 
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# The short id the Runs table shows, or a longer start of the uuid (hyphens where the uuid has them).
-SHORT_UUID = re.compile(rf"[0-9a-f]{{{SHORT_ID}}}[0-9a-f-]{{0,27}}")
+# A uuid's shape: a hyphen where it has one, a hex digit elsewhere. A run reference is its start: the short id
+# the Runs table shows, or more of it.
+UUID_SHAPE = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+HEX_DIGITS = frozenset("0123456789abcdef")
 FLAGS = ("claim", "denial", "notice", "disagreement")  # the Runs filter's yes/no keys
 KEYS = {
     "configuration",
@@ -74,9 +74,13 @@ def run_reference(text: str) -> str | None:
     """A run's uuid or the start of it (at least the short id's 8 hex digits), lower-cased; None for text
     that is neither."""
     candidate = text.strip().lower()
-    if UUID.fullmatch(candidate) or SHORT_UUID.fullmatch(candidate):
-        return candidate
-    return None
+    if not SHORT_ID <= len(candidate) <= len(UUID_SHAPE):
+        return None
+    shaped = all(
+        (char == "-") if shape == "-" else (char in HEX_DIGITS)
+        for char, shape in zip(candidate, UUID_SHAPE, strict=False)
+    )
+    return candidate if shaped else None
 
 
 def run_uuid() -> Param:

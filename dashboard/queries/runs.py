@@ -71,10 +71,10 @@ def configurations(engine: Engine, tables: frozenset[str]) -> list[str]:
         return run_reads.configurations(connection)
 
 
-def full_uuid(engine: Engine, reference: str) -> str | None:
-    """The uuid of the run a uuid or short id names; None when none (or several) does."""
+def full_uuids(engine: Engine, reference: str) -> tuple[str, ...]:
+    """The uuid of the run a uuid or short id names; none when no run does, two when several do."""
     with reported(engine, "finding the run"), engine.connect() as connection:
-        return run_reads.uuid_of(connection, reference)
+        return run_reads.uuids_of(connection, reference)
 
 
 def count_runs(engine: Engine, chosen: RunFilter, tables: frozenset[str]) -> int:

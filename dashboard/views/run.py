@@ -21,14 +21,20 @@ if param.value is None:
     st.info("Open a run from the Runs table; its address carries ?run=<uuid>.")
     st.stop()
 
+found: tuple[str, ...] = ()
 try:
     with guard.reading():
-        uuid = state.full_uuid(state.db_url(), version.runs, param.value)  # a short id names a run too
-        if uuid is None:
+        found = state.full_uuids(state.db_url(), version.runs, param.value)  # a short id names a run too
+        if len(found) != 1:
             raise RunNotFoundError(param.value)
-        detail = state.run_detail(state.db_url(), version.runs, uuid, state.now(), state.window_s())
+        detail = state.run_detail(state.db_url(), version.runs, found[0], state.now(), state.window_s())
 except RunNotFoundError:
-    st.warning(f"There is no run {param.value[:8]}… in this database.")
+    if len(found) > 1:
+        st.warning(
+            f"Several runs start with {param.value}: give more of the uuid, or find them on the Runs page."
+        )
+    else:
+        st.warning(f"There is no run {param.value} in this database.")
     st.stop()
 
 administrator = access.viewer().is_administrator

@@ -206,6 +206,39 @@ def test_a_run_parameter_that_is_not_a_uuid_is_refused(
     assert any("not a run uuid" in warning.value for warning in app.warning)
 
 
+@pytest.mark.parametrize("reference", ["0067dba8------", "0067dba8a1b2", "0067dba8-a1b-2", "0067dba"])
+def test_a_run_reference_without_the_uuids_hyphens_where_it_has_them_is_refused(
+    dashboard: Callable[..., AppTest], measured_db_url: str, reference: str
+) -> None:
+    app = dashboard(measured_db_url, page="run", query={"run": reference})
+
+    assert not app.exception
+    assert [str(warning.value) for warning in app.warning] == ["?run= is not a run uuid; it was ignored"]
+
+
+def test_a_short_id_several_runs_start_with_says_so_rather_than_that_no_run_has_it(
+    dashboard: Callable[..., AppTest], measured_db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "twins.sqlite"
+    shutil.copy(str(sqlite_path(parse_url(measured_db_url))), copy)
+    url = f"sqlite:///{copy}"
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        first, second = connection.execute(
+            select(schema.agentrun.c.uuid).order_by(schema.agentrun.c.uid).limit(2)
+        ).scalars()
+        twin = first[:8] + second[8:]
+        connection.execute(update(schema.agentrun).where(schema.agentrun.c.uuid == second).values(uuid=twin))
+    engine.dispose()
+
+    app = dashboard(url, page="run", query={"run": first[:8]})
+
+    assert not app.exception
+    assert [str(warning.value) for warning in app.warning] == [
+        f"Several runs start with {first[:8]}: give more of the uuid, or find them on the Runs page."
+    ]
+
+
 def test_an_unknown_run_says_so(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
     app = dashboard(measured_db_url, page="run", query={"run": "00000000-0000-4000-8000-000000000000"})
 

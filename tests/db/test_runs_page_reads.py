@@ -68,10 +68,10 @@ def test_a_run_is_found_by_its_uuid_or_its_short_id(installation_engine: Engine)
     first, _, _ = _plant(installation_engine)
 
     with installation_engine.connect() as connection:
-        found = (runs.uuid_of(connection, first), runs.uuid_of(connection, first[:8]))
-        missing = runs.uuid_of(connection, "00000000")
+        found = (runs.uuids_of(connection, first), runs.uuids_of(connection, first[:8]))
+        missing = runs.uuids_of(connection, "00000000")
 
-    assert found == (first, first) and missing is None
+    assert found == ((first,), (first,)) and missing == ()
     assert [row.uuid for row in _page(installation_engine, RunFilter(uuid=first[:8]))] == [first]
 
 
@@ -203,3 +203,16 @@ def test_a_scope_filter_before_any_derivation_matches_no_run(installation_engine
         )
 
     assert counted == 0
+
+
+def test_a_short_id_several_runs_start_with_names_two_of_them(installation_engine: Engine) -> None:
+    first, second, _ = _plant(installation_engine)
+    twin = first[:8] + "-0000-4000-8000-000000000000"
+    agentrun = schema.agentrun
+    with installation_engine.begin() as connection:
+        connection.execute(update(agentrun).where(agentrun.c.uuid == second).values(uuid=twin))
+
+    with installation_engine.connect() as connection:
+        found = runs.uuids_of(connection, first[:8])
+
+    assert sorted(found) == sorted((first, twin))
