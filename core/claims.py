@@ -19,6 +19,7 @@ words): that only ever shortens a negation's reach, the generous side 001_… as
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 # 001_…, "Decision": German and English participles such as "erledigt", "gespeichert", "created", "updated".
@@ -265,7 +266,9 @@ _SENTENCE_END = re.compile(r"[.!?;:\n\r]+")
 
 
 def _plain(text: str) -> str:
-    return text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    # Composed (NFC) as the word lists are written: an "ä" typed as "a" and a combining diaeresis (macOS
+    # pastes text so) is otherwise no letter of the word, which then splits in two.
+    return unicodedata.normalize("NFC", text).lower().replace("\u2019", "'").replace("\u2018", "'")
 
 
 def _words(text: str) -> list[str]:

@@ -1,6 +1,7 @@
 """Claim words, denials and "go on" phrases (001_…, "Decision" and "Consequences"; 000_…, "Context")."""
 
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -454,3 +455,16 @@ def test_a_message_is_compared_in_the_form_the_patterns_give_it(message: str) ->
 
     assert result == _normalised_by_patterns(message)
     assert is_go_on(message) is (result in GO_ON_PHRASES)
+
+
+@pytest.mark.parametrize("word", ["geändert", "hinzugefügt", "übernommen", "gelöscht"])
+def test_a_claim_word_written_with_combining_marks_is_the_same_word(word: str) -> None:
+    decomposed = unicodedata.normalize("NFD", word)
+
+    assert decomposed != word
+    assert (
+        claims_change(f"Ich habe den Titel {decomposed}.")
+        is claims_change(f"Ich habe den Titel {word}.")
+        is True
+    )
+    assert denies_change(f"Ich habe nichts {decomposed}.") is denies_change(f"Ich habe nichts {word}.")
