@@ -41,7 +41,9 @@ from core.waits import GoOnState, Wait, go_on_state
 # 3: what followed each stored "go on" while an approval waited (go_on_paths, core.go_on).
 # 4: a run without a stream is judged by its stored run record (001_…: "its result's steps are the evidence
 #    then", core.answers.verdict_from_record).
-MEASURE_VERSION = 4
+# 5: the approved call is a step of the card's own tool where the segment before waited on it (core.saved);
+#    claim words written with combining marks are the composed words (core.claims).
+MEASURE_VERSION = 5
 
 
 class Exclusion(StrEnum):
