@@ -5,7 +5,7 @@ The word lists are data; three functions read them, each by its own rule:
 * `claims_change`: a completed answer claims a change (001_…, "Decision": the nothingSaved notice). A claim
   word claims unless one of the three words immediately before it is a negation; nothing else counts.
 * `denies_change`: an answer denies that a change or a step took place (000_…, "Context": the denial
-  the denial_rate metric counts), read sentence by sentence, a contrast word ending a negation's reach.
+  the denial_rate metric counts), read clause by clause, a contrast word ending a negation's reach.
 * `is_go_on`: a whole message is one of the "go on" / "I approved it" phrases (001_…, "Decision" and
   "Consequences", last bullet).
 
@@ -261,8 +261,10 @@ GO_ON_PHRASES: frozenset[str] = frozenset(
 )
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-# denies_change only: a denial is read within its sentence.
-_SENTENCE_END = re.compile(r"[.!?;:\n\r]+")
+# denies_change only: a denial is read within its clause, which a sentence's end, a comma or a dash set apart
+# (a hyphen inside a word does not): "No problem, I updated the title" and "Kein Problem – erledigt" deny
+# nothing.
+_CLAUSE_END = re.compile(r"[.!?;:\n\r,\u2013\u2014]+|\s-+\s")
 
 
 def _plain(text: str) -> str:
@@ -288,9 +290,9 @@ def claims_change(text: str) -> bool:
     )
 
 
-def _denial_sentences(text: str) -> Iterator[tuple[str, ...]]:
-    """The text's sentences as words, each DENIAL_WORD_PAIRS pair merged into one word."""
-    for sentence in _SENTENCE_END.split(text):
+def _denial_clauses(text: str) -> Iterator[tuple[str, ...]]:
+    """The text's clauses as words, each DENIAL_WORD_PAIRS pair merged into one word."""
+    for sentence in _CLAUSE_END.split(text):
         merged: list[str] = []
         for word in _words(sentence):
             if merged and (merged[-1], word) in DENIAL_WORD_PAIRS:
@@ -315,7 +317,7 @@ def denies_change(text: str) -> bool:
     """An answer denies a change when a claim, change or event word is negated within three words before."""
     return any(
         word in DENIAL_WORDS and _denied(words, index)
-        for words in _denial_sentences(text)
+        for words in _denial_clauses(text)
         for index, word in enumerate(words)
     )
 

@@ -42,7 +42,8 @@ from core.waits import GoOnState, Wait, go_on_state
 # 4: a run without a stream is judged by its stored run record (001_…: "its result's steps are the evidence
 #    then", core.answers.verdict_from_record).
 # 5: the approved call is a step of the card's own tool where the segment before waited on it (core.saved);
-#    claim words written with combining marks are the composed words (core.claims).
+#    claim words written with combining marks are the composed words, a denial is read within its clause
+#    (core.claims).
 MEASURE_VERSION = 5
 
 

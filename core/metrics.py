@@ -249,7 +249,8 @@ METRICS: tuple[MetricDefinition, ...] = (
     MetricDefinition(
         Metric.DENIAL_RATE,
         "denials of earlier work",
-        'completed answers that deny a change ("nichts gespeichert", "nothing was changed")',
+        'completed answers that deny a change ("nichts gespeichert", "nothing was changed": a negation among '
+        "the three words before a change or event word, in its clause, no contrast word between them)",
         "completed answers in conversations whose run record shows a write in an earlier segment (before the "
         "record existed: the runs' tool_write events)",
         f"answers in conversations whose run record cannot be read, and {_MESSAGES_UNREADABLE}",

@@ -215,6 +215,8 @@ def test_one_claim_word_not_negated_is_enough(text: str, claims: bool) -> None:
         "I haven't saved anything.",
         "Es wurde nichts geprüft oder geändert, die Tour hat nicht stattgefunden.",
         "Nothing has been checked or changed.",
+        "Der SEO-Titel wurde nicht gespeichert.",
+        "Ich habe, wie gewünscht, nichts geändert.",
     ],
 )
 def test_a_negated_change_or_event_word_denies_a_change(text: str) -> None:
@@ -230,6 +232,9 @@ def test_a_negated_change_or_event_word_denies_a_change(text: str) -> None:
         "Done. I updated the page title.",
         "Hier ist mein Vorschlag für den Seitentitel.",
         "The tour took place yesterday.",
+        "No problem, I updated the title.",
+        "Kein Problem – erledigt.",
+        "Keine Sorge - ich habe den Titel gespeichert.",
         "",
     ],
 )
