@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, delete, exists, literal, or_, select
 
 from adapters import schema
 from adapters.dialect.days import day_of
@@ -46,8 +46,11 @@ def periods_derived(connection: Connection, after: int, upto: int) -> set[tuple[
 
 
 def delete_every_fact(connection: Connection) -> None:
-    """Empty the fact table: every fact is counted afresh."""
-    connection.execute(delete(fact))
+    """Empty the fact table, every fact to be counted afresh, but for the runs nr-llm purged (DOMAIN.md,
+    "Retention"): nothing is left to count them from (adapters.measure_batch.facts.fill_purged_runs)."""
+    f = fact.c
+    present = exists(select(literal(1)).where(schema.agentrun.c.uid == f.run_uid))
+    connection.execute(delete(fact).where(or_(f.message_uid != 0, f.run_uid == 0, present)))
 
 
 def fact_row(fact_value: Fact, now: int) -> dict[str, Any]:

@@ -112,6 +112,8 @@ def measure_batch(connection: Connection, scope: Scope, *, now: int, timer: Time
     counted = facts.batch_counts(connection)
     facts.fill_retired_runs(connection)
     timer("fill_retired_runs")
+    facts.fill_purged_runs(connection)
+    timer("fill_purged_runs")
     periods = _write(connection, now, timer)
     return BatchResult(
         conversations=conversations,

@@ -405,6 +405,41 @@ def fill_retired_runs(connection: Connection) -> None:
     connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, _unnamed_fact(~given, source)))
 
 
+def fill_purged_runs(connection: Connection) -> None:
+    """The runs nr-llm purged (DOMAIN.md, "Retention") whose stored fact is of a conversation of the batch:
+    each keeps its fact as a run, its end, configuration and skill, counted among the runs and by its
+    derived outcome, so that a period written afresh still counts it; what its answer and its "go on" say
+    is read again without the run, as every answer whose run is gone is (fill_facts), and left out here."""
+    f, s = schema.measure_fact.c, scratch.conversation.c
+    stored_runs = and_(f.conversation_uid == s.uid, f.message_uid == 0)
+    kept = (f.run_uid, f.configuration_identifier, f.skill_identifier, f.ended_at, f.runs)
+    dialect = connection.dialect.name
+    joined, stored = plans.inner_probe(
+        dialect, scratch.conversation, schema.measure_fact, stored_runs, kept, "stored"
+    )
+    # Each run looked up by its key (PostgreSQL: as NOT EXISTS it hashed every run of the installation).
+    joined, run = plans.outer_probe(
+        dialect, joined, agentrun, agentrun.c.uid == stored.c.run_uid, (agentrun.c.uid,), "present"
+    )
+    rows = select(
+        stored.c.run_uid,
+        literal(0),
+        s.uid,
+        stored.c.configuration_identifier,
+        stored.c.skill_identifier,
+        stored.c.ended_at,
+        stored.c.runs,
+        literal(AnswerState.NONE.value),
+        literal(0),
+        literal(ClaimState.NONE.value),
+        literal(DenialState.NONE.value),
+        literal(GoOnState.NONE.value),
+        literal(""),
+        *(literal(0) for _ in range(4)),
+    ).select_from(joined)
+    connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, rows.where(run.c.uid.is_(None))))
+
+
 def fill_unnamed_runs(connection: Connection, *, since: bool) -> int:
     """The runs no conversation's fact names (core.facts.orphan_fact); with `since`, only the runs stamped
     since the last measurement (scratch.since_run), each looked up by its key. Returns how many."""

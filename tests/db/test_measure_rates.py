@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from sqlalchemy import Engine, event, func, insert, select, update
+from sqlalchemy import Engine, delete, event, func, insert, select, update
 
 from adapters import clock, measure_marks, schema, tallies
 from adapters.database import make_engine
@@ -1210,3 +1210,81 @@ def test_a_run_stamped_finished_from_the_year_9000_on_ends_at_its_last_update_an
         ends = dict(connection.execute(select(f.run_uid, f.ended_at).where(f.message_uid == 0)).all())
     assert summary.runs == 2
     assert ends[corrupt.uid] == corrupt.tstamp
+
+
+# --- runs nr-llm purged -------------------------------------------------------------------------------------
+
+
+def _purge(engine: Engine, run: Run) -> None:
+    """nr-llm's retention purge (DOMAIN.md, "Retention"): the run and its events are gone; the chat's
+    conversation stays and is touched by a later message."""
+    with engine.begin() as connection:
+        connection.execute(delete(schema.agentrun_event).where(schema.agentrun_event.c.run == run.uid))
+        connection.execute(delete(schema.agentrun).where(schema.agentrun.c.uid == run.uid))
+        connection.execute(update(schema.conversation).values(tstamp=NOW + DAY))
+
+
+RUN_METRICS = (Metric.RUNS, Metric.ACCEPTED_UNCHANGED_RATE, Metric.EDITED_RATE, Metric.UNKNOWN_SHARE)
+ANSWER_METRICS = (Metric.NOTHING_SAVED_RATE,)
+
+
+def _old_week(engine: Engine, metrics: tuple[Metric, ...]) -> dict[str, tuple[int, ...]]:
+    found = rates(engine)
+    return {
+        metric.value: found[(metric.value, OLD_WEEK, "all", "")]
+        for metric in metrics
+        if (metric.value, OLD_WEEK, "all", "") in found
+    }
+
+
+def test_a_run_nr_llm_purged_keeps_counting_in_its_week_and_its_answer_is_counted_once(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        purged = edit(site, OLD)
+        edit(site, OLD + 3600)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+    measure(installation_engine)
+    before = _old_week(installation_engine, RUN_METRICS + ANSWER_METRICS)
+
+    _purge(installation_engine, purged)
+    touched = measure(installation_engine, now=NOW + 2 * DAY)
+    with (
+        installation_engine.begin() as connection
+    ):  # rates of an earlier version: every period written afresh
+        m = schema.measure_mark.c
+        connection.execute(
+            update(schema.measure_mark).where(m.name == "rates_version_week").values(value=RATES_VERSION - 1)
+        )
+    rewritten = measure(installation_engine, now=NOW + 2 * DAY)
+
+    assert not touched.rebuilt and (rewritten.rebuilt, rewritten.rates_rewritten) == (False, True)
+    assert _old_week(installation_engine, RUN_METRICS) == {
+        name: value for name, value in before.items() if name != Metric.NOTHING_SAVED_RATE.value
+    }
+    assert _old_week(installation_engine, ANSWER_METRICS)[Metric.NOTHING_SAVED_RATE.value][1] == 2
+    assert before[Metric.RUNS.value] == (2, 2, 0)
+
+
+def test_facts_counted_afresh_under_new_rules_keep_the_runs_nr_llm_purged(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        purged = edit(site, OLD)
+        edit(site, OLD + 3600)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+    measure(installation_engine)
+    before = _old_week(installation_engine, RUN_METRICS)
+    _purge(installation_engine, purged)
+    with installation_engine.begin() as connection:  # facts of an earlier version of the rules
+        m = schema.measure_mark.c
+        older = ("version", "measure_version_week", "measure_version_day")
+        connection.execute(
+            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
+        )
+
+    afresh = measure(installation_engine, now=NOW + 2 * DAY)
+
+    assert afresh.rebuilt and afresh.rates_rewritten
+    assert _old_week(installation_engine, RUN_METRICS) == before
+    assert _old_week(installation_engine, ANSWER_METRICS)[Metric.NOTHING_SAVED_RATE.value][1] == 2
