@@ -94,12 +94,16 @@ def run_uuid() -> Param:
     return Param(None, "?run= is not a run uuid; it was ignored")
 
 
+# The greatest uid a TYPO3 table holds (an unsigned int): a conversation uid beyond it is none.
+MAX_UID = 2**32 - 1
+
+
 def conversation_uid() -> Param:
     """?conversation=: a positive integer."""
     raw = _raw(CONVERSATION)
     if raw is None or raw == "":
         return Param(None)
-    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 10 and int(raw) > 0:
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= len(str(MAX_UID)) and 0 < int(raw) <= MAX_UID:
         return Param(int(raw))
     return Param(None, "?conversation= is not a conversation uid; it was ignored")
 

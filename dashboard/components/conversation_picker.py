@@ -20,7 +20,13 @@ def show(*, key: str) -> int | None:
         st.session_state[key] = param.value
         st.session_state[f"{key}_uid"] = param.value
     typed = st.number_input(
-        "Conversation uid", min_value=1, step=1, value=None, key=f"{key}_uid", placeholder="uid"
+        "Conversation uid",
+        min_value=1,
+        max_value=url_state.MAX_UID,
+        step=1,
+        value=None,
+        key=f"{key}_uid",
+        placeholder="uid",
     )
     chosen = int(typed) if typed is not None else None
     st.session_state[key] = chosen

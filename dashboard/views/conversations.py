@@ -16,7 +16,15 @@ if version is None:
 # Streamlit writes a switch's parameters into the entry of the page it leaves: Back would return here with
 # the conversation's uid, which this page does not take.
 url_state.drop([url_state.CONVERSATION])
-typed = st.number_input("Conversation uid", min_value=1, step=1, value=None, key="find", placeholder="uid")
+typed = st.number_input(
+    "Conversation uid",
+    min_value=1,
+    max_value=url_state.MAX_UID,
+    step=1,
+    value=None,
+    key="find",
+    placeholder="uid",
+)
 if typed is not None:
     navigation.open_conversation(int(typed))
 conversation_list.show(state.db_url(), version.runs, key="recent")

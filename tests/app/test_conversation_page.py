@@ -21,6 +21,7 @@ from adapters.database import make_engine
 from core.answer_readings import read_answers
 from core.notes import OWN_TRANSCRIPT_REASON
 from core.run_record import Ended, RunRecordEntry, ToolUse
+from dashboard import url_state
 from dashboard.components.transcript import READING
 from dashboard.queries import conversations
 from dashboard.queries.conversations import RECENT_PAGE
@@ -192,6 +193,17 @@ def test_a_conversation_parameter_that_is_not_a_uid_is_refused(
 
     assert not app.exception
     assert any("not a conversation uid" in w.value for w in app.warning)
+
+
+@pytest.mark.parametrize("uid", ["4294967296", "9999999999"])
+def test_a_conversation_uid_beyond_what_a_typo3_table_holds_is_refused(
+    dashboard: Callable[..., AppTest], measured_db_url: str, uid: str
+) -> None:
+    app = _open(dashboard, measured_db_url, uid)
+
+    assert not app.exception
+    assert any("not a conversation uid" in w.value for w in app.warning)
+    assert app.number_input(key="conversation_uid").max == url_state.MAX_UID
 
 
 def test_an_unknown_conversation_says_so(dashboard: Callable[..., AppTest], measured_db_url: str) -> None:
