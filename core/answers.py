@@ -14,6 +14,7 @@ from enum import StrEnum
 from core import json_text
 from core.claims import claims_change, denies_change
 from core.measured_runs import EventCounts, RunRow
+from core.message_time import message_time
 from core.run_record import RunRecordEntry, UnreadableEntry
 from core.run_record_json import parse_run_record
 from core.run_status import RunStatus
@@ -50,19 +51,24 @@ class StoredMessage:
     uid: int
     sorting: int
     role: str  # the row's role column: all that is known of a message whose payload cannot be read
-    crdate: int
+    crdate: int  # the message's time (core.message_time): its createdAt where readable, else the row's crdate
     read: TranscriptMessage | UnreadableMessage
 
 
 def stored_message(
     uid: int, sorting: int, role: str, crdate: int, payload: str | bytes | None
 ) -> StoredMessage:
-    """A message row with its payload read by core.transcript; a payload that is not JSON is unreadable."""
+    """A message row with its payload read by core.transcript; a payload that is not JSON is unreadable. A
+    readable message is dated by its createdAt where it names one (core.message_time), every other by the
+    row's crdate."""
     try:
         decoded = None if payload is None else json_text.loads(payload)
     except (ValueError, RecursionError):
         return StoredMessage(uid, sorting, role, crdate, UnreadableMessage(sorting, "payload is not JSON"))
-    return StoredMessage(uid, sorting, role, crdate, read_message(sorting, decoded))
+    read = read_message(sorting, decoded)
+    if isinstance(read, UnreadableMessage) or not isinstance(decoded, Mapping):
+        return StoredMessage(uid, sorting, role, crdate, read)
+    return StoredMessage(uid, sorting, role, message_time(decoded.get("createdAt"), crdate), read)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 from core import json_text
 from core.cards import CardOutcome, parse_card_outcomes
 from core.events import Event, EventProblem, PayloadShape
+from core.message_time import created_seconds
 from core.run_record import RunRecordEntry, UnreadableEntry
 from core.run_record_json import parse_run_record
 from core.transcript import TranscriptMessage, UnreadableMessage, read_message
@@ -44,7 +45,7 @@ class Conversation:
     approval_run_uuid: str
     tstamp: int
     messages: tuple[TranscriptMessage, ...]
-    message_times: Mapping[int, int]  # sorting -> crdate
+    message_times: Mapping[int, int]  # sorting -> the message's time (core.message_time)
     stored_entries: tuple[RunRecordEntry, ...]
     stored_record_readable: bool  # False: no run_record (a row from before it existed) or not readable
     card_outcomes: tuple[CardOutcome, ...]
@@ -85,7 +86,8 @@ class StoredMessage:
 def read_messages(
     rows: Iterable[StoredMessage],
 ) -> tuple[tuple[TranscriptMessage, ...], dict[int, int], tuple[str, ...]]:
-    """The readable messages, every row's time by sorting, and a line per message that cannot be read."""
+    """The readable messages, every message's time by sorting (core.message_time), and a line per message
+    that cannot be read."""
     messages: list[TranscriptMessage] = []
     times: dict[int, int] = {}
     problems: list[str] = []
@@ -109,6 +111,11 @@ def read_messages(
         except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
             problems.append(f"message {sorting}: payload is not JSON")
             continue
+        # The message's own time where its payload names it: the chat stamps every row's crdate anew at
+        # each save of the conversation (core.message_time).
+        created = created_seconds(payload.get("createdAt")) if isinstance(payload, Mapping) else None
+        if created is not None:
+            times[sorting] = created
         message = read_message(sorting, payload)
         if isinstance(message, UnreadableMessage):
             problems.append(f"message {sorting}: {message.reason}")

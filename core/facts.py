@@ -43,7 +43,7 @@ from core.waits import GoOnState, Wait, go_on_state
 #    then", core.answers.verdict_from_record).
 # 5: the approved call is a step of the card's own tool where the segment before waited on it (core.saved);
 #    claim words written with combining marks are the composed words, a denial is read within its clause
-#    (core.claims).
+#    (core.claims); a message's time is its createdAt (core.message_time).
 MEASURE_VERSION = 5
 
 

@@ -54,7 +54,7 @@ CONTENT_ROLES = frozenset({Role.USER.value, Role.ASSISTANT.value})
 # The keys of a stored payload that read_message reads, the only ones the database hands over
 # (adapters.dialect.payload.kept_message), `content` only where the role is one of CONTENT_ROLES: an
 # assistant message's tool calls (their arguments) and a tool message's result never leave it.
-KEPT_MESSAGE_KEYS = frozenset({"role", "content", "notice", "noticeArgs", "runUuid", "segment"})
+KEPT_MESSAGE_KEYS = frozenset({"role", "content", "notice", "noticeArgs", "runUuid", "segment", "createdAt"})
 _NOTICES = {member.value: member for member in Notice}
 
 

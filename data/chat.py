@@ -112,7 +112,6 @@ class Conversation:
                 "sorting": sorting,
                 "role": role,
                 "payload": compact_json(payload),
-                "crdate": at,
             }
         )
         self.tstamp = max(self.tstamp, at)
@@ -222,7 +221,10 @@ class Conversation:
                 "crdate": self.crdate,
             },
         )
+        # The chat replaces every message row of a conversation at each save, each stamped with the save's
+        # time (DOMAIN.md, "The chat: tx_nrmcpagent_message"): a message's own time is its createdAt.
         for message in self.messages:
+            message["crdate"] = self.tstamp
             rows.add(schema.message, message)
         for run in self.runs:
             run.store()

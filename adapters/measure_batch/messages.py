@@ -23,8 +23,8 @@ from sqlalchemy import (
 from adapters import schema
 from adapters.dialect import document_members as doc_members
 from adapters.dialect import documents as doc
+from adapters.dialect import instants, plans
 from adapters.dialect import json as sqljson
-from adapters.dialect import plans
 from adapters.dialect.names import POSTGRESQL, SQLITE
 from adapters.measure_batch import scratch
 from adapters.measure_batch.scratch import flag
@@ -39,7 +39,7 @@ _NOTICES = tuple(notice.value for notice in Notice)
 
 
 # The members of a message payload fill_messages reads (doc_members.Members).
-MESSAGE_MEMBERS: tuple[doc.Path, ...] = (("role",), ("notice",), ("runUuid",), ("segment",))
+MESSAGE_MEMBERS: tuple[doc.Path, ...] = (("role",), ("notice",), ("runUuid",), ("segment",), ("createdAt",))
 
 
 def fill_messages(connection: Connection) -> None:
@@ -86,6 +86,7 @@ def fill_messages(connection: Connection) -> None:
             case((notice, doc.raw_text(d, *at("notice")))),
             func.coalesce(doc.string(d, *at("runUuid"), scratch.NAME_LENGTH), ""),
             doc.integer(d, *at("segment")),
+            doc.string(d, *at("createdAt"), scratch.CREATED_AT_LENGTH),
         )
         if members is not None:
             query = query.select_from(parsed.outerjoin(members, literal(True)))
@@ -100,12 +101,18 @@ def fill_messages(connection: Connection) -> None:
             "notice",
             "run_uuid",
             "segment",
+            "created_at",
         ]
         connection.execute(insert(scratch.message).from_select(columns, query))
 
     sqljson.cast_first(connection, run)
-    unread = {"role": None, "notice": None, "run_uuid": "", "segment": None}
-    connection.execute(update(scratch.message).where(scratch.message.c.readable == 0).values(**unread))
+    unread = {"role": None, "notice": None, "run_uuid": "", "segment": None, "created_at": None}
+    sm = scratch.message.c
+    connection.execute(update(scratch.message).where(sm.readable == 0).values(**unread))
+    # The message's time: its createdAt where it names one (core.message_time), not the crdate every save of
+    # the conversation gives all its rows.
+    written = func.coalesce(instants.created_seconds(d, sm.created_at), sm.crdate)
+    connection.execute(update(scratch.message).where(sm.created_at.is_not(None)).values(crdate=written))
     scratch.analyze(connection, scratch.message)
 
 

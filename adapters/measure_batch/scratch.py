@@ -65,18 +65,21 @@ conversation = _table(
     _flag("record_problem"),
 )
 # Their messages, read in SQL (core.transcript): readable, the payload's role, notice, runUuid and segment.
+CREATED_AT_LENGTH = 40  # longer is no time core.message_time reads (a fraction of 14 digits at most)
 message = _table(
     "message",
     integer_column("uid", key=True),
     integer_column("conversation"),
     integer_column("sorting"),
     Column("role_column", String(20), nullable=False),
+    # The message's time (core.message_time): its payload's createdAt, else the row's crdate.
     integer_column("crdate"),
     _flag("readable"),
     Column("role", String(16), nullable=True),
     Column("notice", String(32), nullable=True),
     Column("run_uuid", String(NAME_LENGTH), nullable=False),
     integer_column("segment", nullable=True),
+    Column("created_at", String(CREATED_AT_LENGTH), nullable=True),  # the payload's createdAt, as written
 )
 # The run record's entries (core.run_record_json), with what earlier_write reads of them; those not readable
 # (readable 0, their segment then perhaps NULL) only until their record is marked as a problem.
