@@ -372,11 +372,15 @@ def _waiting_calls(
             waiting.append(name)
     # One card or one question waits: a second write or a second call that needs input beside it is held
     # (000_…, amendment, table: "Beside a proposal or a question: a second write, a call that needs input").
+    questions = tuple(name for name in waiting if name in QUESTION_TOOLS)
+    cards = tuple(name for name in waiting if name not in QUESTION_TOOLS)
     if waits_for is Opening.INPUT:
-        return tuple(name for name in waiting if name in QUESTION_TOOLS)[:1]
+        return questions[:1]
     if waits_for in (Opening.APPROVED, Opening.DECLINED):
-        return tuple(name for name in waiting if name not in QUESTION_TOOLS)[:1]
-    return tuple(waiting)
+        return cards[:1]
+    # Whatever ended the run (a tour's ×): a card waited where the round asked for a write, a question is held
+    # beside it (000_…, amendment, table: "After an approval: a question … not run (held)").
+    return cards[:1] or questions[:1]
 
 
 def _undecided_kind(status: str, waiting: Sequence[str]) -> UndecidedKind:

@@ -106,6 +106,18 @@ def test_a_cancelled_run_that_waited_was_left_by_the_end_of_its_tour() -> None:
     assert entry.undecided == Undecided(UndecidedKind.QUESTION, UndecidedBy.TOUR_ENDED)
 
 
+def test_a_cancelled_tour_run_that_waited_on_a_card_with_a_question_beside_it_left_the_card() -> None:
+    tour = run(llm(["chat_set_progress"]), tool("chat_set_progress"), llm(["update_page_seo", "ask_choice"]))
+    loaded = conversation(
+        messages=[user(0)], times={0: START - 10}, runs=[a_run("cancelled")], events={RUN_UUID: tour}
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert entry.waiting == ("update_page_seo",)
+    assert entry.undecided == Undecided(UndecidedKind.CARD, UndecidedBy.TOUR_ENDED)
+
+
 # 000_…, "Decision": "a card or question the editor left undecided, by writing a new message or ending the
 # tour"; "The run of an ordinary chat is not cancelled". A cancelled run of no tour did not wait on a card.
 def test_a_cancelled_run_of_an_ordinary_chat_left_no_card_undecided_and_ended_cancelled() -> None:
