@@ -381,11 +381,11 @@ class _Placer:
     def __init__(self, messages: Sequence[TranscriptMessage]) -> None:
         ordered = sorted(messages, key=lambda message: message.position)
         self._by_segment: dict[tuple[str, int], int] = {}
-        self._assistant_at: dict[int, str] = {}
+        self._assistant_at: dict[int, tuple[str, int | None]] = {}
         for message in ordered:
             if message.role is not Role.ASSISTANT:
                 continue
-            self._assistant_at.setdefault(message.position, message.run_uuid)
+            self._assistant_at.setdefault(message.position, (message.run_uuid, message.segment))
             if message.run_uuid and message.segment is not None:
                 self._by_segment.setdefault((message.run_uuid, message.segment), message.position)
         users = [message.position for message in ordered if message.role is Role.USER]
@@ -400,10 +400,12 @@ class _Placer:
     def place(self, position: int, run_uuid: str, segment: int | None) -> tuple[Placement, int]:
         if segment is not None and (run_uuid, segment) in self._by_segment:
             return Placement.ASSISTANT, self._by_segment[(run_uuid, segment)]
-        answer_run = self._assistant_at.get(position)
+        answer_run, answer_segment = self._assistant_at.get(position, (None, None))
         # An answer of the same run at the segment's position: a later segment that joined its text to the
-        # answer of an earlier one, or a message stored before messages carried runUuid.
-        if answer_run is not None and (not answer_run or not run_uuid or answer_run == run_uuid):
+        # answer of an earlier one, or a message stored before messages carried runUuid. Not the answer of
+        # a later segment: an earlier one without an answer gets a message of its own before it (000_…).
+        joined = answer_segment is None or segment is None or answer_segment < segment
+        if answer_run is not None and (not answer_run or not run_uuid or answer_run == run_uuid) and joined:
             return Placement.ASSISTANT, position
         # 000_…: "The model is called on a user turn, so a note that would open or close the transcript …
         # goes into that user message instead".

@@ -302,6 +302,21 @@ def test_a_segment_that_joined_its_text_to_an_earlier_answer_is_noted_in_that_an
     assert len(result.notes) == 3
 
 
+def test_a_segment_without_an_answer_before_its_runs_next_answer_gets_a_synthetic_answer_before_it():
+    # The turn waited for a card (no answer); the approval's segment answered at the turn's position.
+    messages = [user(0), answer(1, segment=1), user(2)]
+    waited = entry(1, segment=0, ended=Ended.WAITING, waiting=("update_page",))
+
+    result = notes_for_turn(
+        messages, [waited, entry(1, segment=1, tools=(ToolUse("update_page", 1, 0),))], []
+    )
+
+    assert [(note.placement, note.position) for note in result.notes] == [
+        (Placement.SYNTHETIC_ASSISTANT, 1),
+        (Placement.ASSISTANT, 1),
+    ]
+
+
 def test_an_answer_stored_before_messages_carried_a_run_takes_the_notes_of_its_position():
     messages = [user(0), answer(1, run_uuid="", segment=None), user(2)]
 
