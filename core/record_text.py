@@ -65,9 +65,13 @@ def record_text(report: RecordReport) -> str:
             f"  {mark} {entry.position:>4} {entry.run_uuid[:8]:8} {entry.segment:>3}  "
             f"{entry.ended.value:9} {describe(entry)}"
         )
+    present = {run.uuid for run in conversation.runs}
     for difference in report.differences:
         label = {"only_stored": "only in the stored record", "only_rebuilt": "only rebuilt from events"}
         what = label.get(difference.kind.value, "differs in " + ", ".join(difference.fields))
+        if difference.kind is DifferenceKind.ONLY_STORED and difference.run_uuid not in present:
+            # DOMAIN.md, "Retention": nr-llm purges a finished run with its events after its window.
+            what += " (its run is no longer in tx_nrllm_agentrun, purged by nr-llm: nothing to rebuild)"
         line = (
             f"  {MARKS[difference.kind]} run {difference.run_uuid[:8]} segment {difference.segment}: {what}"
         )

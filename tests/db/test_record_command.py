@@ -114,6 +114,26 @@ def test_record_marks_a_stored_entry_that_differs_from_the_events(
 
 
 @on_sqlite_alone
+def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_it_differs(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chat, run, _ = seo_title_set(site, at=T0)
+        chat.close()
+        site.finish()
+    with installation_engine.begin() as connection:  # nr-llm's retention purge (DOMAIN.md, "Retention")
+        connection.execute(schema.agentrun_event.delete().where(schema.agentrun_event.c.run == run.uid))
+        connection.execute(schema.agentrun.delete().where(schema.agentrun.c.uid == run.uid))
+
+    result = run_cli("record", str(chat.uid), "--db", installation_url)
+
+    assert result.exit_code == 0, result.output
+    purged = [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
+    assert purged and all("its run is no longer in tx_nrllm_agentrun" in line for line in purged)
+
+
+@on_sqlite_alone
 def test_record_names_each_unreadable_row_and_shows_the_rest(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
