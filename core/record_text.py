@@ -72,6 +72,12 @@ def record_text(report: RecordReport) -> str:
         if difference.kind is DifferenceKind.ONLY_STORED and difference.run_uuid not in present:
             # DOMAIN.md, "Retention": nr-llm purges a finished run with its events after its window.
             what += " (its run is no longer in tx_nrllm_agentrun, purged by nr-llm: nothing to rebuild)"
+        unread = conversation.unreadable_events.get(difference.run_uuid, 0)
+        if unread:
+            # An approval or input that cannot be read splits the run's segments elsewhere than the chat did.
+            what += (
+                f" ({plural(unread, 'event')} of its run cannot be read: the rebuilt entries may be wrong)"
+            )
         line = (
             f"  {MARKS[difference.kind]} run {difference.run_uuid[:8]} segment {difference.segment}: {what}"
         )

@@ -134,6 +134,28 @@ def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_i
 
 
 @on_sqlite_alone
+def test_record_says_that_a_difference_may_come_from_an_event_of_the_run_that_cannot_be_read(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    with installation_engine.begin() as connection:
+        site = Installation(connection)
+        chat, run, _ = seo_title_set(site, at=T0)
+        chat.close()
+        site.finish()
+    event = schema.agentrun_event
+    with installation_engine.begin() as connection:  # the approval that opened the run's second segment
+        connection.execute(
+            update(event).where(event.c.run == run.uid, event.c.kind == "approval").values(payload="{bad")
+        )
+
+    result = run_cli("record", str(chat.uid), "--db", installation_url)
+
+    assert result.exit_code == 0, result.output
+    differing = [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
+    assert differing and all("1 event of its run cannot be read" in line for line in differing)
+
+
+@on_sqlite_alone
 def test_record_names_each_unreadable_row_and_shows_the_rest(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
