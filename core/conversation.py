@@ -111,16 +111,16 @@ def read_messages(
         except (ValueError, RecursionError):  # not JSON, no UTF-8 text, or nested deeper than json reads
             problems.append(f"message {sorting}: payload is not JSON")
             continue
-        # The message's own time where its payload names it: the chat stamps every row's crdate anew at
-        # each save of the conversation (core.message_time).
-        created = created_seconds(payload.get("createdAt")) if isinstance(payload, Mapping) else None
-        if created is not None:
-            times[sorting] = created
         message = read_message(sorting, payload)
         if isinstance(message, UnreadableMessage):
             problems.append(f"message {sorting}: {message.reason}")
-        else:
-            messages.append(message)
+            continue
+        messages.append(message)
+        # A readable message's own time where its payload names it, as measure-rates reads it: the chat
+        # stamps every row's crdate anew at each save of the conversation (core.message_time).
+        created = created_seconds(payload.get("createdAt")) if isinstance(payload, Mapping) else None
+        if created is not None:
+            times[sorting] = created
     return tuple(messages), times, tuple(problems)
 
 

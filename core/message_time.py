@@ -4,22 +4,24 @@ row of a conversation each time it saves the conversation, all of them stamped w
 where a payload names no such time (an older row) does the row's crdate stand in.
 
 The text is read by its shape, as the SQL of adapters.dialect.instants reads it: `YYYY-MM-DDTHH:MM:SS`, an
-optional fraction, then `Z` or an offset `±HH:MM` (PHP's DATE_ATOM, JavaScript's toISOString), each field in
-its range, a year from 1970 up to 2037 (every such time fits the signed 32-bit integers the installation's
-own time columns are on PostgreSQL, and so does each step of the SQL's arithmetic). A day past its month's end
-runs on into the next month, as the day count below has it (both readings count alike; the chat never writes
-one).
+optional fraction of up to nine digits, then `Z` or an offset `±HH:MM` (PHP's DATE_ATOM, JavaScript's
+toISOString), each field in its range, a year from 1970 up to 2037 (every such time fits the signed 32-bit
+integers the installation's own time columns are on PostgreSQL, and so does each step of the SQL's
+arithmetic). A day past its month's end runs on into the next month, as the day count below has it (both
+readings count alike; the chat never writes one).
 """
 
 from __future__ import annotations
 
 import re
 
+FRACTION_DIGITS = 9  # nanoseconds: the longest fraction a clock writes
 ISO_INSTANT = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    rf"([0-9]{{4}})-([0-9]{{2}})-([0-9]{{2}})[Tt]([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})(?:\.[0-9]{{1,{FRACTION_DIGITS}}})?"
     r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
 EARLIEST_YEAR, LATEST_YEAR = 1970, 2037
+LONGEST = len("YYYY-MM-DDTHH:MM:SS.") + FRACTION_DIGITS + len("+HH:MM")
 DAY_S = 86_400
 
 

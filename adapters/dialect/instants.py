@@ -11,12 +11,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, and_, case, cast, func, or_
 
 from adapters.dialect.names import SQLITE
-from core.message_time import DAY_S, EARLIEST_YEAR, LATEST_YEAR
+from core.message_time import DAY_S, EARLIEST_YEAR, FRACTION_DIGITS, ISO_INSTANT, LATEST_YEAR
 
-# core.message_time.ISO_INSTANT, for PostgreSQL's `~` and MariaDB's REGEXP.
-_PATTERN = (
-    "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
-)
+# core.message_time.ISO_INSTANT, for PostgreSQL's `~` and MariaDB's REGEXP, whose `$` also matches before a
+# final line break: the last character is asked for on its own (_ENDS).
+_PATTERN = f"^{ISO_INSTANT.pattern.replace(chr(92) + '.', '[.]')}$"
+_ENDS = tuple("Zz0123456789")
 _HEAD_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*"
 _OFFSET_GLOB = "[+-][0-9][0-9]:[0-9][0-9]"
 _HEAD = len("YYYY-MM-DDTHH:MM:SS")
@@ -24,7 +24,7 @@ _HEAD = len("YYYY-MM-DDTHH:MM:SS")
 
 def _shaped(dialect: str, text: ColumnElement[Any]) -> ColumnElement[bool]:
     if dialect != SQLITE:
-        return text.regexp_match(_PATTERN)
+        return and_(text.regexp_match(_PATTERN), func.substr(text, func.length(text), 1).in_(_ENDS))
     # The head, then a zone of one letter or six characters, and between them nothing or a fraction.
     length = func.length(text)
     zulu = func.substr(text, length, 1).in_(("Z", "z"))
@@ -33,7 +33,14 @@ def _shaped(dialect: str, text: ColumnElement[Any]) -> ColumnElement[bool]:
     return and_(
         text.op("GLOB")(_HEAD_GLOB),
         or_(zulu, func.substr(text, length - 5, 6).op("GLOB")(_OFFSET_GLOB)),
-        or_(fraction == "", and_(fraction.op("GLOB")(".[0-9]*"), ~fraction.op("GLOB")(".*[^0-9]*"))),
+        or_(
+            fraction == "",
+            and_(
+                fraction.op("GLOB")(".[0-9]*"),
+                ~fraction.op("GLOB")(".*[^0-9]*"),
+                func.length(fraction) <= 1 + FRACTION_DIGITS,
+            ),
+        ),
     )
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
 
 from adapters.dialect import session as sqlsession
 from adapters.dialect.session import integer_column, temporary_table
+from core import message_time
 
 _scratch = MetaData()
 
@@ -65,7 +66,7 @@ conversation = _table(
     _flag("record_problem"),
 )
 # Their messages, read in SQL (core.transcript): readable, the payload's role, notice, runUuid and segment.
-CREATED_AT_LENGTH = 40  # longer is no time core.message_time reads (a fraction of 14 digits at most)
+CREATED_AT_LENGTH = message_time.LONGEST  # longer is no time core.message_time reads
 message = _table(
     "message",
     integer_column("uid", key=True),
