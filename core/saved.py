@@ -50,7 +50,7 @@ def approved_call(segment: Segment, card_tool: str = "") -> Event | None:
     if segment.opened_by is None or not approved(segment.opened_by):
         return None
     steps = [step for step in segment.opening_steps if tool_name(step) not in NOT_AN_APPROVED_CALL]
-    own = [step for step in steps if tool_name(step) == card_tool]
+    own = [step for step in steps if tool_name(step) == card_tool] if card_tool else []
     return next((step for step in own or steps if not is_refusal_shaped(step)), None)
 
 

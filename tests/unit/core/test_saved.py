@@ -139,6 +139,14 @@ def test_where_the_segment_before_names_no_call_the_first_call_that_ran_after_th
     assert nothing_saved(events) is Verdict.WROTE
 
 
+def test_a_refused_step_without_a_tool_name_is_not_taken_for_the_cards_own_call():
+    nameless = refused("remote_update")
+    del nameless.payload["toolName"]
+    events = run(llm(), approval(True), nameless, tool("remote_update"), llm())
+
+    assert nothing_saved(events) is Verdict.WROTE
+
+
 def test_a_card_whose_call_left_no_step_is_read_by_the_first_call_that_ran():
     events = run(llm(["remote_update"]), approval(True), tool("remote_change"), llm())
 
