@@ -195,17 +195,21 @@ def _driver_error(error: BaseException) -> BaseException:
 
 
 # The messages that quote a value a statement read or wrote, each with the value's place: MariaDB's duplicate
-# key (1062), a value a column or a variable refused (1366, 1292, 1231), the text near a syntax error (1064:
-# PyMySQL puts the bound values into the statement) and PostgreSQL's value of a type or an enum. Each value
-# is taken to its message's last delimiter, so that a quote inside it does not end it early.
+# key (1062), a value a column, a function or a variable refused (1366, 1292, 1411, 1231, 1367), the text near
+# a syntax error (1064: PyMySQL puts the bound values into the statement); PostgreSQL's value out of a type's
+# range and the value its primary message ends with (`invalid input syntax for type integer: "…"`, `date/time
+# field value out of range: "…"`, `malformed array literal: "…"`). Each value is taken to its message's last
+# delimiter, so that a quote inside it does not end it early.
 _QUOTED_VALUES = tuple(
     re.compile(pattern, re.DOTALL)
     for pattern in (
         r"(Duplicate entry ').*(' for key)",
-        r"(value: ').*('(?: for column | at row |\W*$))",
+        r"(value: ').*('(?: for | at row |\W*$))",
         r"(value of ').*('\W*$)",
+        r"(Illegal \w+ ').*(' value)",
         r"(near ').*(' at line \d+)",
-        r"(for (?:type|enum) [^:\"]+: \").*(\"\W*$)",
+        r"(value \").*(\" is out of range)",
+        r"(: \").*(\"\W*$)",
     )
 )
 

@@ -213,6 +213,21 @@ def test_engines_made_in_many_threads_at_once_read_each_drivers_connect_signatur
             "(1406, \"Data too long for column 'a' at row 1\")",
         ),
         ('column "recuid" does not exist', 'column "recuid" does not exist'),
+        (
+            "(1411, \"Incorrect datetime value: 'x' for function str_to_date\")",
+            "(1411, \"Incorrect datetime value: '…' for function str_to_date\")",
+        ),
+        (
+            "(1367, \"Illegal double '1e999' value found during parsing\")",
+            "(1367, \"Illegal double '…' value found during parsing\")",
+        ),
+        (
+            'value "99999999999" is out of range for type integer',
+            'value "…" is out of range for type integer',
+        ),
+        ('date/time field value out of range: "2026-02-30"', 'date/time field value out of range: "…"'),
+        ('malformed array literal: "{a"', 'malformed array literal: "…"'),
+        ('relation "tx_nrllm_agentrun" does not exist', 'relation "tx_nrllm_agentrun" does not exist'),
     ],
 )
 def test_a_database_error_line_keeps_the_message_and_cuts_each_value_it_quotes_whole(
