@@ -32,6 +32,7 @@ RANGES: tuple[RangeChoice, ...] = (
     RangeChoice(ALL, "all", None),
     RangeChoice(CUSTOM, "custom", None),
 )
+MAX_CUSTOM_DAYS = 3653  # ten years: the most a custom range outside the measured periods spans
 DEFAULT_RANGE = "26w"  # half a year: a release and enough weeks on both sides of it
 RANGE_NAMES: tuple[str, ...] = tuple(choice.name for choice in RANGES)
 _WEEKS = {choice.name: choice.weeks for choice in RANGES}
@@ -64,14 +65,17 @@ def time_range(
     """The range a choice names: N weeks back to the start of the week N − 1 weeks before today's, every
     measured period (from `earliest`, today without one), or the chosen days; an unknown name, or a custom
     range without both days in order, is the default range. Chosen days that reach into those of the
-    measured periods keep only those (no period before the first measured or after today has a figure, and a
-    chart draws each period of its range: a link from 1970 to 8999 would draw every day of seven thousand
-    years); days wholly outside them stay as they are, and their charts say that no period has a figure."""
+    measured periods (from the first, up to today) keep only those: no other period has a figure, and a
+    chart draws each period of its range (a link from 1970 to 8999 would draw every day of seven thousand
+    years). Days wholly outside them stay as chosen, their last MAX_CUSTOM_DAYS at most, and their charts
+    say that no period has a figure."""
     if name == CUSTOM:
         if chosen_from is not None and chosen_to is not None and chosen_from <= chosen_to:
-            measured = time_range(ALL, today=today, earliest=earliest)
-            first, last = max(chosen_from, measured.first), min(chosen_to, measured.last)
-            return TimeRange(first, last) if first <= last else TimeRange(chosen_from, chosen_to)
+            first = chosen_from if earliest is None else max(chosen_from, min(earliest, today))
+            last = min(chosen_to, today)
+            if first <= last:
+                return TimeRange(first, last)
+            return TimeRange(max(chosen_from, chosen_to - timedelta(days=MAX_CUSTOM_DAYS - 1)), chosen_to)
         name = DEFAULT_RANGE
     if name == ALL:
         start = today if earliest is None else min(earliest, today)

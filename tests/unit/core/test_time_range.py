@@ -57,6 +57,26 @@ def test_a_custom_range_keeps_only_the_days_of_the_measured_periods_up_to_today(
     assert chosen == TimeRange(FIRST_MEASURED, TODAY)
 
 
+def test_a_custom_range_before_anything_was_measured_keeps_its_days_up_to_today() -> None:
+    chosen = time_range(
+        "custom", today=TODAY, earliest=None, chosen_from=date(2026, 10, 1), chosen_to=date(2026, 12, 31)
+    )
+
+    assert chosen == TimeRange(date(2026, 10, 1), TODAY)
+
+
+def test_a_custom_range_wholly_outside_the_measured_periods_spans_its_last_ten_years_at_most() -> None:
+    chosen = time_range(
+        "custom",
+        today=TODAY,
+        earliest=FIRST_MEASURED,
+        chosen_from=date(2100, 1, 1),
+        chosen_to=date(8999, 12, 31),
+    )
+
+    assert chosen == TimeRange(date(8989, 12, 31), date(8999, 12, 31))
+
+
 @pytest.mark.parametrize(
     ("chosen_from", "chosen_to"),
     [(date(2024, 1, 1), date(2024, 12, 31)), (date(2026, 11, 26), date(2027, 1, 31))],
