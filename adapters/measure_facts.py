@@ -11,12 +11,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, delete, exists, literal, or_, select
+from sqlalchemy import Connection, delete, exists, literal, or_, select, update
 
 from adapters import schema
 from adapters.dialect.days import day_of
+from core.answers import AnswerState, ClaimState, DenialState
 from core.facts import Fact
 from core.periods import Grain
+from core.waits import GoOnState
 
 fact = schema.measure_fact
 
@@ -47,10 +49,29 @@ def periods_derived(connection: Connection, after: int, upto: int) -> set[tuple[
 
 def delete_every_fact(connection: Connection) -> None:
     """Empty the fact table, every fact to be counted afresh, but for the runs nr-llm purged (DOMAIN.md,
-    "Retention"): nothing is left to count them from (adapters.measure_batch.facts.fill_purged_runs)."""
+    "Retention"): nothing is left to count them from. Each keeps what it says of the run alone, as
+    adapters.measure_batch.facts.fill_purged_runs writes it; what the rules read of its answer goes, so that
+    no fact of the earlier rules is counted beside the new ones."""
     f = fact.c
     present = exists(select(literal(1)).where(schema.agentrun.c.uid == f.run_uid))
     connection.execute(delete(fact).where(or_(f.message_uid != 0, f.run_uid == 0, present)))
+    connection.execute(update(fact).values(PURGED_RUN_READS))
+
+
+# What a purged run's fact no longer says (adapters.measure_batch.facts.fill_purged_runs): its answer, its
+# "go on" and the exclusions that came with them.
+PURGED_RUN_READS: dict[str, Any] = {
+    "answer": AnswerState.NONE.value,
+    "notice": 0,
+    "claim": ClaimState.NONE.value,
+    "denial": DenialState.NONE.value,
+    "go_on": GoOnState.NONE.value,
+    "problems": "",
+    "go_on_finished_outside": 0,
+    "go_on_second_run": 0,
+    "go_on_unknown": 0,
+    "go_on_unreadable": 0,
+}
 
 
 def fact_row(fact_value: Fact, now: int) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from adapters.measure_batch.entries import own_entry
 from adapters.measure_batch.runs import run_end
 from adapters.measure_batch.scratch import flag
 from adapters.measure_batch.waits import counted_run
-from adapters.measure_facts import FACT_KEY
+from adapters.measure_facts import FACT_KEY, PURGED_RUN_READS
 from core.answers import (
     CLAIM_BY_VERDICT,
     DENIAL_DECISION,
@@ -421,23 +421,18 @@ def fill_purged_runs(connection: Connection) -> None:
     joined, run = plans.outer_probe(
         dialect, joined, agentrun, agentrun.c.uid == stored.c.run_uid, (agentrun.c.uid,), "present"
     )
-    rows = select(
-        stored.c.run_uid,
-        literal(0),
-        s.uid,
-        stored.c.configuration_identifier,
-        stored.c.skill_identifier,
-        stored.c.ended_at,
-        stored.c.runs,
-        literal(AnswerState.NONE.value),
-        literal(0),
-        literal(ClaimState.NONE.value),
-        literal(DenialState.NONE.value),
-        literal(GoOnState.NONE.value),
-        literal(""),
-        *(literal(0) for _ in range(4)),
-    ).select_from(joined)
-    connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, rows.where(run.c.uid.is_(None))))
+    values: dict[str, Any] = {
+        "run_uid": stored.c.run_uid,
+        "message_uid": literal(0),
+        "conversation_uid": s.uid,
+        **{
+            name: stored.c[name]
+            for name in ("configuration_identifier", "skill_identifier", "ended_at", "runs")
+        },
+        **{name: literal(value) for name, value in PURGED_RUN_READS.items()},
+    }
+    rows = select(*(values[name] for name in FACT_COLUMNS)).select_from(joined).where(run.c.uid.is_(None))
+    connection.execute(insert(scratch.fact).from_select(FACT_COLUMNS, rows))
 
 
 def fill_unnamed_runs(connection: Connection, *, since: bool) -> int:

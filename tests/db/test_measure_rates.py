@@ -1288,3 +1288,29 @@ def test_facts_counted_afresh_under_new_rules_keep_the_runs_nr_llm_purged(
     assert afresh.rebuilt and afresh.rates_rewritten
     assert _old_week(installation_engine, RUN_METRICS) == before
     assert _old_week(installation_engine, ANSWER_METRICS)[Metric.NOTHING_SAVED_RATE.value][1] == 2
+
+
+def test_a_purged_runs_fact_kept_through_a_recount_says_nothing_its_earlier_rules_read_of_its_answer(
+    installation_engine: Engine,
+) -> None:
+    with installation(installation_engine) as site:
+        purged = edit(site, OLD)
+    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
+    measure(installation_engine)
+    _purge(installation_engine, purged)
+    with installation_engine.begin() as connection:  # the chat deleted the conversation too; older rules
+        connection.execute(delete(schema.message))
+        connection.execute(delete(schema.conversation))
+        m = schema.measure_mark.c
+        older = ("version", "measure_version_week", "measure_version_day")
+        connection.execute(
+            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
+        )
+
+    measure(installation_engine, now=NOW + 2 * DAY)
+
+    f = schema.measure_fact.c
+    with installation_engine.connect() as connection:
+        kept = connection.execute(select(f.runs, f.answer, f.claim).where(f.run_uid == purged.uid)).one()
+    assert tuple(kept) == (1, "", "")
+    assert _old_week(installation_engine, (Metric.RUNS,)) == {Metric.RUNS.value: (1, 1, 0)}
