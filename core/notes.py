@@ -404,7 +404,7 @@ class _Placer:
         # An answer of the same run at the segment's position: a later segment that joined its text to the
         # answer of an earlier one, or a message stored before messages carried runUuid. Not the answer of
         # a later segment: an earlier one without an answer gets a message of its own before it (000_…).
-        joined = answer_segment is None or segment is None or answer_segment < segment
+        joined = answer_segment is None or segment is None or answer_segment <= segment
         if answer_run is not None and (not answer_run or not run_uuid or answer_run == run_uuid) and joined:
             return Placement.ASSISTANT, position
         # 000_…: "The model is called on a user turn, so a note that would open or close the transcript …

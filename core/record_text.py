@@ -71,7 +71,7 @@ def record_text(report: RecordReport) -> str:
         what = label.get(difference.kind.value, "differs in " + ", ".join(difference.fields))
         if difference.kind is DifferenceKind.ONLY_STORED and difference.run_uuid not in present:
             # DOMAIN.md, "Retention": nr-llm purges a finished run with its events after its window.
-            what += " (its run is no longer in tx_nrllm_agentrun, purged by nr-llm: nothing to rebuild)"
+            what += " (its run is not in tx_nrllm_agentrun, whose retention purge removes old runs)"
         unread = conversation.unreadable_events.get(difference.run_uuid, 0)
         if unread:
             # An approval or input that cannot be read splits the run's segments elsewhere than the chat did.

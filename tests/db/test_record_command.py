@@ -130,7 +130,7 @@ def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_i
 
     assert result.exit_code == 0, result.output
     purged = [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
-    assert purged and all("its run is no longer in tx_nrllm_agentrun" in line for line in purged)
+    assert purged and all("its run is not in tx_nrllm_agentrun" in line for line in purged)
 
 
 @on_sqlite_alone

@@ -325,6 +325,14 @@ def test_an_answer_stored_before_messages_carried_a_run_takes_the_notes_of_its_p
     assert [(note.placement, note.position) for note in result.notes] == [(Placement.ASSISTANT, 1)] * 2
 
 
+def test_an_answer_naming_its_segment_but_no_run_takes_that_segments_notes():
+    messages = [user(0), answer(1, run_uuid="", segment=0), user(2)]
+
+    result = notes_for_turn(messages, [entry(1, segment=0, tools=(ToolUse("read_page", 1, 0),))], [])
+
+    assert [(note.placement, note.position) for note in result.notes] == [(Placement.ASSISTANT, 1)]
+
+
 def test_a_segment_without_an_answer_gets_a_synthetic_assistant_message_between_the_user_messages():
     # The turn at 1 failed; the editor wrote a new message, which took position 1.
     messages = [user(0), user(1), answer(2, run_uuid=OTHER_RUN)]
