@@ -32,6 +32,8 @@ RUNS_FILTER = "runs"
 LANGUAGE = "language"
 # The Rates page's tab and filter bar (dashboard/components/filter_bar.py).
 TAB, RANGE, FROM, TO, GRAIN, GROUP, MARKER = "tab", "range", "from", "to", "grain", "group", "marker"
+# The greatest uid a TYPO3 table holds (an unsigned int): a conversation uid beyond it is none.
+MAX_UID = 2**32 - 1
 MAX_CHOICE_CHARS = 200  # a tab, a preset, a group or a release date; anything longer is none of ours
 
 # A uuid's shape: a hyphen where it has one, a hex digit elsewhere. A run reference is its start: the short id
@@ -92,10 +94,6 @@ def run_uuid() -> Param:
     if found is not None:
         return Param(found)
     return Param(None, "?run= is not a run uuid; it was ignored")
-
-
-# The greatest uid a TYPO3 table holds (an unsigned int): a conversation uid beyond it is none.
-MAX_UID = 2**32 - 1
 
 
 def conversation_uid() -> Param:

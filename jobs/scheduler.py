@@ -359,7 +359,12 @@ class Runner:
                 keeper.join()
                 job_log.clear_stop()
             self.scheduler = None
-        self._record_undelivered(engine)
+        try:
+            self._record_undelivered(engine)
+        except Exception as error:  # the lease is released all the same
+            logger.warning(
+                "scheduler: cannot record the executions kept in memory: %s", job_log.failure_line(error)
+            )
         try:
             lease.release()
         except SQLAlchemyError as error:
