@@ -19,19 +19,24 @@ def show(*, key: str) -> int | None:
         # A new session, a return to the page, or a link that named another conversation: the URL decides.
         st.session_state[key] = param.value
         st.session_state[f"{key}_uid"] = param.value
-    typed = st.number_input(
-        "Conversation uid",
-        min_value=1,
-        max_value=url_state.MAX_UID,
-        step=1,
-        value=None,
-        key=f"{key}_uid",
-        placeholder="uid",
-    )
-    chosen = int(typed) if typed is not None else None
+    chosen = uid_input(key=f"{key}_uid")
     st.session_state[key] = chosen
     if chosen is None:
         st.query_params.pop(url_state.CONVERSATION, None)
     elif st.query_params.get(url_state.CONVERSATION) != str(chosen):
         st.query_params[url_state.CONVERSATION] = str(chosen)
     return chosen
+
+
+def uid_input(*, key: str) -> int | None:
+    """A field for a conversation uid, from 1 up to the greatest a TYPO3 table holds; None while empty."""
+    typed = st.number_input(
+        "Conversation uid",
+        min_value=1,
+        max_value=url_state.MAX_UID,
+        step=1,
+        value=None,
+        key=key,
+        placeholder="uid",
+    )
+    return None if typed is None else int(typed)

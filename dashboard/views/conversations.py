@@ -5,7 +5,7 @@ import streamlit as st
 
 from adapters import schema
 from dashboard import access, navigation, state, url_state
-from dashboard.components import conversation_list, guard
+from dashboard.components import conversation_list, conversation_picker, guard
 
 access.require_administrator()
 st.title("Conversations")
@@ -16,15 +16,7 @@ if version is None:
 # Streamlit writes a switch's parameters into the entry of the page it leaves: Back would return here with
 # the conversation's uid, which this page does not take.
 url_state.drop([url_state.CONVERSATION])
-typed = st.number_input(
-    "Conversation uid",
-    min_value=1,
-    max_value=url_state.MAX_UID,
-    step=1,
-    value=None,
-    key="find",
-    placeholder="uid",
-)
+typed = conversation_picker.uid_input(key="find")
 if typed is not None:
-    navigation.open_conversation(int(typed))
+    navigation.open_conversation(typed)
 conversation_list.show(state.db_url(), version.runs, key="recent")

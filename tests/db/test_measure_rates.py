@@ -115,6 +115,16 @@ def _day(value: object) -> date:
     return value if isinstance(value, date) else date.fromisoformat(str(value))
 
 
+def facts_of_earlier_rules(engine: Engine) -> None:
+    """Mark the stored facts as counted under the version of the rules before today's."""
+    m = schema.measure_mark.c
+    older = ("version", "measure_version_week", "measure_version_day")
+    with engine.begin() as connection:
+        connection.execute(
+            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
+        )
+
+
 def rate(engine: Engine, metric: Metric, week: date, group: tuple[str, str] = ("all", "")) -> tuple[int, ...]:
     return rates(engine)[(metric.value, week, *group)]
 
@@ -413,12 +423,7 @@ def test_after_facts_counted_afresh_for_days_alone_the_next_measurement_of_weeks
     with installation(installation_engine) as site:
         edit(site, OLD)
     measure(installation_engine, grains=(Grain.WEEK, Grain.DAY))
-    with installation_engine.begin() as connection:  # facts of an earlier version of the rules
-        m = schema.measure_mark.c
-        older = ("version", "measure_version_week", "measure_version_day")
-        connection.execute(
-            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
-        )
+    facts_of_earlier_rules(installation_engine)
 
     days = measure(installation_engine, grains=(Grain.DAY,))
     weeks = measure(installation_engine)
@@ -1276,12 +1281,7 @@ def test_facts_counted_afresh_under_new_rules_keep_the_runs_nr_llm_purged(
     measure(installation_engine)
     before = _old_week(installation_engine, RUN_METRICS)
     _purge(installation_engine, purged)
-    with installation_engine.begin() as connection:  # facts of an earlier version of the rules
-        m = schema.measure_mark.c
-        older = ("version", "measure_version_week", "measure_version_day")
-        connection.execute(
-            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
-        )
+    facts_of_earlier_rules(installation_engine)
 
     afresh = measure(installation_engine, now=NOW + 2 * DAY)
 
@@ -1298,14 +1298,10 @@ def test_a_purged_runs_fact_kept_through_a_recount_says_nothing_its_earlier_rule
     derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
     measure(installation_engine)
     _purge(installation_engine, purged)
-    with installation_engine.begin() as connection:  # the chat deleted the conversation too; older rules
+    with installation_engine.begin() as connection:  # the chat deleted the conversation too
         connection.execute(delete(schema.message))
         connection.execute(delete(schema.conversation))
-        m = schema.measure_mark.c
-        older = ("version", "measure_version_week", "measure_version_day")
-        connection.execute(
-            update(schema.measure_mark).where(m.name.in_(older)).values(value=MEASURE_VERSION - 1)
-        )
+    facts_of_earlier_rules(installation_engine)
 
     measure(installation_engine, now=NOW + 2 * DAY)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from click.testing import Result
@@ -113,23 +114,33 @@ def test_record_marks_a_stored_entry_that_differs_from_the_events(
     assert report["rebuilt"][-1]["writes"] == [{"record": f"pages:{page.uid}", "completeness": "complete"}]
 
 
-@on_sqlite_alone
-def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_it_differs(
-    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
-) -> None:
-    with installation_engine.begin() as connection:
+def _title_set(engine: Engine) -> tuple[Any, Any]:
+    """The SEO title story's conversation, stored with its record, and its run."""
+    with engine.begin() as connection:
         site = Installation(connection)
         chat, run, _ = seo_title_set(site, at=T0)
         chat.close()
         site.finish()
+    return chat, run
+
+
+def _lines_of_run(result: Result, run: Any) -> list[str]:
+    """The difference lines `record` printed for the run; the command succeeded."""
+    assert result.exit_code == 0, result.output
+    return [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
+
+
+@on_sqlite_alone
+def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_it_differs(
+    installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
+) -> None:
+    chat, run = _title_set(installation_engine)
     with installation_engine.begin() as connection:  # nr-llm's retention purge (DOMAIN.md, "Retention")
         connection.execute(schema.agentrun_event.delete().where(schema.agentrun_event.c.run == run.uid))
         connection.execute(schema.agentrun.delete().where(schema.agentrun.c.uid == run.uid))
 
-    result = run_cli("record", str(chat.uid), "--db", installation_url)
+    purged = _lines_of_run(run_cli("record", str(chat.uid), "--db", installation_url), run)
 
-    assert result.exit_code == 0, result.output
-    purged = [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
     assert purged and all("its run is not in tx_nrllm_agentrun" in line for line in purged)
 
 
@@ -137,21 +148,15 @@ def test_record_says_that_a_stored_entrys_run_was_purged_rather_than_only_that_i
 def test_record_says_that_a_difference_may_come_from_an_event_of_the_run_that_cannot_be_read(
     installation_engine: Engine, installation_url: str, run_cli: Callable[..., Result]
 ) -> None:
-    with installation_engine.begin() as connection:
-        site = Installation(connection)
-        chat, run, _ = seo_title_set(site, at=T0)
-        chat.close()
-        site.finish()
+    chat, run = _title_set(installation_engine)
     event = schema.agentrun_event
     with installation_engine.begin() as connection:  # the approval that opened the run's second segment
         connection.execute(
             update(event).where(event.c.run == run.uid, event.c.kind == "approval").values(payload="{bad")
         )
 
-    result = run_cli("record", str(chat.uid), "--db", installation_url)
+    differing = _lines_of_run(run_cli("record", str(chat.uid), "--db", installation_url), run)
 
-    assert result.exit_code == 0, result.output
-    differing = [line for line in result.stdout.splitlines() if f"run {run.uuid[:8]} segment" in line]
     assert differing and all("1 event of its run cannot be read" in line for line in differing)
 
 
