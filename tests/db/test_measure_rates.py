@@ -1242,22 +1242,26 @@ def _old_week(engine: Engine, metrics: tuple[Metric, ...]) -> dict[str, tuple[in
     }
 
 
+def _two_edits_measured(engine: Engine) -> Run:
+    """Two approved writes in the old week, derived and measured; the first one's run."""
+    with installation(engine) as site:
+        purged = edit(site, OLD)
+        edit(site, OLD + 3600)
+    derive_outcomes(engine, now=NOW, window_s=WINDOW)
+    measure(engine)
+    return purged
+
+
 def test_a_run_nr_llm_purged_keeps_counting_in_its_week_and_its_answer_is_counted_once(
     installation_engine: Engine,
 ) -> None:
-    with installation(installation_engine) as site:
-        purged = edit(site, OLD)
-        edit(site, OLD + 3600)
-    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
-    measure(installation_engine)
+    purged = _two_edits_measured(installation_engine)
     before = _old_week(installation_engine, RUN_METRICS + ANSWER_METRICS)
 
     _purge(installation_engine, purged)
     touched = measure(installation_engine, now=NOW + 2 * DAY)
-    with (
-        installation_engine.begin() as connection
-    ):  # rates of an earlier version: every period written afresh
-        m = schema.measure_mark.c
+    m = schema.measure_mark.c
+    with installation_engine.begin() as connection:  # rates of an earlier version: every week written afresh
         connection.execute(
             update(schema.measure_mark).where(m.name == "rates_version_week").values(value=RATES_VERSION - 1)
         )
@@ -1274,11 +1278,7 @@ def test_a_run_nr_llm_purged_keeps_counting_in_its_week_and_its_answer_is_counte
 def test_facts_counted_afresh_under_new_rules_keep_the_runs_nr_llm_purged(
     installation_engine: Engine,
 ) -> None:
-    with installation(installation_engine) as site:
-        purged = edit(site, OLD)
-        edit(site, OLD + 3600)
-    derive_outcomes(installation_engine, now=NOW, window_s=WINDOW)
-    measure(installation_engine)
+    purged = _two_edits_measured(installation_engine)
     before = _old_week(installation_engine, RUN_METRICS)
     _purge(installation_engine, purged)
     facts_of_earlier_rules(installation_engine)
