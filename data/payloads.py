@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import IntEnum
 from typing import Any
+from zoneinfo import ZoneInfo
 
 
 class Privacy(IntEnum):
@@ -23,6 +24,11 @@ def compact_json(value: Any) -> str:
     return _COMPACT.encode(value)
 
 
+# The chat writes createdAt in PHP's DATE_ATOM, in the server's time zone (nr-mcp-agent's
+# Conversation::appendMessage): an offset, never "Z".
+CHAT_TIME_ZONE = ZoneInfo("Europe/Berlin")
+
+
 def iso(unix: int) -> str:
     """Unix seconds as the ISO 8601 text the chat stores in createdAt."""
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(unix, CHAT_TIME_ZONE).isoformat(timespec="seconds")
