@@ -96,7 +96,9 @@ class Run:
         self.clock += ms / 1000.0
         uid = self.site.rows.uid(schema.agentrun_event)
         round_value = self.round if round_ is None else round_
-        body = {"kind": kind, "round": round_value, "durationMs": ms, **payload}
+        # nr-llm's persister writes an approval's and an input's payload as the decision alone.
+        plain = kind in ("approval", "input")
+        body = payload if plain else {"kind": kind, "round": round_value, "durationMs": ms, **payload}
         self.site.rows.add(
             schema.agentrun_event,
             {
