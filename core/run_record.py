@@ -228,8 +228,11 @@ def build_entries(
     `left_by` says how the editor left the run (a new message, the end of the tour); it records a card or
     question left undecided only when the run's last segment waited for a decision.
     """
-    if not segments:
-        # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps.
+    returned = any(segment.model_rounds for segment in segments)
+    if not segments or (status == RunStatus.FAILED and not returned):
+        # 000_…, "Decision": unknown when the turn failed before nr-llm returned its steps. A failed run
+        # without a model round is one: nr-llm records a round's context and request before the provider's
+        # call, which is where a provider without a key fails.
         return (
             RunRecordEntry(
                 run_uuid, 0, position, _outcomes_before(card_outcomes, at, ()), Ended.UNKNOWN, at=at

@@ -34,6 +34,7 @@ from tests.unit.core.events_helpers import (
     approval,
     llm,
     refused,
+    request,
     run,
     segments,
     tool,
@@ -194,6 +195,13 @@ def test_the_display_tools_are_configurable():
 
 def test_a_turn_that_failed_before_nr_llm_returned_its_steps_ended_unknown():
     entries = build_entries(RUN, (), status="failed", position=2, at=START)
+
+    assert entries == (RunRecordEntry(RUN, 0, 2, 0, Ended.UNKNOWN, at=START),)
+
+
+def test_a_failed_turn_whose_provider_refused_its_first_call_returned_no_steps_and_ended_unknown():
+    # nr-llm records the round's request before the provider's call, where a provider without a key fails.
+    entries = build_entries(RUN, split_segments(run(request())), status="failed", position=2, at=START)
 
     assert entries == (RunRecordEntry(RUN, 0, 2, 0, Ended.UNKNOWN, at=START),)
 
