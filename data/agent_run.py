@@ -434,7 +434,12 @@ class Run:
         return self.segment.answered if self.status == "completed" else None
 
     def fail_before_steps(self) -> None:
-        """The turn failed before nr-llm returned its steps: no events, the segment's end unknown."""
+        """The turn failed before nr-llm returned its steps, the segment's end unknown: the provider refused
+        its first call, so the run recorded the round's context and request but no model round (nr-llm checks
+        the provider's key inside the call, after recording the request)."""
+        self.round += 1
+        self._event("context", {"contextBudget": 128000}, ms=0.0)
+        self._event("request", {"toolSpecs": list(OFFERED_TOOLS)})
         self.status = "failed"
         self.termination = "provider_failed"
         self.segment.at = self.now
