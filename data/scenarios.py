@@ -245,7 +245,8 @@ def go_on(w: Writer) -> Planted:
 
 
 def failure(w: Writer) -> Planted:
-    """A failed turn: a provider without a key, or a call the invocation policy refuses."""
+    """A failed turn (a provider without a key), or a call the invocation policy refuses: nr-llm hands the
+    refusal to the model as the call's error and the run goes on to complete with its answer."""
     chat = w.open(configuration=w.rng.choice((SEO_CONFIGURATION, CONTENT_CONFIGURATION)))
     chat.user("Übersetze die Startseite.", at=w.at)
     run = w.track(chat.run())
@@ -256,7 +257,7 @@ def failure(w: Writer) -> Planted:
         run.llm("translate_page")
         run.tool("translate_page", ms=2.5, error=True)  # refused by the policy: timed, a failure
         run.answer("Das Übersetzen ist für dich nicht freigegeben.")
-        run.finish("failed", termination="policy_denied")
+        run.finish()
     return w.close(chat)
 
 
