@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from core.time import DAY_S
+
 FRACTION_DIGITS = 9  # nanoseconds: the longest fraction a clock writes
 ISO_INSTANT = re.compile(
     rf"([0-9]{{4}})-([0-9]{{2}})-([0-9]{{2}})[Tt]([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})(?:\.[0-9]{{1,{FRACTION_DIGITS}}})?"
@@ -22,7 +24,6 @@ ISO_INSTANT = re.compile(
 )
 EARLIEST_YEAR, LATEST_YEAR = 1970, 2037
 LONGEST = len("YYYY-MM-DDTHH:MM:SS.") + FRACTION_DIGITS + len("+HH:MM")
-DAY_S = 86_400
 
 
 def days_from_civil(year: int, month: int, day: int) -> int:

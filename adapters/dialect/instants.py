@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, and_, case, cast, func, or_
 
 from adapters.dialect.names import SQLITE
-from core.message_time import DAY_S, EARLIEST_YEAR, FRACTION_DIGITS, ISO_INSTANT, LATEST_YEAR
+from core.message_time import EARLIEST_YEAR, FRACTION_DIGITS, ISO_INSTANT, LATEST_YEAR
+from core.time import DAY_S
 
 # core.message_time.ISO_INSTANT, for PostgreSQL's `~` and MariaDB's REGEXP, whose `$` also matches before a
 # final line break: the last character is asked for on its own (_ENDS).
