@@ -4,10 +4,10 @@ turn gets (000_…): what `runrecord record`, `runrecord notes` and the dashboar
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.conversation import Conversation, Run
-from core.events import Segment, split_segments, tool_name
+from core.events import EventKind, Segment, split_segments, tool_name
 from core.notes import (
     NO_USER_MESSAGE_HELD_REASON,
     NO_USER_MESSAGE_REASON,
@@ -126,6 +126,14 @@ def turn_notes(
 
 def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, ...]:
     segments = split_segments(conversation.events.get(run.uuid, ()))
+    left_at = _left_for_ai_tasks(conversation, segments)
+    if left_at is not None:
+        # 000_…, "Decision": a run the editor left with a new message "may still be decided in AI Tasks; the
+        # note says that such a later decision is not recorded here": the chat's record ends where it waited.
+        opener = segments[left_at].opened_by
+        waited = RunStatus.WAITING_FOR_INPUT if opener and opener.kind is EventKind.INPUT else None
+        segments = segments[:left_at]
+        run = replace(run, status=waited or RunStatus.WAITING_FOR_APPROVAL)
     first, positions = _positions(conversation, run, segments)
     return build_entries(
         run.uuid,
@@ -160,6 +168,21 @@ def _next_position(conversation: Conversation, at: int) -> int:
     later = [sorting for sorting, created in conversation.message_times.items() if created > at]
     # After the last message: the next sorting (sortings need not start at 0 or be dense).
     return min(later, default=max(conversation.message_times, default=-1) + 1)
+
+
+def _left_for_ai_tasks(conversation: Conversation, segments: Sequence[Segment]) -> int | None:
+    """The first segment a decision opened after the editor had written a new message while the run waited
+    for it: the chat left the run then (a card or question is abandoned by a new message), so the decision
+    came from elsewhere (AI Tasks). None when every decision came before the next user message."""
+    users = [
+        conversation.message_times.get(m.position, 0) for m in conversation.messages if m.role is Role.USER
+    ]
+    for index in range(1, len(segments)):
+        opener = segments[index].opened_by
+        waited_from = segments[index - 1].returned_at
+        if opener is not None and any(waited_from < at < opener.crdate for at in users):
+            return index
+    return None
 
 
 def _left_by(conversation: Conversation, run: Run, segments: Sequence[Segment]) -> UndecidedBy | None:

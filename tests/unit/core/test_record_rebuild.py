@@ -3,6 +3,8 @@ its next turn gets (000_…)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.notes import NO_USER_MESSAGE_HELD_REASON, NO_USER_MESSAGE_REASON, OWN_TRANSCRIPT_REASON
 from core.record_diff import DifferenceKind
 from core.record_rebuild import next_turn_notes, rebuild_record, turn_notes
@@ -16,7 +18,7 @@ from core.run_record import (
     WrittenRecord,
 )
 from tests.unit.core.conversations_helpers import RUN_UUID, a_run, assistant, conversation, user
-from tests.unit.core.events_helpers import START, llm, run, tool, tool_write
+from tests.unit.core.events_helpers import START, approval, llm, run, tool, tool_write
 
 WROTE = run(llm(["update_page"]), tool("update_page"), tool_write("pages", 5, "complete"), llm())
 
@@ -79,6 +81,39 @@ def test_a_waiting_run_the_editor_left_with_a_new_message_leaves_its_card_undeci
 
     assert entry.undecided == Undecided(UndecidedKind.CARD, UndecidedBy.NEW_MESSAGE)
     assert entry.position == 1  # where its answer would stand: before the first later message
+
+
+def test_a_run_left_with_a_new_message_and_decided_later_in_ai_tasks_is_recorded_as_the_chat_left_it() -> (
+    None
+):
+    # The card waited from START; the editor wrote at START + 100; the approval came an hour later (AI Tasks).
+    events = run(
+        llm(["update_page"]), approval(True), tool("update_page"), tool_write("pages", 5, "complete"), llm()
+    )
+    decided_later = tuple(replace(e, crdate=e.crdate + 3_600) if e.sequence >= 1 else e for e in events)
+    loaded = conversation(
+        messages=[user(0), user(1, "Lass das.")],
+        times={0: START - 10, 1: START + 100},
+        runs=[a_run("completed")],
+        events={RUN_UUID: decided_later},
+    )
+
+    (entry,) = rebuild_record(loaded).rebuilt
+
+    assert (entry.segment, entry.ended, entry.waiting) == (0, Ended.WAITING, ("update_page",))
+    assert entry.undecided == Undecided(UndecidedKind.CARD, UndecidedBy.NEW_MESSAGE)
+
+
+def test_a_decision_taken_before_the_next_message_is_the_chats_and_opens_a_segment() -> None:
+    events = run(llm(["update_page"]), approval(True), tool("update_page"), llm())
+    loaded = conversation(
+        messages=[user(0), user(1, "Danke.")],
+        times={0: START - 10, 1: START + 100},
+        runs=[a_run("completed")],
+        events={RUN_UUID: events},
+    )
+
+    assert [entry.segment for entry in rebuild_record(loaded).rebuilt] == [0, 1]
 
 
 def test_a_waiting_run_without_a_later_message_still_waits_undecided_by_nobody() -> None:
