@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from core.conversation import Conversation, Run
-from core.events import EventKind, Segment, split_segments, tool_name
+from core.events import Segment, split_segments, tool_name
 from core.notes import (
     NO_USER_MESSAGE_HELD_REASON,
     NO_USER_MESSAGE_REASON,
@@ -17,6 +17,7 @@ from core.notes import (
     page_prompt_line,
 )
 from core.record_diff import EntryDifference, diff
+from core.refused import Opening, opening_of
 from core.run_record import (
     DISPLAY_TOOLS,
     CardReading,
@@ -130,10 +131,9 @@ def _run_entries(conversation: Conversation, run: Run) -> tuple[RunRecordEntry, 
     if left_at is not None:
         # 000_…, "Decision": a run the editor left with a new message "may still be decided in AI Tasks; the
         # note says that such a later decision is not recorded here": the chat's record ends where it waited.
-        opener = segments[left_at].opened_by
-        waited = RunStatus.WAITING_FOR_INPUT if opener and opener.kind is EventKind.INPUT else None
+        answered = opening_of(segments[left_at]) is Opening.INPUT
+        run = replace(run, status=RunStatus.WAITING_FOR_INPUT if answered else RunStatus.WAITING_FOR_APPROVAL)
         segments = segments[:left_at]
-        run = replace(run, status=waited or RunStatus.WAITING_FOR_APPROVAL)
     first, positions = _positions(conversation, run, segments)
     return build_entries(
         run.uuid,
@@ -174,9 +174,7 @@ def _left_for_ai_tasks(conversation: Conversation, segments: Sequence[Segment]) 
     """The first segment a decision opened after the editor had written a new message while the run waited
     for it: the chat left the run then (a card or question is abandoned by a new message), so the decision
     came from elsewhere (AI Tasks). None when every decision came before the next user message."""
-    users = [
-        conversation.message_times.get(m.position, 0) for m in conversation.messages if m.role is Role.USER
-    ]
+    users = _user_message_times(conversation)
     for index in range(1, len(segments)):
         opener = segments[index].opened_by
         waited_from = segments[index - 1].returned_at
@@ -195,12 +193,15 @@ def _left_by(conversation: Conversation, run: Run, segments: Sequence[Segment]) 
         return UndecidedBy.TOUR_ENDED if _drove_a_tour(segments) else None
     if is_waiting(run.status):
         returned_at = segments[-1].returned_at if segments else run.started_at
-        later_user = any(
-            m.role is Role.USER and conversation.message_times.get(m.position, 0) > returned_at
-            for m in conversation.messages
-        )
+        later_user = any(at > returned_at for at in _user_message_times(conversation))
         return UndecidedBy.NEW_MESSAGE if later_user else None
     return None
+
+
+def _user_message_times(conversation: Conversation) -> list[int]:
+    """When each of the editor's messages was written (0 where its time cannot be read)."""
+    times = conversation.message_times
+    return [times.get(m.position, 0) for m in conversation.messages if m.role is Role.USER]
 
 
 def _drove_a_tour(segments: Sequence[Segment]) -> bool:
