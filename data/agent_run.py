@@ -115,14 +115,18 @@ class Run:
         self.sequence += 1
         return uid
 
-    def llm(self, *tools: str, ms: float = 1800.0, finish: str | None = None) -> None:
-        """A model round that requests the given tool calls (none: the final answer)."""
+    def _request(self, also: Sequence[str] = ()) -> None:
+        """A new round's context and request, as nr-llm records them before it calls the provider."""
         self.round += 1
         self._event("context", {"contextBudget": 128000}, ms=0.0)
+        self._event("request", {"toolSpecs": [*OFFERED_TOOLS, *also]})
+
+    def llm(self, *tools: str, ms: float = 1800.0, finish: str | None = None) -> None:
+        """A model round that requests the given tool calls (none: the final answer)."""
         also = [
             tool for tool in dict.fromkeys(tools) if tool not in OFFERED_TOOLS and tool not in HELD_BACK_TOOLS
         ]
-        self._event("request", {"toolSpecs": [*OFFERED_TOOLS, *also]})
+        self._request(also)
         payload: dict[str, Any] = {"finishReason": finish or ("tool_calls" if tools else "stop")}
         payload |= {"promptTokens": 2100, "completionTokens": 180, "totalTokens": 2280}
         if self.privacy == Privacy.FULL:
@@ -437,9 +441,7 @@ class Run:
         """The turn failed before nr-llm returned its steps, the segment's end unknown: the provider refused
         its first call, so the run recorded the round's context and request but no model round (nr-llm checks
         the provider's key inside the call, after recording the request)."""
-        self.round += 1
-        self._event("context", {"contextBudget": 128000}, ms=0.0)
-        self._event("request", {"toolSpecs": list(OFFERED_TOOLS)})
+        self._request()
         self.status = "failed"
         self.termination = "provider_failed"
         self.segment.at = self.now
