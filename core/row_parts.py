@@ -29,16 +29,32 @@ def _in_window(tstamp: int, closes: int) -> bool:
     return stamped_in(HUMAN_ROWS.stamped, tstamp, closes)
 
 
-def row_part(uid: int, tstamp: int, decided_by: Sequence[int] | None, closes: int) -> RowPart:
-    """The part a row played, from the outcome's stored decided_by (evidence first, then the deciding rows)
-    and the row's place in insertion order; never a derivation again (DESIGN.md rules 3 and 4)."""
+def stored_evidence(
+    decided_by: Sequence[int] | None, rows: Sequence[HistoryRow], written_at: int
+) -> int | None:
+    """The evidence row among the stored decided_by: its first uid, unless W had none. A record that is gone
+    is DISCARDED by its deletes without one (DESIGN.md rule 2), and an evidence row is inserted by W's moment,
+    so stamped at or before it (give or take SAME_SAVE_S): a first row stamped later decided the outcome."""
+    if not decided_by:
+        return None
+    first = next((row for row in rows if row.uid == decided_by[0]), None)
+    if first is not None and first.tstamp > written_at + SAME_SAVE_S:
+        return None
+    return decided_by[0]
+
+
+def row_part(
+    uid: int, tstamp: int, decided_by: Sequence[int] | None, closes: int, evidence: int | None
+) -> RowPart:
+    """The part a row played, from the outcome's stored decided_by (the evidence row `evidence`, then the
+    deciding rows) and the row's place in insertion order; never a derivation again (DESIGN.md rules 3, 4)."""
     if decided_by is None:
         return RowPart.NOT_RECORDED if _in_window(tstamp, closes) else RowPart.AFTER_WINDOW
-    if decided_by and uid == decided_by[0]:
+    if uid == evidence:
         return RowPart.EVIDENCE
     if uid in decided_by:
         return RowPart.DECIDED
-    if decided_by and uid < decided_by[0]:
+    if evidence is not None and uid < evidence:
         return RowPart.BEFORE
     return RowPart.IN_WINDOW if _in_window(tstamp, closes) else RowPart.AFTER_WINDOW
 
@@ -60,7 +76,7 @@ def row_parts(
     window's end, and the deletes after it."""
     closes = window_closes_at(written_at, window_s)
     decided = set(decided_by or ())
-    evidence = decided_by[0] if decided_by else None
+    evidence = stored_evidence(decided_by, rows, written_at)
     ordered = sorted(rows, key=lambda row: row.uid)
     shown = [row for row in ordered if row.uid in decided or _around(row, written_at, closes, evidence)]
-    return [(row, row_part(row.uid, row.tstamp, decided_by, closes)) for row in shown]
+    return [(row, row_part(row.uid, row.tstamp, decided_by, closes, evidence)) for row in shown]

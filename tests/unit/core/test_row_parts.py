@@ -34,7 +34,7 @@ def _row(uid: int, tstamp: int, action: Action = Action.MODIFY) -> HistoryRow:
 def test_a_rows_part_is_read_from_the_stored_decided_by_and_the_windows_end(
     uid: int, tstamp: int, decided_by: tuple[int, ...] | None, part: RowPart
 ) -> None:
-    found = row_part(uid, tstamp, decided_by, CLOSES)
+    found = row_part(uid, tstamp, decided_by, CLOSES, decided_by[0] if decided_by else None)
 
     assert found is part
 
@@ -63,3 +63,12 @@ def test_without_a_stored_evidence_row_the_rows_shown_start_at_the_writes_same_s
     shown = row_parts(rows, T, WINDOW, None)
 
     assert [(row.uid, part) for row, part in shown] == [(9, RowPart.NOT_RECORDED), (10, RowPart.NOT_RECORDED)]
+
+
+def test_a_gone_records_delete_stored_first_is_a_deciding_row_not_evidence_when_the_write_had_none() -> None:
+    # DESIGN.md rule 2: a gone record is DISCARDED without evidence; its decided_by lists the deletes alone.
+    rows = [_row(8, T - DAY_S), _row(12, T + DAY_S, Action.DELETE)]
+
+    shown = row_parts(rows, T, WINDOW, (12,))
+
+    assert [(row.uid, part) for row, part in shown] == [(12, RowPart.DECIDED)]
