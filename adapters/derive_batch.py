@@ -477,7 +477,11 @@ def _fact_columns(settings: BatchSettings) -> decision.FactColumns:
         presence=r.c.presence,
         deletes_in_window=a.c[human_column(Action.DELETE)],
         deletes_after_window=a.c.deletes_after,
-        evidence_uid=case((m.c.boundary > 0, m.c.boundary)),
+        # Rule 3 read with 003_…: only W's own row, or rows of its writer that could be it, are evidence;
+        # the boundary of a write without either (the last row inserted by its moment) is none.
+        evidence_uid=case(
+            (and_(m.c.boundary > 0, or_(m.c.own_uid.is_not(None), m.c.unclear == 1)), m.c.boundary)
+        ),
         history_reaches_back=decision.reaches_back(w.c.written_at, settings.oldest),
         own_row_unclear=m.c.unclear,
         human_actions={action: a.c[human_column(action)] for action in WINDOW_TESTS},
@@ -550,7 +554,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         decision.deciding_test(facts).label("decision"),
         decision.edit_scope(facts).label("edit_scope"),
         (a.c.first_tstamp - w.c.written_at).label("since"),
-        m.c.boundary,
+        facts.evidence_uid.label("evidence"),
     ).select_from(source)
     d = plans.evaluated_once(decided).subquery("decided")
     since = d.c.since
@@ -568,7 +572,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         case((decision.decides(d.c.decision, CallOutcome.EDITED), d.c.edit_scope), else_=literal("")),
         d.c.decision,
         first_change,
-        case((and_(~unknown, d.c.boundary > 0), d.c.boundary)),
+        case((~unknown, d.c.evidence)),
     )
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
     settings.statistics(connection, batch_fact)

@@ -8,7 +8,7 @@ and emptied at the start of every batch:
     batch_write    their writes, with whether the target is readable and its table there (rule 6)
     batch_record   the written records, with whether each is still there (rule 2)
     (adapters.own_rows: every AI write of those records, their history rows, each write's own row, its
-                   boundary and evidence, rule 3)
+                   boundary, rule 3)
     batch_countable the batch's history rows that may count in a window, whichever write's
                    (derive_batch._may_count): a window reads its rows from these alone
     batch_stray    those of them stamped before a row inserted earlier, and the deletes: the only rows past

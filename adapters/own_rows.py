@@ -585,7 +585,7 @@ def _carry_positions(connection: Connection, lanes: _Lanes) -> None:
 def _fill_matches(connection: Connection, lanes: _Lanes, multi: bool) -> None:
     """Each write's own row: the pos_i-th row of its lane (lanes of several writes), the last row of its lane
     inserted by its moment (a lane of one write: pos = p); whether it cannot be told (pos < 1 <= p); and its
-    boundary, the own row or else rule 3's evidence: the last row of the record inserted by W's moment."""
+    boundary, the own row or else the last row of the record inserted by W's moment."""
     dialect = connection.dialect.name
     w = lanes.table
     columns = [c.name for c in batch_match.c]
@@ -665,9 +665,10 @@ def _single_lanes(dialect: str, lanes: _Lanes) -> Select[Any]:
 
 
 def _fill_evidence(connection: Connection) -> None:
-    """Rule 3's evidence of each due write without an own row: the last row of the record inserted by W's
-    moment (any row, any writer), else none (0). Only a due write's boundary is read (its window, its facts
-    and deciders); a write of the batch's records that is not due keeps 0."""
+    """The boundary of each due write without an own row: the last row of the record inserted by W's moment
+    (any row, any writer), else none (0); the rows after it were inserted after W. It is evidence only where
+    W's own row cannot be told (rule 3; adapters.derive_batch). Only a due write's boundary is read (its
+    window, its facts and deciders); a write of the batch's records that is not due keeps 0."""
     dialect = connection.dialect.name
     m, h = batch_match, batch_history
     # Only the due writes are asked: seeking a hot record's rows for the writes that are not due cost MariaDB
@@ -694,9 +695,9 @@ def _fill_evidence(connection: Connection) -> None:
 
 
 def _count_evidence(connection: Connection, asked: ColumnElement[bool]) -> None:
-    """Each asked write's evidence found in one pass, not sought: the record's rows by floor and uid and the
+    """Each asked write's boundary found in one pass, not sought: the record's rows by floor and uid and the
     writes by W's moment (`_summed_before`). A record's floors never fall along its uids, so the rows inserted
-    by W's moment come first, and the last of them is the evidence; its uid is the sum of each row's step from
+    by W's moment come first, and the last of them is the boundary; its uid is the sum of each row's step from
     the row before it."""
     dialect = connection.dialect.name
     m, h = batch_match, batch_history

@@ -27,7 +27,7 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      positions its later blocks lower
     batch_match      each write's own row (the pos_i-th of its lane), whether it cannot be told, its
                      boundary (the own row, else the last row inserted by t + SAME_SAVE_S, else 0)
-    batch_evidence   where a seek below a bound reads every later row (MariaDB), each due write's evidence
+    batch_evidence   where a seek below a bound reads every later row (MariaDB), each due write's boundary
     batch_own        the own rows: with the rows a correlation id names, the AI rows of the records (not
                      filled where the window hashes them from batch_match: plans.hashes_a_list)
 
@@ -149,7 +149,7 @@ batch_pos_carry = _temporary(
     integer_column("block"),
     integer_column("carry"),
 )
-# Where a seek below a bound reads every later row (plans.seeks_below_outer_bound): the evidence row of each
+# Where a seek below a bound reads every later row (plans.seeks_below_outer_bound): the boundary row of each
 # due write without an own row, counted in one pass, before batch_match takes it.
 batch_evidence = _temporary(
     "tx_runrecord_batch_evidence", integer_column("event_uid", key=True), integer_column("boundary")

@@ -18,7 +18,7 @@ from core.window import (
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
-RULE_VERSION = "2026.12-2"
+RULE_VERSION = "2026.12-3"
 
 # DESIGN.md rule 3: TYPO3 stamps a row with the start of the process that wrote it (DOMAIN.md, "When a row is
 # stamped"), so no stamp tells W's own row. What bounds it is the order of insertion: a row inserted by W's
@@ -213,7 +213,7 @@ class WriteFacts:
     gone: bool  # the record's row is missing, deleted=1, or its table is gone (rule 2)
     deleted_in_window: bool  # a live delete row inserted after W's own, stamped up to t + window
     deleted_after_window: bool  # a live delete row inserted after W's own, stamped after the window
-    evidence: bool  # W's own row, or a retained row inserted by t (rule 3)
+    evidence: bool  # W's own row, or its writer's rows that could be it (rule 3; 003_…: no older survivor)
     history_reaches_back: bool  # the oldest row left in sys_history is at or before t
     human_actions: frozenset[Action]  # the actions of the human rows of the window (rule 4)
     own_row_unclear: bool = False  # rows of W's writer could be W's own, but later writes need them all

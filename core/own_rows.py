@@ -24,7 +24,7 @@ class OwnRow:
 
     own: HistoryRow | None
     unclear: bool
-    evidence: bool  # the own row, or a row inserted by t
+    evidence: bool  # W's own row was found, or rows of W's writer that could be it (unclear)
     boundary: int  # rows with a greater uid are inserted after W's own row (0: every row)
 
 
@@ -80,8 +80,11 @@ def _is_candidate(row: HistoryRow) -> bool:
 def _own_row(
     write: Write, own: HistoryRow | None, count: int, rows: Sequence[HistoryRow], floors: Mapping[int, int]
 ) -> OwnRow:
-    inserted_by_t = [row.uid for row in rows if floors[row.uid] <= write.written_at + SAME_SAVE_S]
     if own is not None:
         return OwnRow(own, unclear=False, evidence=True, boundary=own.uid)
+    # 003_…, "The classification": another row of the record inserted by t is no proof that W's own row
+    # survived ("an older survivor answers that for a write whose own row is long gone"). It still bounds the
+    # rows inserted after W, which a gone record's deletes are read from (rule 2).
+    inserted_by_t = [row.uid for row in rows if floors[row.uid] <= write.written_at + SAME_SAVE_S]
     last = inserted_by_t[-1] if inserted_by_t else 0
-    return OwnRow(None, unclear=count >= 1, evidence=bool(inserted_by_t), boundary=last)
+    return OwnRow(None, unclear=count >= 1, evidence=count >= 1 and last > 0, boundary=last)

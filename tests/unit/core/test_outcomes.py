@@ -200,13 +200,28 @@ def test_a_row_up_to_two_seconds_after_the_write_is_its_evidence():
     assert result.decided_by == (10,)
 
 
-def test_an_older_retained_row_of_the_record_is_evidence():
+def test_an_older_retained_row_of_the_record_is_no_evidence_that_ws_own_row_survived():
+    # 003_…, "The classification": "what proves our write's row survived is not that SOME row exists at or
+    # before it — an older survivor answers that for a write whose own row is long gone".
     rows = (a_row(5, T - 30 * DAY, Action.ADD, ("header", "bodytext")),)
 
     result = classify(*rows)
 
-    assert result.outcome is ACCEPTED
-    assert result.decided_by == (5,)
+    assert result.outcome is UNKNOWN
+    assert result.reason is UnknownReason.NO_HISTORY_ROW
+    assert result.decided_by == ()
+
+
+def test_a_worker_stamped_own_row_trimmed_before_an_earlier_inserted_edit_leaves_the_write_unknown():
+    # The worker's row is stamped when the worker started, days before the write; the editor's row, inserted
+    # before it, is stamped at its request. Trimming by stamp takes the worker's row and keeps the editor's.
+    started = T - 5 * DAY
+    rows = (a_row(5, T - DAY, Action.MODIFY, ("header",)),)
+
+    result = classify(*rows, oldest=started + DAY)
+
+    assert result.outcome is UNKNOWN
+    assert result.reason is UnknownReason.NO_HISTORY_ROW
 
 
 def test_the_evidence_row_is_the_newest_row_at_or_just_after_the_write():
@@ -384,6 +399,15 @@ def test_a_gone_record_without_a_delete_row_is_discarded_and_decided_by_its_evid
     assert result.first_change_after_s == DAY
 
 
+def test_a_gone_record_without_ws_own_row_is_decided_by_its_delete_alone_not_by_an_older_row():
+    rows = (a_row(5, T - DAY), a_row(12, T + DAY, Action.DELETE, ()))
+
+    result = classify(*rows, presence=Presence.DELETED)
+
+    assert result.outcome is DISCARDED
+    assert result.decided_by == (12,)
+
+
 # --- DESIGN.md rule 7: edit scope ---------------------------------------------------------------------------
 
 
@@ -411,7 +435,7 @@ def test_a_hide_and_a_later_unhide_are_released_only():
 
 
 def test_released_only_needs_no_knowledge_of_the_written_fields():
-    rows = (a_row(5, T - DAY, Action.MOVE, None), a_row(12, T + DAY, fields=("hidden",)))
+    rows = (own_row(None, action=Action.MOVE), a_row(12, T + DAY, fields=("hidden",)))
 
     result = classify(*rows, write=a_write())
 
@@ -484,7 +508,8 @@ def test_an_unreadable_human_modify_row_makes_the_scope_fields_unknown():
 
 
 def test_without_the_written_fields_the_scope_is_fields_unknown():
-    rows = (a_row(5, T - DAY, Action.ADD, ("bodytext",)), a_row(12, T + DAY, fields=("bodytext",)))
+    # W's own row is a move: it names no field W wrote.
+    rows = (own_row(None, action=Action.MOVE), a_row(12, T + DAY, fields=("bodytext",)))
 
     result = classify(*rows, write=a_write())
 
@@ -507,12 +532,13 @@ def test_the_fields_w_wrote_come_from_its_own_history_row():
     assert result.edit_scope is EditScope.OTHER_FIELDS
 
 
-def test_when_the_evidence_is_not_ws_own_row_the_scope_is_fields_unknown():
+def test_a_write_without_its_own_row_is_unknown_even_when_an_editor_changed_the_record_after_it():
     rows = (a_row(5, T - DAY, Action.MODIFY, ("bodytext",)), a_row(12, T + DAY, fields=("header",)))
 
     result = classify(*rows)
 
-    assert result.edit_scope is EditScope.FIELDS_UNKNOWN
+    assert result.outcome is UNKNOWN
+    assert result.reason is UnknownReason.NO_HISTORY_ROW
 
 
 def test_the_scope_ignores_non_modifications_in_the_window():

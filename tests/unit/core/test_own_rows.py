@@ -325,7 +325,7 @@ def test_a_cli_task_on_another_field_changes_nothing():
 
 
 def test_a_cli_task_on_any_field_is_unknown_when_ws_fields_are_unknown():
-    rows = (a_row(5, T - DAY, Action.MOVE, None), hand_edit(11, T + DAY, "header", automation=True))
+    rows = (own_row(None, action=Action.MOVE), hand_edit(11, T + DAY, "header", automation=True))
 
     result = classify(*rows)
 
@@ -493,7 +493,8 @@ def test_an_unreadable_target_whose_record_is_also_gone_is_unknown_unreadable_ta
     assert WRITE_DECISION[0][2] is UnknownReason.UNREADABLE_TARGET
 
 
-def test_the_rules_of_a_publishs_draft_modifies_and_of_backend_users_rows_have_their_own_version():
+def test_each_change_of_the_rules_has_its_own_version():
     # 2026.12-1 read history as TYPO3 writes it; 2026.12-2 leaves a draft's add row (the copy of every field)
-    # out of the fields a publish changed, and compares only a backend user's row with a run's be_user.
-    assert RULE_VERSION == "2026.12-2"
+    # out of the fields a publish changed, and compares only a backend user's row with a run's be_user;
+    # 2026.12-3 takes no other row of the record for evidence that W's own row survived.
+    assert RULE_VERSION == "2026.12-3"
