@@ -286,7 +286,21 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
             .where(same_record(dialect, r, c), run.c.be_user == userid)  # r: as above
             .scalar_subquery()
         )
-    live = case((func.coalesce(found.c.workspace, 0) == 0, 1), else_=0)
+    # A workspace's row is a draft only where a publish row of the record follows it (core.workspaces):
+    # asked of a workspace's rows alone. (As a window over the record's rows, MariaDB 10.11 read it wrongly
+    # where the lane below repeats it beside a subquery.)
+    p = h.alias("publish")
+    published_after = (
+        select(literal(1))
+        .where(
+            same_record(dialect, r, p),
+            p.c.actiontype == Action.PUBLISH.value,
+            func.coalesce(p.c.workspace, 0) == 0,
+            p.c.uid > found.c.uid,
+        )
+        .exists()
+    )
+    live = case((func.coalesce(found.c.workspace, 0) == 0, 1), (published_after, 0), else_=1)
     by_automation = automation_row(found) if automation else literal(0)
     by_single = case((single.c.be_user == userid, r.c.channel))
     channel = case((r.c.channels == 1, by_single), else_=shared)

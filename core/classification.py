@@ -34,6 +34,7 @@ from core.window import (
     in_span,
     window_closes_at,
 )
+from core.workspaces import live_changes
 
 
 def classify_writes(
@@ -47,6 +48,7 @@ def classify_writes(
 
     `writes` are every AI write of the record known (any run, any time): the rows each one inserted are AI
     rows for all of them (rules 2-4, 7)."""
+    history = live_changes(history)
     matched = match_own_rows(writes, history)
     ordered = sorted(history, key=attrgetter("uid"))
     ai_rows = {m.own.uid for m in matched.values() if m.own is not None}

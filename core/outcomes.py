@@ -18,7 +18,7 @@ from core.window import (
 
 # DESIGN.md rule 8: every derived row carries the version of the rules that produced it. Raise it whenever a
 # rule here changes what a write or a run is classified as.
-RULE_VERSION = "2026.12-3"
+RULE_VERSION = "2026.12-4"
 
 # DESIGN.md rule 3: TYPO3 stamps a row with the start of the process that wrote it (DOMAIN.md, "When a row is
 # stamped"), so no stamp tells W's own row. What bounds it is the order of insertion: a row inserted by W's

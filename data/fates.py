@@ -157,6 +157,12 @@ class RecordReading:
         rows = sorted((row for row in record.history if row.stamp >= horizon), key=lambda row: row.insertion)
         self.rows = rows
         self.floors = list(accumulate((row.stamp for row in rows), max))
+        # A workspace's row is a draft only where a publish row of the record follows it (core.workspaces).
+        last_publish = max(
+            (i for i, row in enumerate(rows) if row.action == Action.PUBLISH and row.workspace == 0),
+            default=-1,
+        )
+        self.live = [row.workspace == 0 or i > last_publish for i, row in enumerate(rows)]
         ai = sorted((w for w in writes if w.readable), key=lambda w: (w.written_at, w.event_uid))
         self.own: dict[int, int | None] = {}  # event uid -> index of its own row, None: no own row
         self.unclear: set[int] = set()  # writes whose own row the rows cannot tell
@@ -175,7 +181,7 @@ class RecordReading:
         candidates = [
             i
             for i, row in enumerate(self.rows)
-            if row.action in _SAVES and row.workspace == 0 and row.user == user and not row.names_run
+            if row.action in _SAVES and self.live[i] and row.user == user and not row.names_run
         ]
         could = [sum(self.floors[c] <= w.written_at + SAME_SAVE_S for c in candidates) for w in writes]
         left = len(candidates) + 1
@@ -210,9 +216,9 @@ class RecordReading:
         previous = max((i for i in range(index) if self.rows[i].action == Action.PUBLISH), default=-1)
         # A draft's add row copies every field of the record; the fields changed are its modifies'.
         drafts = [
-            earlier
-            for earlier in self.rows[previous + 1 : index]
-            if earlier.workspace > 0 and earlier.action == Action.MODIFY
+            self.rows[i]
+            for i in range(previous + 1, index)
+            if not self.live[i] and self.rows[i].action == Action.MODIFY
         ]
         if not drafts or any(draft.keys is None for draft in drafts):
             return None
@@ -229,25 +235,23 @@ def expected_write(
     boundary = reading.boundary(write)
     after = range(boundary + 1, len(rows))
     delete_after_window = any(
-        rows[i].action == Action.DELETE and rows[i].workspace == 0 and rows[i].stamp > t + window_s
-        for i in after
+        rows[i].action == Action.DELETE and reading.live[i] and rows[i].stamp > t + window_s for i in after
     )
     if (record.gone or record.deleted) and not delete_after_window:
         return Expected("discarded")
     own = reading.own.get(write.event_uid)
-    if own is None and boundary < 0:
+    # Only the write's own row, or its writer's rows that could be it, are evidence (003_…): no older row.
+    if own is None and (boundary < 0 or write.event_uid not in reading.unclear):
         trimmed = oldest_retained is None or oldest_retained > t
         return Expected("unknown", "history_trimmed" if trimmed else "no_history_row")
     if write.event_uid in reading.unclear:
         return Expected("unknown", "own_row_unclear")
     window = [i for i in after if rows[i].stamp <= t + window_s and i not in reading.ai_rows]
-    if any(rows[i].action == Action.DELETE and rows[i].workspace == 0 for i in window):
+    if any(rows[i].action == Action.DELETE and reading.live[i] for i in window):
         return Expected("discarded")
     changes = (Action.MODIFY, Action.PUBLISH)
     automation = {i for i in window if rows[i].user == reading.cli_user}
-    human = [
-        i for i in window if rows[i].workspace == 0 and i not in automation and rows[i].action in changes
-    ]
+    human = [i for i in window if reading.live[i] and i not in automation and rows[i].action in changes]
     own_keys = None if own is None or rows[own].keys is None else (rows[own].keys or frozenset())
     wrote = None if own_keys is None else own_keys - BOOKKEEPING_FIELDS
     if human:

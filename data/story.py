@@ -344,7 +344,9 @@ class Writer:
             else:
                 published = last + self.story.window_s + plan.plants.randint(DAY // 2, 10 * DAY)
             publisher = plan.plants.choice(plan.editors)
-            if not site.acted(drafted):
+            # Until the publish the draft's rows are the version's, another uid (core.workspaces): the
+            # record has them only once it is published.
+            if not site.acted(published):
                 return
             # The first edit in a workspace copies the live record into a draft (DataHandler::insertDB: an
             # add row of every field), then saves the edit on the copy; the publish points both at the record.
@@ -359,8 +361,6 @@ class Writer:
                 by=self.editor,
                 workspace=DRAFT_WORKSPACE,
             )
-            if not site.acted(published):
-                return
             record.values[name] = _typed(name, "Entwurf")
             site.history(record, Action.PUBLISH, at=published, by=publisher)
         else:

@@ -286,6 +286,33 @@ def test_a_draft_published_inside_the_window_is_edited_with_the_drafts_fields(
 
 
 @pytest.mark.parametrize(
+    ("action", "expected"),
+    [(2, Outcome("edited", edit_scope="other_fields")), (4, Outcome("discarded"))],
+    ids=["a modify", "a delete"],
+)
+def test_a_workspaces_row_on_the_live_record_that_no_publish_follows_changed_it(
+    installation_engine: Engine, action: int, expected: Outcome
+) -> None:
+    # TYPO3 12.4 and 13.4.0-13.4.15 publish a draft as a modify row on the live uid written with the
+    # publisher's workspace (DataHandler::setHistory); a table without versioning is edited live from a
+    # workspace. Only a draft's rows that a later publish moved onto the record are no change of it.
+    with installation(installation_engine) as site:
+        page = a_page(site)
+        _, write = one_write(site, page)
+    new = {"description": "Entwurf"} if action == 2 else None
+    own, change = plant(
+        installation_engine,
+        page,
+        ai_row(T - 3),
+        Row(T + DAY, OTHER_EDITOR, action=action, new=new, workspace=1),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == replace(expected, decided_by=(own, change))
+
+
+@pytest.mark.parametrize(
     ("frontend_user", "at"),
     [(EDITOR, T - 2), (CLI, T + DAY)],
     ids=["the chatting editor's, inserted by the write's moment", "_cli_'s"],

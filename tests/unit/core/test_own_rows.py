@@ -7,6 +7,8 @@ insertion order (uid) and by W's moment, never by the stamp's distance to t.
 
 from __future__ import annotations
 
+import pytest
+
 from core.classification import classify_writes
 from core.outcomes import (
     RULE_VERSION,
@@ -217,8 +219,37 @@ def test_an_unclear_write_is_never_edited_by_an_ai_row():
 # --- workspaces ---------------------------------------------------------------------------------------------
 
 
-def test_a_draft_edited_in_a_workspace_is_no_change_of_the_live_record():
-    rows = (own_row(), hand_edit(11, T + DAY, "bodytext", live=False))
+def test_a_drafts_rows_a_publish_moved_onto_the_record_are_no_change_of_it_but_the_publish_is():
+    rows = (
+        own_row(("bodytext",)),
+        hand_edit(11, T + DAY, "bodytext", live=False),
+        a_row(12, T + 2 * DAY, Action.PUBLISH, ()),
+    )
+
+    result = classify(*rows)
+
+    assert result.decided_by == (10, 12)
+
+
+@pytest.mark.parametrize("action", [Action.MODIFY, Action.DELETE], ids=["modify", "delete"])
+def test_a_workspaces_row_on_the_record_no_publish_follows_changed_the_live_record(action):
+    # TYPO3 12.4 and 13.4.0-13.4.15 publish a draft as a modify row on the live uid with the publisher's
+    # workspace; a table that is not versioned is edited live from a workspace.
+    rows = (own_row(("bodytext",)), a_row(11, T + DAY, action, ("bodytext",), live=False))
+
+    result = classify(*rows, presence=Presence.PRESENT)
+
+    assert result.outcome is (EDITED if action is Action.MODIFY else DISCARDED)
+    assert result.decided_by == (10, 11)
+
+
+def test_a_workspaces_row_before_the_records_last_publish_is_a_draft_even_after_earlier_publishes():
+    rows = (
+        a_row(5, T - DAY, Action.PUBLISH, ()),
+        own_row(("bodytext",)),
+        hand_edit(12, T + DAY, "header", live=False),
+        a_row(13, CLOSES + DAY, Action.PUBLISH, ()),
+    )
 
     result = classify(*rows)
 
@@ -270,11 +301,13 @@ def test_a_cli_publish_of_a_draft_of_other_fields_leaves_the_write_accepted():
 
 
 def test_a_draft_published_after_the_window_is_accepted_unchanged_whenever_it_is_derived():
-    draft = (own_row(("bodytext",)), hand_edit(11, T + DAY, "bodytext", live=False))
-    published = (*draft, a_row(12, CLOSES + DAY, Action.PUBLISH, ()))
-
-    before = classify(*draft)
-    after = classify(*published)
+    # Until the publish the draft's rows are the version's (another uid): the record has its own row alone.
+    before = classify(own_row(("bodytext",)))
+    after = classify(
+        own_row(("bodytext",)),
+        hand_edit(11, T + DAY, "bodytext", live=False),
+        a_row(12, CLOSES + DAY, Action.PUBLISH, ()),
+    )
 
     assert before.outcome is ACCEPTED
     assert after == before
@@ -496,5 +529,6 @@ def test_an_unreadable_target_whose_record_is_also_gone_is_unknown_unreadable_ta
 def test_each_change_of_the_rules_has_its_own_version():
     # 2026.12-1 read history as TYPO3 writes it; 2026.12-2 leaves a draft's add row (the copy of every field)
     # out of the fields a publish changed, and compares only a backend user's row with a run's be_user;
-    # 2026.12-3 takes no other row of the record for evidence that W's own row survived.
-    assert RULE_VERSION == "2026.12-3"
+    # 2026.12-3 takes no other row of the record for evidence that W's own row survived; 2026.12-4 reads a
+    # workspace's row on the record as a draft only where a publish row follows it.
+    assert RULE_VERSION == "2026.12-4"

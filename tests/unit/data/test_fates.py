@@ -165,6 +165,30 @@ def test_a_draft_published_after_the_window_leaves_the_write_accepted() -> None:
     assert outcomes == [Expected("accepted_unchanged")]
 
 
+def test_a_workspaces_modify_on_the_record_that_no_publish_follows_is_an_edit() -> None:
+    # TYPO3 before 13.4.16 publishes a draft as a modify row of the publisher's workspace on the live uid.
+    installation = site()
+    record = page(installation)
+    written = card_write(chat(installation, T - 120), record, at=T)
+    published = {"new": {"title": "Entwurf"}, "old": {"title": "Produkte"}}
+    installation.history(record, Action.MODIFY, at=T + DAY, by=90_002, workspace=1, **published)
+
+    outcomes = expected(record, written)
+
+    assert outcomes == [Expected("edited", edit_scope="other_fields")]
+
+
+def test_another_editors_row_inserted_before_a_write_without_its_own_row_is_no_evidence() -> None:
+    installation = site()
+    record = installation.page("Angebote", at=T - 30 * DAY, by=90_002)
+    written = card_write(chat(installation, T - 120), record, at=T)
+    record.history = [row for row in record.history if row.user != EDITOR]  # the write's own row is gone
+
+    outcomes = expected(record, written)
+
+    assert outcomes == [Expected("unknown", "no_history_row")]
+
+
 def test_a_cli_task_changing_a_field_the_ai_wrote_is_unknown_changed_by_automation() -> None:
     installation = site()
     record = page(installation)
