@@ -6,6 +6,7 @@ A configuration or skill with fewer than MIN_GROUP_RUNS runs in a period is too 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -68,3 +69,22 @@ def show_group(runs: int) -> bool:
 def shown(group: Group, runs: int) -> bool:
     """A configuration or skill below MIN_GROUP_RUNS runs is too few to show (DESIGN.md, "Privacy")."""
     return group.kind is GroupKind.ALL or show_group(runs)
+
+
+def hidden_groups(all_runs: int, runs: Mapping[str, int]) -> frozenset[str]:
+    """The groups of one kind hidden in one period: those too few to show, and as many of the smallest others
+    as keep them from being worked out by subtraction.
+
+    All runs are always shown, so all runs less the groups shown is the figure of the groups hidden and of the
+    runs no group of the kind holds: below MIN_GROUP_RUNS runs together, that difference would show what the
+    suppression hides (DESIGN.md, "Privacy"). `runs` maps each group value of the kind to its runs."""
+    hidden = {value for value, count in runs.items() if not show_group(count)}
+    if not hidden:
+        return frozenset()
+    together = max(all_runs - sum(runs.values()), 0) + sum(runs[value] for value in hidden)
+    for value in sorted((v for v in runs if v not in hidden), key=lambda v: (runs[v], v)):
+        if show_group(together):
+            break
+        hidden.add(value)
+        together += runs[value]
+    return frozenset(hidden)

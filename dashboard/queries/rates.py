@@ -27,7 +27,7 @@ from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
 from core.formatting import NO_SKILL, group_text
-from core.groups import ALL_RUNS, Group, GroupKind, shown
+from core.groups import ALL_RUNS, Group, GroupKind, hidden_groups, show_group
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
@@ -322,21 +322,46 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
     """
     both = series(engine, [metric, Metric.RUNS.value], grain, now=now, group_kind=group_kind)
     frame = both.frame
-    runs = frame[frame["metric"] == Metric.RUNS.value].set_index(["period_start", "group_value"])["numerator"]
+    counted = frame[frame["metric"] == Metric.RUNS.value]
+    runs = counted.set_index(["period_start", "group_value"])["numerator"]
     rates = frame[frame["metric"] == metric].copy()
     rates["runs"] = [
         int(runs.get((p, g), 0)) for p, g in zip(rates["period_start"], rates["group_value"], strict=True)
     ]
-    kind = GroupKind(group_kind)
+    hidden: dict[date, frozenset[str]] = {}
+    if group_kind != ALL:
+        every = series(engine, [Metric.RUNS.value], grain, now=now).frame.set_index("period_start")[
+            "numerator"
+        ]
+        by_period: dict[date, dict[str, int]] = {}
+        for period, value, count in zip(
+            counted["period_start"], counted["group_value"], counted["numerator"], strict=True
+        ):
+            by_period.setdefault(period, {})[value] = int(count)
+        hidden = {p: hidden_groups(int(every.get(p, 0)), values) for p, values in by_period.items()}
     rates["shown"] = [
-        shown(Group(kind, value), count)
-        for value, count in zip(rates["group_value"], rates["runs"], strict=True)
+        group_kind == ALL or (show_group(count) and value not in hidden.get(period, frozenset()))
+        for period, value, count in zip(
+            rates["period_start"], rates["group_value"], rates["runs"], strict=True
+        )
     ]
     for column in _SPLIT_FIGURES:
         rates[column] = rates[column].astype(object).mask(~rates["shown"].astype(bool), None)
     rates["group"] = [group_label(group_kind, value) for value in rates["group_value"]]
     columns = ["period_start", "group", "group_value", "runs", "numerator", "denominator", "rate", "low"]
     return rates[[*columns, "high", "shown"]].reset_index(drop=True)
+
+
+def _hidden_by_period(
+    runs: dict[tuple[str, date, str, str], int],
+) -> dict[tuple[str, date, str], frozenset[str]]:
+    """Per grain, period and group kind, the groups hidden there (core.groups.hidden_groups): those too few
+    to show and those that keep them from being worked out from all runs by subtraction."""
+    by_period: dict[tuple[str, date, str], dict[str, int]] = {}
+    for (grain, period, kind, value), count in runs.items():
+        if kind != ALL:
+            by_period.setdefault((grain, period, kind), {})[value] = count
+    return {key: hidden_groups(runs.get((*key[:2], ALL, ""), 0), values) for key, values in by_period.items()}
 
 
 def _group_name(group_kind: str, value: str) -> str:
@@ -354,6 +379,7 @@ def aggregates_csv(engine: Engine) -> str:
         for row in rows
         if row.metric == Metric.RUNS.value
     }
+    hidden = _hidden_by_period(runs)
     kinds = {kind.value for kind in GroupKind}
     records = []
     for row in rows:
@@ -366,9 +392,11 @@ def aggregates_csv(engine: Engine) -> str:
             "group_kind": row.group_kind,
             "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
         }
-        kind = GroupKind(row.group_kind) if row.group_kind in kinds else None
-        count = runs.get((row.grain, row.period_start, row.group_kind, row.group_value), 0)
-        if kind is None or not shown(Group(kind, row.group_value), count):
+        key = (row.grain, row.period_start, row.group_kind, row.group_value)
+        if row.group_kind not in kinds or (
+            row.group_kind != ALL
+            and (not show_group(runs.get(key, 0)) or row.group_value in hidden.get(key[:3], frozenset()))
+        ):
             records.append({**record, "note": TOO_FEW})
             continue
         try:
