@@ -76,12 +76,13 @@ def hidden_groups(all_runs: int, runs: Mapping[str, int]) -> frozenset[str]:
     as keep them from being worked out by subtraction.
 
     All runs are always shown, so all runs less the groups shown is the figure of the groups hidden and of the
-    runs no group of the kind holds: below MIN_GROUP_RUNS runs together, that difference would show what the
-    suppression hides (DESIGN.md, "Privacy"). `runs` maps each group value of the kind to its runs."""
+    runs no group shown holds (no configuration, or a group the view leaves out): from one to
+    MIN_GROUP_RUNS - 1 runs together, that difference would be a figure the suppression hides (DESIGN.md,
+    "Privacy"). `runs` maps each group value of the kind shown beside all runs to its runs."""
     hidden = {value for value, count in runs.items() if not show_group(count)}
-    if not hidden:
-        return frozenset()
     together = max(all_runs - sum(runs.values()), 0) + sum(runs[value] for value in hidden)
+    if together == 0:
+        return frozenset(hidden)
     for value in sorted((v for v in runs if v not in hidden), key=lambda v: (runs[v], v)):
         if show_group(together):
             break

@@ -65,6 +65,13 @@ def test_runs_no_group_holds_count_with_the_hidden_groups_against_subtraction() 
     assert hidden_groups(24, {"small": 3, "b": 20}) == {"small", "b"}
 
 
+def test_fewer_than_five_runs_no_group_shown_holds_hide_the_smallest_group_beside_all_runs() -> None:
+    # One configuration shown beside all runs: all less it is the figure of the 3 runs of the others.
+    assert hidden_groups(23, {"stable": 20}) == {"stable"}
+    assert hidden_groups(25, {"stable": 20}) == frozenset()
+    assert hidden_groups(20, {"stable": 20}) == frozenset()
+
+
 def test_several_small_groups_hide_as_many_of_the_smallest_others_as_make_five_runs_together() -> None:
     hidden = hidden_groups(40, {"x": 1, "y": 1, "a": 5, "b": 5, "c": 28})
 
@@ -80,5 +87,4 @@ def test_all_runs_less_the_groups_shown_is_never_a_figure_of_one_to_four_runs_un
     left = all_runs - sum(count for value, count in runs.items() if value not in hidden)
 
     assert {value for value, count in runs.items() if not show_group(count)} <= hidden
-    if hidden:
-        assert left >= MIN_GROUP_RUNS or hidden == set(runs)
+    assert left == 0 or left >= MIN_GROUP_RUNS or hidden == set(runs)
