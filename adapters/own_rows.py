@@ -286,10 +286,10 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
             .where(same_record(dialect, r, c), run.c.be_user == userid)  # r: as above
             .scalar_subquery()
         )
-    # A workspace's row is a draft only where a publish row of the record follows it (core.workspaces):
-    # asked of a workspace's rows alone. (As a window over the record's rows, MariaDB 10.11 read it wrongly
-    # where the lane below repeats it beside a subquery.)
-    p = h.alias("publish")
+    # A workspace's row changed the live record where a live row of the record was inserted before it and no
+    # publish row after it (core.workspaces): asked of a workspace's rows alone. (As windows over the
+    # record's rows, MariaDB 10.11 read them wrongly where the lane below repeats them beside a subquery.)
+    p, b = h.alias("publish"), h.alias("live_before")
     published_after = (
         select(literal(1))
         .where(
@@ -300,7 +300,13 @@ def _fill_history(connection: Connection, *, automation: bool, grouped: bool) ->
         )
         .exists()
     )
-    live = case((func.coalesce(found.c.workspace, 0) == 0, 1), (published_after, 0), else_=1)
+    live_before = (
+        select(literal(1))
+        .where(same_record(dialect, r, b), func.coalesce(b.c.workspace, 0) == 0, b.c.uid < found.c.uid)
+        .exists()
+    )
+    workspace = func.coalesce(found.c.workspace, 0)
+    live = case((workspace == 0, 1), (published_after, 0), (live_before, 1), else_=0)
     by_automation = automation_row(found) if automation else literal(0)
     by_single = case((single.c.be_user == userid, r.c.channel))
     channel = case((r.c.channels == 1, by_single), else_=shared)

@@ -9,7 +9,7 @@ job's connection, created with the other batch tables (adapters.derive_scratch):
                      history row of a record several backend users wrote finds its writer's channel
     batch_writer     per record, its channels, and the one channel and its run where it has only one: the
                      record's rows then meet that run's backend user once, not a channel per row
-    batch_history    every retained row of the records: live (workspace 0), written by automation (the
+    batch_history    every retained row of the records: live (core.workspaces), written by automation (the
                      `_cli_` user), its channel, the run its correlation_id names, its lane (the channel, or
                      minus the named run, of a live add, modify, move or delete), its insertion floor (the
                      greatest tstamp up to it in uid order)

@@ -114,7 +114,7 @@ class HistoryRow:
     tstamp: int
     actiontype: int
     fields: frozenset[str] | None  # newRecord's keys (modify), the record's (add); None when unreadable
-    live: bool = True  # workspace 0; a row of a workspace is a draft, no change of the live record
+    live: bool = True  # workspace 0; core.workspaces tells which rows of a workspace changed the live record
     by_automation: bool = False  # written as the _cli_ backend user (a scheduler task, a CLI command)
     channel: int | None = (
         None  # Write.channel of the writes whose backend user wrote it; None: no AI writer's

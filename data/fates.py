@@ -157,12 +157,14 @@ class RecordReading:
         rows = sorted((row for row in record.history if row.stamp >= horizon), key=lambda row: row.insertion)
         self.rows = rows
         self.floors = list(accumulate((row.stamp for row in rows), max))
-        # A workspace's row is a draft only where a publish row of the record follows it (core.workspaces).
+        # A workspace's row changed the live record where a live row came before it and no publish row
+        # after it (core.workspaces).
         last_publish = max(
             (i for i, row in enumerate(rows) if row.action == Action.PUBLISH and row.workspace == 0),
             default=-1,
         )
-        self.live = [row.workspace == 0 or i > last_publish for i, row in enumerate(rows)]
+        first_live = min((i for i, row in enumerate(rows) if row.workspace == 0), default=len(rows))
+        self.live = [row.workspace == 0 or first_live < i > last_publish for i, row in enumerate(rows)]
         ai = sorted((w for w in writes if w.readable), key=lambda w: (w.written_at, w.event_uid))
         self.own: dict[int, int | None] = {}  # event uid -> index of its own row, None: no own row
         self.unclear: set[int] = set()  # writes whose own row the rows cannot tell

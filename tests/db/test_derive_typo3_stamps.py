@@ -312,6 +312,28 @@ def test_a_workspaces_row_on_the_live_record_that_no_publish_follows_changed_it(
     assert result == replace(expected, decided_by=(own, change))
 
 
+def test_a_write_to_a_record_created_in_a_workspace_and_not_published_is_no_live_change(
+    installation_engine: Engine,
+) -> None:
+    # Such a record's version has its own uid: its rows are a workspace's from its add row on, and TYPO3
+    # before 13.4.16 writes no publish row when it publishes one.
+    with installation(installation_engine) as site:
+        page = site.page("Produkte", at=CREATED, history=False)
+        _, write = one_write(site, page)
+    created = {"uid": page.uid, "pid": 1, "title": "Entwurf", "t3ver_wsid": 1, "t3ver_state": 1}
+    plant(
+        installation_engine,
+        page,
+        Row(T - DAY, OTHER_EDITOR, action=1, new=created, workspace=1),
+        ai_row(T - 3, workspace=1),
+        Row(T + DAY, OTHER_EDITOR, new={"description": "Entwurf"}, workspace=1),
+    )
+
+    (result,) = derived(installation_engine, write)
+
+    assert result == Outcome("unknown", reason="no_history_row")
+
+
 @pytest.mark.parametrize(
     ("frontend_user", "at"),
     [(EDITOR, T - 2), (CLI, T + DAY)],
