@@ -555,6 +555,7 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         decision.edit_scope(facts).label("edit_scope"),
         (a.c.first_tstamp - w.c.written_at).label("since"),
         facts.evidence_uid.label("evidence"),
+        m.c.boundary,
     ).select_from(source)
     d = plans.evaluated_once(decided).subquery("decided")
     since = d.c.since
@@ -572,7 +573,12 @@ def _fill_facts(connection: Connection, settings: BatchSettings) -> None:
         case((decision.decides(d.c.decision, CallOutcome.EDITED), d.c.edit_scope), else_=literal("")),
         d.c.decision,
         first_change,
-        case((~unknown, d.c.evidence)),
+        # A gone record's deletes follow the last row inserted by W's moment, its own row or not
+        # (core.classification): that row heads what decided it.
+        case(
+            (and_(d.c.decision == WriteTest.RECORD_GONE.value, d.c.boundary > 0), d.c.boundary),
+            (~unknown, d.c.evidence),
+        ),
     )
     connection.execute(insert(batch_fact).from_select([c.name for c in batch_fact.c], rows))
     settings.statistics(connection, batch_fact)

@@ -126,7 +126,10 @@ def _classify(
         test = next(test for test, o, _ in WRITE_DECISION if write_test_holds(test, facts))
         action = next((a for a, t in WINDOW_TESTS.items() if t is test), None)
         deciding = tuple(row for row in human if row.action is action) if action is not None else ()
-    head = match.boundary if match.evidence and match.boundary else None
+    # A gone record's deletes are those inserted after the last row inserted by W's moment, its own row or
+    # not: that row heads what decided it, as the evidence row does for every other outcome.
+    gone = outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts)
+    head = match.boundary if (match.evidence or gone) and match.boundary else None
     return WriteOutcome(
         event_uid=write.event_uid,
         outcome=outcome,

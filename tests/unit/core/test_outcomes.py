@@ -399,13 +399,14 @@ def test_a_gone_record_without_a_delete_row_is_discarded_and_decided_by_its_evid
     assert result.first_change_after_s == DAY
 
 
-def test_a_gone_record_without_ws_own_row_is_decided_by_its_delete_alone_not_by_an_older_row():
+def test_a_gone_record_without_ws_own_row_is_decided_by_the_last_row_inserted_before_it_and_its_delete():
+    # No evidence of W's own row (003_…), but the deletes that count are those inserted after that row.
     rows = (a_row(5, T - DAY), a_row(12, T + DAY, Action.DELETE, ()))
 
     result = classify(*rows, presence=Presence.DELETED)
 
     assert result.outcome is DISCARDED
-    assert result.decided_by == (12,)
+    assert result.decided_by == (5, 12)
 
 
 # --- DESIGN.md rule 7: edit scope ---------------------------------------------------------------------------
@@ -840,9 +841,13 @@ def test_classify_does_not_depend_on_the_order_of_the_rows(specs, ai, oldest, ra
     assert result == classify(*rows, others=writes_from(ai), oldest=oldest)
 
 
-@given(
-    row_specs, ai_times, st.lists(st.tuples(st.integers(CLOSES + 1, CLOSES + 30 * DAY), st.integers(0, 9)))
-)
+# A publish after the window is left out: TYPO3 13.4.16 and later move a draft's rows onto the record when
+# they publish it, so the workspace rows it makes drafts of were not on the record before it
+# (core.workspaces).
+late_actions = st.integers(0, 9).filter(lambda code: code != Action.PUBLISH)
+
+
+@given(row_specs, ai_times, st.lists(st.tuples(st.integers(CLOSES + 1, CLOSES + 30 * DAY), late_actions)))
 def test_rows_after_the_window_never_change_the_answer(specs, ai, late):
     rows = rows_from(specs)
     late_rows = tuple(a_row(1000 + i, at, code) for i, (at, code) in enumerate(late))
