@@ -78,11 +78,13 @@ def hidden_groups(all_runs: int, runs: Mapping[str, int]) -> frozenset[str]:
     All runs are always shown, so all runs less the groups shown is the figure of the groups hidden and of the
     runs no group shown holds (no configuration, or a group the view leaves out): from one to
     MIN_GROUP_RUNS - 1 runs together, that difference would be a figure the suppression hides (DESIGN.md,
-    "Privacy"). `runs` maps each group value of the kind shown beside all runs to its runs."""
+    "Privacy"). A group without a run may still carry figures (the answers of runs nr-llm purged keep their
+    skill), so it counts as hidden with nothing to hide it among. `runs` maps each group value of the kind
+    that has a figure in the period to its runs (0 where none is counted)."""
     hidden = {value for value, count in runs.items() if not show_group(count)}
     together = max(all_runs - sum(runs.values()), 0) + sum(runs[value] for value in hidden)
-    if together == 0:
-        return frozenset(hidden)
+    if together == 0 and not hidden:
+        return frozenset()
     for value in sorted((v for v in runs if v not in hidden), key=lambda v: (runs[v], v)):
         if show_group(together):
             break

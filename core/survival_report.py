@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.groups import Group, GroupKind, hidden_groups, shown
+from core.groups import Group, shown
 from core.survival import Curve, LogRank, Tally, kaplan_meier, log_rank
 from core.time import DAY_S
 
@@ -46,8 +46,7 @@ class GroupCurve:
     unknown: int
     undated: int
     window_s: int
-    curve: Curve | None  # None when the group is too few to show, or hidden beside one
-    beside_too_few: bool = False  # hidden so that a group too few to show cannot be worked out
+    curve: Curve | None  # None when the group is too few to show
 
     @property
     def shown(self) -> bool:
@@ -69,11 +68,9 @@ def marks_within(window_s: int) -> tuple[int, ...]:
     return (*inside, window_s) if window_s > 0 else inside
 
 
-def group_curve(counted: GroupTallies, *, hidden: bool = False) -> GroupCurve:
-    """The group's Kaplan–Meier curve, or none when the group is too few to show or `hidden` beside one
-    (core.groups.hidden_groups)."""
-    visible = not hidden and shown(counted.group, counted.runs) and bool(counted.tallies)
-    beside = hidden and shown(counted.group, counted.runs)
+def group_curve(counted: GroupTallies) -> GroupCurve:
+    """The group's Kaplan–Meier curve, or none when the group is too few to show."""
+    visible = shown(counted.group, counted.runs) and bool(counted.tallies)
     return GroupCurve(
         group=counted.group,
         runs=counted.runs,
@@ -81,7 +78,6 @@ def group_curve(counted: GroupTallies, *, hidden: bool = False) -> GroupCurve:
         undated=counted.undated,
         window_s=counted.window_s,
         curve=kaplan_meier(counted.tallies) if visible else None,
-        beside_too_few=beside,
     )
 
 
@@ -89,13 +85,7 @@ def survival_report(groups: Sequence[GroupTallies], *, window_s: int) -> Surviva
     """A curve per group; the log-rank test when two groups are compared and both are shown.
 
     `window_s` is the window the setting gives: the end of the curves when no derived run names its own."""
-    every = next((counted.runs for counted in groups if counted.group.kind is GroupKind.ALL), None)
-    hidden: set[Group] = set()
-    if every is not None:
-        for kind in {counted.group.kind for counted in groups} - {GroupKind.ALL}:
-            runs = {counted.group.value: counted.runs for counted in groups if counted.group.kind is kind}
-            hidden |= {Group(kind, value) for value in hidden_groups(every, runs)}
-    curves = tuple(group_curve(counted, hidden=counted.group in hidden) for counted in groups)
+    curves = tuple(group_curve(counted) for counted in groups)
     tested = None
     if len(groups) == 2 and all(curve.shown for curve in curves):
         tested = log_rank(groups[0].tallies, groups[1].tallies)

@@ -16,14 +16,6 @@ METHOD = (
     "censored at the end of its window"
 )
 TOO_FEW = f"too few to show (fewer than {MIN_GROUP_RUNS} runs)"
-BESIDE_TOO_FEW = (
-    "not shown, so that a group too few to show cannot be worked out from all writes by subtraction"
-)
-
-
-def hidden_text(curve: GroupCurve) -> str:
-    """Why a group has no curve: too few runs, or hidden beside such a group (core.groups.hidden_groups)."""
-    return BESIDE_TOO_FEW if curve.beside_too_few else TOO_FEW
 
 
 def mark_text(seconds: int) -> str:
@@ -86,7 +78,7 @@ def survival_text(report: SurvivalReport) -> list[str]:
 def _curve_lines(curve: GroupCurve, report: SurvivalReport) -> list[str]:
     name = "all writes" if curve.group.label == "all" else group_text(curve.group)
     if curve.curve is None:
-        return [f"{name}: {hidden_text(curve)}"]
+        return [f"{name}: {TOO_FEW}"]
     km = curve.curve
     lines = [
         f"{name}: {km.writes:,} writes of {curve.runs:,} runs; {km.events:,} changed inside the window, "
@@ -125,8 +117,6 @@ def survival_json(report: SurvivalReport) -> dict[str, Any]:
 
 
 def _curve_json(curve: GroupCurve, report: SurvivalReport) -> dict[str, Any]:
-    if curve.curve is None and curve.beside_too_few:
-        return {"group": curve.group.label, "hidden_beside_too_few": True}
     if curve.curve is None:
         return {"group": curve.group.label, "too_few_to_show": True}
     km = curve.curve

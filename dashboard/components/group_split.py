@@ -83,7 +83,8 @@ def show(frame: pd.DataFrame, metric: str, grain: str, group_kind: str, *, key: 
     hidden = int((~frame["shown"].astype(bool)).sum())
     st.caption(
         f"A {group_kind} with fewer than 5 runs in a period reads '{TOO_FEW}' and carries no figure, and so"
-        f" do as many of the smallest others as keep its figure from being all runs less the rest"
+        " does the smallest other where all runs less the groups shown would give a figure of fewer than 5"
+        " runs away"
         + (f" ({hidden} here)." if hidden else ".")
         + " Select a cell with a figure for a link to the runs it counts (its denominator)."
     )

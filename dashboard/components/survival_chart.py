@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.formatting import p_text
-from core.survival_text import METHOD, duration_text, log_rank_verdict, mark_text
+from core.survival_text import METHOD, TOO_FEW, duration_text, log_rank_verdict, mark_text
 from core.time import DAY_S
 from dashboard.queries import survival
 
@@ -80,8 +80,8 @@ def show(view: survival.SurvivalView | None, *, key: str) -> None:
     if view is None:
         st.info("No AI write has an observed outcome yet (run `runrecord derive-outcomes`).")
         return
-    for line in view.too_few:
-        st.warning(f"{line}.")
+    for label in view.too_few:
+        st.warning(f"{label}: {TOO_FEW}.")
     if view.points.empty:
         return
     st.plotly_chart(figure(view.points, view.window_s), key=key, width="stretch")

@@ -334,6 +334,11 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
             "numerator"
         ]
         by_period: dict[date, dict[str, int]] = {}
+        # Every group with a figure in the period, 0 runs where none is counted (core.groups.hidden_groups)
+        for period, value, count in zip(
+            rates["period_start"], rates["group_value"], rates["runs"], strict=True
+        ):
+            by_period.setdefault(period, {})[value] = int(count)
         for period, value, count in zip(
             counted["period_start"], counted["group_value"], counted["numerator"], strict=True
         ):
@@ -353,14 +358,15 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
 
 
 def _hidden_by_period(
-    runs: dict[tuple[str, date, str, str], int],
+    runs: dict[tuple[str, date, str, str], int], groups: set[tuple[str, date, str, str]]
 ) -> dict[tuple[str, date, str], frozenset[str]]:
     """Per grain, period and group kind, the groups hidden there (core.groups.hidden_groups): those too few
-    to show and those that keep them from being worked out from all runs by subtraction."""
+    to show and those that keep them from being worked out from all runs by subtraction. `groups` are every
+    group with a row, its runs 0 where none is counted."""
     by_period: dict[tuple[str, date, str], dict[str, int]] = {}
-    for (grain, period, kind, value), count in runs.items():
+    for grain, period, kind, value in groups:
         if kind != ALL:
-            by_period.setdefault((grain, period, kind), {})[value] = count
+            by_period.setdefault((grain, period, kind), {})[value] = runs.get((grain, period, kind, value), 0)
     return {key: hidden_groups(runs.get((*key[:2], ALL, ""), 0), values) for key, values in by_period.items()}
 
 
@@ -379,7 +385,8 @@ def aggregates_csv(engine: Engine) -> str:
         for row in rows
         if row.metric == Metric.RUNS.value
     }
-    hidden = _hidden_by_period(runs)
+    groups = {(row.grain, row.period_start, row.group_kind, row.group_value) for row in rows}
+    hidden = _hidden_by_period(runs, groups)
     kinds = {kind.value for kind in GroupKind}
     records = []
     for row in rows:

@@ -24,7 +24,7 @@ from adapters.database import reported
 from core.groups import ALL_RUNS, Group, GroupKind
 from core.survival import LogRank
 from core.survival_report import HOUR_S, SurvivalReport, survival_report
-from core.survival_text import hidden_text, mark_text
+from core.survival_text import mark_text
 from core.time import DAY_S
 
 GRID_S = HOUR_S  # the chart's resolution: one point an hour
@@ -50,7 +50,7 @@ class SurvivalView:
     points: pd.DataFrame  # POINT_COLUMNS: each shown curve read every GRID_S up to the window's end
     at_risk: pd.DataFrame  # one row per shown curve: curve, then the writes at risk at each mark
     shown: tuple[ShownCurve, ...]
-    too_few: tuple[str, ...]  # the groups without a curve, as the chart names them, each with why
+    too_few: tuple[str, ...]  # the groups too few to show, as the chart names them
     log_rank: LogRank | None  # with exactly two curves, both shown
     window_s: int
 
@@ -97,11 +97,7 @@ def view(report: SurvivalReport) -> SurvivalView:
         points=grid(report),
         at_risk=marks(report),
         shown=shown,
-        too_few=tuple(
-            f"{curve_label(found.group)}: {hidden_text(found)}"
-            for found in report.curves
-            if found.curve is None
-        ),
+        too_few=tuple(curve_label(found.group) for found in report.curves if found.curve is None),
         log_rank=report.log_rank,
         window_s=report.window_s,
     )

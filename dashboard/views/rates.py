@@ -107,7 +107,8 @@ if tab == "overview":
             )
         st.caption(
             f"A {filters.group_kind} with fewer than 5 runs in a period has no figure there: a gap in its "
-            f"line. {rate_chart.SELECT_HINT}"
+            "line; so has the smallest other where all runs less the lines shown would give a figure of "
+            f"fewer than 5 runs away. {rate_chart.SELECT_HINT}"
         )
     with guard.reading():
         agreement = state.notice_agreement(url, data, grain)
@@ -207,5 +208,7 @@ st.download_button(
 )
 st.caption(
     "One row per metric, grain, period and group with its interval; a configuration or skill with fewer than "
-    "5 runs in a period reads 'too few to show' and carries no figure. No row names a run or an editor."
+    "5 runs in a period reads 'too few to show' and carries no figure, and so does the smallest other where "
+    "all runs less the groups shown would give a figure of fewer than 5 runs away. No row names a run or an "
+    "editor."
 )

@@ -379,3 +379,15 @@ def test_no_group_hidden_in_a_split_can_be_worked_out_from_all_runs_less_the_gro
     ]
     assert any(n is not None for n in left)
     assert all(n is None or n >= 5 for n in left)
+
+
+def test_a_skill_with_answer_figures_but_no_runs_row_is_hidden_with_the_smallest_other_in_the_csv() -> None:
+    # The answers of runs nr-llm purged keep their skill: all runs' answer figures less the skills shown
+    # would be theirs.
+    week = date(2026, 11, 16)
+    runs = {("week", week, "all", ""): 30, ("week", week, "skill", "a"): 10, ("week", week, "skill", ""): 20}
+    groups = {*runs, ("week", week, "skill", "purged")}
+
+    hidden = rates._hidden_by_period(runs, groups)
+
+    assert hidden[("week", week, "skill")] == {"purged", "a"}

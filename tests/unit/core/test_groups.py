@@ -65,6 +65,12 @@ def test_runs_no_group_holds_count_with_the_hidden_groups_against_subtraction() 
     assert hidden_groups(24, {"small": 3, "b": 20}) == {"small", "b"}
 
 
+def test_a_group_with_figures_but_no_run_hides_the_smallest_other_beside_all_runs() -> None:
+    # The answers of runs nr-llm purged keep their skill: all runs' answer figures less the skills shown
+    # would be theirs.
+    assert hidden_groups(30, {"a": 10, "": 20, "s": 0}) == {"s", "a"}
+
+
 def test_fewer_than_five_runs_no_group_shown_holds_hide_the_smallest_group_beside_all_runs() -> None:
     # One configuration shown beside all runs: all less it is the figure of the 3 runs of the others.
     assert hidden_groups(23, {"stable": 20}) == {"stable"}
@@ -88,3 +94,5 @@ def test_all_runs_less_the_groups_shown_is_never_a_figure_of_one_to_four_runs_un
 
     assert {value for value, count in runs.items() if not show_group(count)} <= hidden
     assert left == 0 or left >= MIN_GROUP_RUNS or hidden == set(runs)
+    if hidden and hidden != set(runs):
+        assert left >= MIN_GROUP_RUNS

@@ -45,22 +45,6 @@ def test_a_configuration_with_fewer_than_five_runs_is_too_few_to_show() -> None:
     assert survival_json(report)["curves"] == [{"group": CANARY.label, "too_few_to_show": True}]
 
 
-def test_beside_all_writes_a_second_configuration_is_hidden_so_the_small_one_is_not_all_less_it() -> None:
-    every = counted(ALL_RUNS, [*STABLE_WRITES, *CANARY_WRITES], runs=24)
-    report = survival_report(
-        [every, counted(STABLE, STABLE_WRITES, 20), counted(CANARY, CANARY_WRITES, 4)], window_s=WINDOW
-    )
-
-    assert [curve.shown for curve in report.curves] == [True, False, False]
-    assert survival_json(report)["curves"][1:] == [
-        {"group": STABLE.label, "hidden_beside_too_few": True},
-        {"group": CANARY.label, "too_few_to_show": True},
-    ]
-    assert any(
-        "cannot be worked out from all writes by subtraction" in line for line in survival_text(report)
-    )
-
-
 def test_all_writes_are_shown_however_few_runs_they_come_from() -> None:
     report = survival_report(
         [counted(ALL_RUNS, [Tally(HOUR, 1, 0), Tally(WINDOW, 0, 1)], runs=2)], window_s=WINDOW
