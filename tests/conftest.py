@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,12 +26,8 @@ NOW = datetime(2026, 11, 25, 14, tzinfo=UTC)
 
 # Hypothesis fails an example that takes longer than its deadline (200 ms), which a test's first example on a
 # shared two-core machine may (the log-rank comparison's first call into lifelines took 537 ms on one run and
-# 17 ms on the next): a property's verdict does not depend on how busy the machine is. In CI the examples are
-# the same on every run (derandomized), so that the suite gives the same result at any hour; elsewhere each
-# run draws new ones and may find what CI's fixed ones miss.
-hypothesis_settings.register_profile(
-    "runrecord", deadline=None, derandomize=os.environ.get("CI", "").strip().lower() in ("true", "1")
-)
+# 17 ms on the next): a property's verdict does not depend on how busy the machine is.
+hypothesis_settings.register_profile("runrecord", deadline=None)
 hypothesis_settings.load_profile("runrecord")
 
 
