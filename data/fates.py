@@ -170,9 +170,20 @@ class RecordReading:
         self.unclear: set[int] = set()  # writes whose own row the rows cannot tell
         named = {row.names_run for row in rows if row.names_run}
         for uuid in named:
-            naming = [i for i, row in enumerate(rows) if row.names_run == uuid and row.action in _SAVES]
-            for rank, write in enumerate(w for w in ai if w.run_uuid == uuid):
-                self.own[write.event_uid] = naming[rank] if rank < len(naming) else None
+            naming = [
+                i
+                for i, row in enumerate(rows)
+                if row.names_run == uuid and row.action in _SAVES and self.live[i]
+            ]
+            # From the last write backwards, each takes the latest row the later writes leave it; a write
+            # left without one, where the run has rows, cannot be told.
+            lane = [w for w in ai if w.run_uuid == uuid]
+            left = len(naming) + 1
+            for write in reversed(lane):
+                left = min(len(naming), left - 1)
+                self.own[write.event_uid] = naming[left - 1] if left >= 1 else None
+                if left < 1 and naming:
+                    self.unclear.add(write.event_uid)
         for user in dict.fromkeys(w.user for w in ai if w.run_uuid not in named):
             self._match_channel([w for w in ai if w.user == user and w.run_uuid not in named], user)
         self.ai_rows = {i for i in self.own.values() if i is not None}

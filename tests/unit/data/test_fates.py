@@ -270,6 +270,22 @@ def test_a_write_whose_row_later_writes_need_is_unknown_own_row_unclear() -> Non
     assert outcomes == [Expected("unknown", "own_row_unclear"), Expected("accepted_unchanged")]
 
 
+def test_a_named_runs_write_whose_row_its_later_write_needs_is_unknown_own_row_unclear() -> None:
+    # As core.own_rows matches a named run's rows: from its last write backwards.
+    installation = site()
+    record = installation.page("Angebote", at=T - 30 * DAY, by=90_002, history=False)
+    conversation = chat(installation, T - 120, before=DAY, names_runs=True)
+    run = conversation.run(at=T - 60)
+    run.propose("update_page_seo", record, fields=("seo_title",))
+    lost = run.approve(at=T, history=False)  # its row never came
+    found = approved(run, record, at=T + 60, field="og_title")
+    assert lost is not None
+
+    outcomes = expected(record, lost, found)
+
+    assert outcomes == [Expected("unknown", "own_row_unclear"), Expected("accepted_unchanged")]
+
+
 def test_an_editors_act_after_the_installations_end_has_not_happened_and_leaves_the_record_alone() -> None:
     installation = Installation(None, history_order=HistoryOrder.MOMENTS, until=T)
     record = page(installation)
