@@ -230,7 +230,11 @@ def show(
     # That nothing has been measured at all the page says once, above every chart.
     if shown.empty or shown["rate"].isna().all():
         too_few = "shown" in shown.columns and not shown.empty and not shown["shown"].astype(bool).any()
-        why = "fewer than 5 runs of the group in each period" if too_few else "no period with a figure"
+        why = (
+            "too few runs of the group, or of the runs beside it, in each period"
+            if too_few
+            else "no period with a figure"
+        )
         st.info(f"{title}: nothing to show in this range ({why}).")
         return
     chart = figure(shown, releases, title, span, grain, colours)

@@ -358,16 +358,26 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
 
 
 def _hidden_by_period(
-    runs: dict[tuple[str, date, str, str], int], groups: set[tuple[str, date, str, str]]
-) -> dict[tuple[str, date, str], frozenset[str]]:
-    """Per grain, period and group kind, the groups hidden there (core.groups.hidden_groups): those too few
-    to show and those that keep them from being worked out from all runs by subtraction. `groups` are every
-    group with a row, its runs 0 where none is counted."""
-    by_period: dict[tuple[str, date, str], dict[str, int]] = {}
-    for grain, period, kind, value in groups:
-        if kind != ALL:
-            by_period.setdefault((grain, period, kind), {})[value] = runs.get((grain, period, kind, value), 0)
-    return {key: hidden_groups(runs.get((*key[:2], ALL, ""), 0), values) for key, values in by_period.items()}
+    runs: dict[tuple[str, date, str, str], int], rows: Sequence[stored_rates.RateRow]
+) -> dict[tuple[str, date, str, str], frozenset[str]]:
+    """Per grain, period, group kind and metric, the groups hidden there (core.groups.hidden_groups): those
+    too few to show and those that keep them from being worked out from all runs by subtraction. As the
+    split weighs them: every group with a row of the metric or a runs row, 0 runs where none is counted."""
+    counted: dict[tuple[str, date, str], set[str]] = {}
+    figured: dict[tuple[str, date, str, str], set[str]] = {}
+    for row in rows:
+        if row.group_kind == ALL:
+            continue
+        period = (row.grain, row.period_start, row.group_kind)
+        figured.setdefault((*period, row.metric), set()).add(row.group_value)
+        if row.metric == Metric.RUNS.value:
+            counted.setdefault(period, set()).add(row.group_value)
+    hidden = {}
+    for key, values in figured.items():
+        weighed = values | counted.get(key[:3], set())
+        every = runs.get((*key[:2], ALL, ""), 0)
+        hidden[key] = hidden_groups(every, {value: runs.get((*key[:3], value), 0) for value in weighed})
+    return hidden
 
 
 def _group_name(group_kind: str, value: str) -> str:
@@ -385,8 +395,7 @@ def aggregates_csv(engine: Engine) -> str:
         for row in rows
         if row.metric == Metric.RUNS.value
     }
-    groups = {(row.grain, row.period_start, row.group_kind, row.group_value) for row in rows}
-    hidden = _hidden_by_period(runs, groups)
+    hidden = _hidden_by_period(runs, rows)
     kinds = {kind.value for kind in GroupKind}
     records = []
     for row in rows:
@@ -402,7 +411,10 @@ def aggregates_csv(engine: Engine) -> str:
         key = (row.grain, row.period_start, row.group_kind, row.group_value)
         if row.group_kind not in kinds or (
             row.group_kind != ALL
-            and (not show_group(runs.get(key, 0)) or row.group_value in hidden.get(key[:3], frozenset()))
+            and (
+                not show_group(runs.get(key, 0))
+                or row.group_value in hidden.get((*key[:3], row.metric), frozenset())
+            )
         ):
             records.append({**record, "note": TOO_FEW})
             continue

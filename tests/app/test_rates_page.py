@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from adapters import schema
 from adapters.database import make_engine, parse_url, sqlite_path
+from adapters.rates import RateRow
 from core.formatting import NO_SKILL, plural
 from core.metrics import RATES, Metric
 from dashboard.components import notice_agreement, outcome_mix, rates_tab
@@ -329,8 +330,8 @@ def test_rates_survive_a_database_with_bad_rows(
 
 
 def _left_by_subtraction(all_runs: int, groups: dict[str, int | None]) -> int | None:
-    """All runs less the groups shown (None: hidden), where some group is hidden and another shown."""
-    if all(count is None for count in groups.values()) or None not in groups.values():
+    """All runs less the groups shown (None: hidden); None where every group is hidden."""
+    if all(count is None for count in groups.values()):
         return None
     return all_runs - sum(count for count in groups.values() if count is not None)
 
@@ -354,8 +355,8 @@ def test_no_group_hidden_in_the_csv_can_be_worked_out_from_all_runs_less_the_gro
         count = int(r["numerator"]) if r["note"] == "" else None
         periods.setdefault((r["grain"], r["period_start"], r["group_kind"]), {})[r["group_value"]] = count
     left = [_left_by_subtraction(every[key[:2]], groups) for key, groups in periods.items()]
-    assert any(n is not None for n in left)  # the demo has such periods
-    assert all(n is None or n >= 5 for n in left)
+    assert any(n is not None and n > 0 for n in left)  # the demo has such periods
+    assert all(n is None or n == 0 or n >= 5 for n in left)
 
 
 def test_no_group_hidden_in_a_split_can_be_worked_out_from_all_runs_less_the_groups_shown(
@@ -377,17 +378,23 @@ def test_no_group_hidden_in_a_split_can_be_worked_out_from_all_runs_less_the_gro
         )
         for period, part in split.groupby("period_start")
     ]
-    assert any(n is not None for n in left)
-    assert all(n is None or n >= 5 for n in left)
+    assert any(n is not None and n > 0 for n in left)
+    assert all(n is None or n == 0 or n >= 5 for n in left)
 
 
 def test_a_skill_with_answer_figures_but_no_runs_row_is_hidden_with_the_smallest_other_in_the_csv() -> None:
     # The answers of runs nr-llm purged keep their skill: all runs' answer figures less the skills shown
     # would be theirs.
     week = date(2026, 11, 16)
-    runs = {("week", week, "all", ""): 30, ("week", week, "skill", "a"): 10, ("week", week, "skill", ""): 20}
-    groups = {*runs, ("week", week, "skill", "purged")}
+    counted = {("all", ""): 30, ("skill", "a"): 10, ("skill", ""): 20}
+    runs = {("week", week, kind, value): n for (kind, value), n in counted.items()}
+    rows = [
+        *(RateRow("runs", "week", week, kind, value, n, n, 0) for (kind, value), n in counted.items()),
+        RateRow("nothing_saved_rate", "week", week, "skill", "purged", 1, 2, 0),
+        RateRow("edited_rate", "week", week, "skill", "a", 3, 10, 0),
+    ]
 
-    hidden = rates._hidden_by_period(runs, groups)
+    hidden = rates._hidden_by_period(runs, rows)
 
-    assert hidden[("week", week, "skill")] == {"purged", "a"}
+    assert hidden[("week", week, "skill", "nothing_saved_rate")] == {"purged", "a"}
+    assert hidden[("week", week, "skill", "edited_rate")] == frozenset()

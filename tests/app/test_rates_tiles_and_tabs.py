@@ -170,7 +170,10 @@ def test_the_release_tab_compares_the_chosen_group_as_compare_with_group_does(
     ("query", "said"),
     [
         ({"range": "custom", "from": "2025-01-01", "to": "2025-02-01"}, "(no period with a figure)."),
-        ({"group": "skill:missing_alt_text"}, "(fewer than 5 runs of the group in each period)."),
+        (
+            {"group": "skill:missing_alt_text"},
+            "(too few runs of the group, or of the runs beside it, in each period).",
+        ),
     ],
     ids=["a range before every measured period", "a group too small in every period"],
 )
