@@ -239,7 +239,9 @@ batch_fact = _temporary(
     Column("edit_scope", String(16), nullable=False),
     Column("decision", String(24), nullable=False),
     integer_column("first_change_after_s", nullable=True),
-    integer_column("evidence_uid", nullable=True),  # its evidence row (batch_match), where not UNKNOWN
+    integer_column(
+        "evidence_uid", nullable=True
+    ),  # what heads decided_by: its evidence row, a gone record's boundary
 )
 batch_decided = _temporary(
     "tx_runrecord_batch_decided",

@@ -119,7 +119,8 @@ def _classify(
     if outcome is CallOutcome.UNKNOWN:
         assert reason is not None
         return unknown_outcome(write.event_uid, reason)
-    if outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts):
+    gone = outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts)
+    if gone:
         # DESIGN.md rule 2: a record that is gone is a fact whatever the history says, evidence or not.
         deciding = tuple(row for row in deletes if within(HUMAN_ROWS, row))
     else:
@@ -128,7 +129,6 @@ def _classify(
         deciding = tuple(row for row in human if row.action is action) if action is not None else ()
     # A gone record's deletes are those inserted after the last row inserted by W's moment, its own row or
     # not: that row heads what decided it, as the evidence row does for every other outcome.
-    gone = outcome is CallOutcome.DISCARDED and write_test_holds(WriteTest.RECORD_GONE, facts)
     head = match.boundary if (match.evidence or gone) and match.boundary else None
     return WriteOutcome(
         event_uid=write.event_uid,

@@ -112,7 +112,10 @@ def horizon(oldest_history: int | None, now: int, window_s: int) -> Horizon:
     003_…, "The classification": trimming is oldest-first, and a write W at t keeps its evidence only while
     the oldest retained row is at or before t. The derivation judges W once its window has closed, at
     t + window_s at the earliest. With the installation trimming at a fixed age — which the retained span
-    `now - oldest` is the only reading of — W's row lives for that span after t. So:
+    `now - oldest` is the only reading of — W's row lives for that span after its stamp. The chat's exec
+    strategy stamps it seconds before t; its worker strategy when the worker started, hours or days before
+    (DOMAIN.md, "When a row is stamped"), and only W's own row is its evidence (DESIGN.md rule 3), so on a
+    worker installation the span must also cover how long a worker runs. So:
 
     * span < window: writes whose window closes now have lost their rows already; they come out UNKNOWN
       (history_trimmed). Exactly one window is still enough: the oldest row is then at t itself.

@@ -33,7 +33,8 @@ def stored_evidence(
     decided_by: Sequence[int] | None, rows: Sequence[HistoryRow], written_at: int
 ) -> int | None:
     """The evidence row among the stored decided_by: its first uid, unless W had none. A record that is gone
-    is DISCARDED by its deletes without one (DESIGN.md rule 2), and an evidence row is inserted by W's moment,
+    is DISCARDED by its deletes alone where no row was inserted before W (DESIGN.md rule 2; otherwise the
+    last row inserted by W's moment heads them), and an evidence row is inserted by W's moment,
     so stamped at or before it (give or take SAME_SAVE_S): a first row stamped later decided the outcome."""
     if not decided_by:
         return None

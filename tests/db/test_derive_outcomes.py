@@ -329,7 +329,7 @@ def another_editors_older_row_is_no_evidence_when_the_writes_own_row_is_missing(
 
 
 @case()
-def a_gone_record_without_the_writes_own_row_is_discarded_and_decided_by_its_delete_alone(
+def a_gone_record_without_the_writes_own_row_is_discarded(
     site: Installation,
 ) -> Expect:
     page = site.page("Produkte", at=CREATED, by=7)

@@ -65,9 +65,10 @@ def test_without_a_stored_evidence_row_the_rows_shown_start_at_the_writes_same_s
     assert [(row.uid, part) for row, part in shown] == [(9, RowPart.NOT_RECORDED), (10, RowPart.NOT_RECORDED)]
 
 
-def test_a_gone_records_delete_stored_first_is_a_deciding_row_not_evidence_when_the_write_had_none() -> None:
-    # DESIGN.md rule 2: a gone record is DISCARDED without evidence; its decided_by lists the deletes alone.
-    rows = [_row(8, T - DAY_S), _row(12, T + DAY_S, Action.DELETE)]
+def test_a_gone_records_delete_stored_first_is_a_deciding_row_not_evidence_when_no_row_came_before() -> None:
+    # DESIGN.md rule 2: a gone record is DISCARDED without evidence; where no row was inserted before the
+    # write, its decided_by lists the deletes alone.
+    rows = [_row(12, T + DAY_S, Action.DELETE)]
 
     shown = row_parts(rows, T, WINDOW, (12,))
 
