@@ -3,6 +3,8 @@ them (DESIGN.md rules 3, 4 and 7): process-start stamps, insertion order, who wr
 
 from __future__ import annotations
 
+import pytest
+
 from core.outcomes import Action
 from core.time import DAY_S
 from data.agent_run import Run, Write
@@ -255,26 +257,12 @@ def test_a_row_naming_its_run_is_the_writes_own_whatever_its_stamp() -> None:
     assert outcomes == [Expected("accepted_unchanged")]
 
 
-def test_a_write_whose_row_later_writes_need_is_unknown_own_row_unclear() -> None:
+@pytest.mark.parametrize("names_runs", [False, True], ids=["by writer", "by the run its rows name"])
+def test_a_write_whose_row_later_writes_need_is_unknown_own_row_unclear(names_runs: bool) -> None:
+    # As core.own_rows matches a lane's rows, a writer's or a named run's: from its last write backwards.
     installation = site()
     record = installation.page("Angebote", at=T - 30 * DAY, by=90_002, history=False)
-    conversation = chat(installation, T - 120, before=DAY)
-    run = conversation.run(at=T - 60)
-    run.propose("update_page_seo", record, fields=("seo_title",))
-    lost = run.approve(at=T, history=False)  # its row never came
-    found = approved(run, record, at=T + 60, field="og_title")
-    assert lost is not None
-
-    outcomes = expected(record, lost, found)
-
-    assert outcomes == [Expected("unknown", "own_row_unclear"), Expected("accepted_unchanged")]
-
-
-def test_a_named_runs_write_whose_row_its_later_write_needs_is_unknown_own_row_unclear() -> None:
-    # As core.own_rows matches a named run's rows: from its last write backwards.
-    installation = site()
-    record = installation.page("Angebote", at=T - 30 * DAY, by=90_002, history=False)
-    conversation = chat(installation, T - 120, before=DAY, names_runs=True)
+    conversation = chat(installation, T - 120, before=DAY, names_runs=names_runs)
     run = conversation.run(at=T - 60)
     run.propose("update_page_seo", record, fields=("seo_title",))
     lost = run.approve(at=T, history=False)  # its row never came
