@@ -239,9 +239,8 @@ batch_fact = _temporary(
     Column("edit_scope", String(16), nullable=False),
     Column("decision", String(24), nullable=False),
     integer_column("first_change_after_s", nullable=True),
-    integer_column(
-        "evidence_uid", nullable=True
-    ),  # what heads decided_by: its evidence row, a gone record's boundary
+    # What heads decided_by: its evidence row where not UNKNOWN, a gone record's boundary.
+    integer_column("evidence_uid", nullable=True),
 )
 batch_decided = _temporary(
     "tx_runrecord_batch_decided",
