@@ -27,7 +27,7 @@ from adapters.measure_marks import rates_version
 from core.comparison import ComparisonReport, comparison_report
 from core.counting import SCOPE_METRICS, SCOPE_PRECEDENCE
 from core.formatting import NO_SKILL, group_text
-from core.groups import ALL_RUNS, Group, GroupKind, hidden_groups, show_group
+from core.groups import ALL_RUNS, Group, GroupKind, hidden_groups
 from core.metrics import COUNTS, DEFINITIONS, RATES, STORED_SINCE, Metric
 from core.periods import Grain, comparison_periods, is_open
 from core.rates import InvalidProportionError, Proportion
@@ -344,11 +344,10 @@ def group_split(engine: Engine, metric: str, grain: str, group_kind: str, *, now
         ):
             by_period.setdefault(period, {})[value] = int(count)
         hidden = {p: hidden_groups(int(every.get(p, 0)), values) for p, values in by_period.items()}
+    # The hidden groups hold every group of the period too few to show (core.groups.hidden_groups).
     rates["shown"] = [
-        group_kind == ALL or (show_group(count) and value not in hidden.get(period, frozenset()))
-        for period, value, count in zip(
-            rates["period_start"], rates["group_value"], rates["runs"], strict=True
-        )
+        group_kind == ALL or value not in hidden[period]
+        for period, value in zip(rates["period_start"], rates["group_value"], strict=True)
     ]
     for column in _SPLIT_FIGURES:
         rates[column] = rates[column].astype(object).mask(~rates["shown"].astype(bool), None)
@@ -409,12 +408,9 @@ def aggregates_csv(engine: Engine) -> str:
             "group_value": group_label(row.group_kind, row.group_value) if row.group_kind != ALL else "",
         }
         key = (row.grain, row.period_start, row.group_kind, row.group_value)
+        # The hidden groups hold every group of the period too few to show (core.groups.hidden_groups).
         if row.group_kind not in kinds or (
-            row.group_kind != ALL
-            and (
-                not show_group(runs.get(key, 0))
-                or row.group_value in hidden.get((*key[:3], row.metric), frozenset())
-            )
+            row.group_kind != ALL and row.group_value in hidden[(*key[:3], row.metric)]
         ):
             records.append({**record, "note": TOO_FEW})
             continue
